@@ -31,7 +31,8 @@ int main(void)
     const otfx_profile_entry *entry = otfx_profile_find(profile, outer);
     int ok = entry && entry->visits == 1 && entry->inclusive == 200 && entry->exclusive == 170;
     printf("consumer: outer visits=%llu inclusive=%llu exclusive=%llu %s\n",
-           entry ? (unsigned long long)entry->visits : 0ull, entry ? (unsigned long long)entry->inclusive : 0ull,
+           entry ? (unsigned long long)entry->visits : 0ull,
+           entry ? (unsigned long long)entry->inclusive : 0ull,
            entry ? (unsigned long long)entry->exclusive : 0ull, ok ? "ok" : "WRONG");
     otfx_profile_destroy(profile);
     otfx_trace_destroy(trace);

@@ -1,0 +1,377 @@
+/* otfx/trace.h — the otfx in-memory trace store.
+ *
+ * otfx keeps the event trace of one location (an application rank or one of its threads) in memory,
+ * in a buffer whose size is fixed when the trace is created and never grows past it, however long the
+ * run. Definitions (strings, regions, locations, communicators, metrics) live apart, in an otfx_defs
+ * store that is never reduced: a trace whose metadata was evicted could not be read.
+ *
+ * Storage, from small to large: events are encoded compactly into a chunk; a full chunk is sealed
+ * (summarised, LZ4-compressed, checksummed); sealed chunks form segments with an index of time ranges,
+ * so queries and reductions touch only the chunks they need. When the budget is reached, the trace's
+ * reduction strategy makes room (see otfx_reduction). Every reduction leaves a reduction record and
+ * keeps exact per-region statistics of what it removed, so profiles stay exact.
+ *
+ * Threads: one thread appends to a trace; any number of threads may query it at the same time.
+ * A trace uses a reader-writer lock: an append takes the write lock once per call (append in batches),
+ * a query holds the read lock while it runs. Definitions have their own mutex.
+ *
+ * Errors: every function that can fail returns an otfx_status; otfx_strerror() names it and
+ * otfx_last_error() gives the calling thread's detailed message for the last failure. A rejected call
+ * changes nothing that was stored.
+ *
+ * Times are unsigned 64-bit nanoseconds on the job's global clock. Peers of messages and members of
+ * communicators are world ranks of the application.
+ */
+#ifndef OTFX_TRACE_H
+#define OTFX_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OTFX_FORMAT_VERSION 1
+
+/* Deepest calling context a location may have: an ENTER beyond it is rejected as invalid. */
+#define OTFX_MAX_CALL_DEPTH 1024
+
+typedef uint64_t otfx_time;
+typedef uint32_t otfx_ref;
+#define OTFX_REF_NONE UINT32_MAX
+#define OTFX_TIME_MAX UINT64_MAX
+
+typedef enum otfx_status {
+    OTFX_OK = 0,
+    OTFX_ERR_INVALID, /* bad argument or malformed event (nesting, order, unknown reference) */
+    OTFX_ERR_NOMEM,   /* the system allocator failed */
+    OTFX_ERR_CORRUPT, /* stored or imported data failed its checksum or could not be decoded */
+    OTFX_ERR_STOPPED, /* strategy `stop`: the buffer is full, the event was counted but not stored */
+    OTFX_ERR_IO,      /* a file could not be read or written */
+    OTFX_ERR_OTF2     /* the OTF2 library reported an error */
+} otfx_status;
+
+const char *otfx_strerror(otfx_status status);
+/* The calling thread's message for its last failed call, "" if none. */
+const char *otfx_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Definitions (module prefix otfx_defs_): never reduced, never evicted, shared by many traces.
+ * Every define function is idempotent: defining the same thing twice returns the same reference.
+ * -------------------------------------------------------------------------------------------- */
+
+typedef struct otfx_defs otfx_defs;
+
+typedef enum otfx_region_role {
+    OTFX_ROLE_USER_FUNCTION = 0,
+    OTFX_ROLE_MPI_P2P,
+    OTFX_ROLE_MPI_COLLECTIVE,
+    OTFX_ROLE_MPI_OTHER,
+    OTFX_ROLE_PHASE,
+    OTFX_ROLE_COUNT
+} otfx_region_role;
+
+typedef enum otfx_metric_type { OTFX_METRIC_INT64, OTFX_METRIC_UINT64, OTFX_METRIC_DOUBLE } otfx_metric_type;
+
+otfx_defs *otfx_defs_create(void);
+void otfx_defs_destroy(otfx_defs *defs);
+
+otfx_status otfx_defs_string(otfx_defs *defs, const char *text, otfx_ref *ref);
+otfx_status otfx_defs_region(otfx_defs *defs, const char *name, otfx_region_role role, otfx_ref *ref);
+/* A location is one stream of events: a thread of an application rank (thread 0 = the rank's main). */
+otfx_status otfx_defs_location(otfx_defs *defs, uint32_t rank, uint32_t thread, otfx_ref *ref);
+/* A communicator with its members as world ranks, in communicator rank order. */
+otfx_status otfx_defs_comm(otfx_defs *defs, const char *name, const uint32_t *world_ranks, uint32_t size,
+                           otfx_ref *ref);
+otfx_status otfx_defs_metric(otfx_defs *defs, const char *name, const char *unit, otfx_metric_type type,
+                             otfx_ref *ref);
+
+typedef struct otfx_region_def {
+    const char *name;
+    otfx_region_role role;
+} otfx_region_def;
+typedef struct otfx_location_def {
+    uint32_t rank, thread;
+} otfx_location_def;
+typedef struct otfx_comm_def {
+    const char *name;
+    const uint32_t *world_ranks;
+    uint32_t size;
+} otfx_comm_def;
+typedef struct otfx_metric_def {
+    const char *name, *unit;
+    otfx_metric_type type;
+} otfx_metric_def;
+
+/* Lookups return OTFX_ERR_INVALID for an unknown reference. Returned pointers stay valid as long as the
+ * store lives (definitions are never removed). */
+uint32_t otfx_defs_count_strings(const otfx_defs *defs);
+uint32_t otfx_defs_count_regions(const otfx_defs *defs);
+uint32_t otfx_defs_count_locations(const otfx_defs *defs);
+uint32_t otfx_defs_count_comms(const otfx_defs *defs);
+uint32_t otfx_defs_count_metrics(const otfx_defs *defs);
+otfx_status otfx_defs_get_string(const otfx_defs *defs, otfx_ref ref, const char **text);
+otfx_status otfx_defs_get_region(const otfx_defs *defs, otfx_ref ref, otfx_region_def *out);
+otfx_status otfx_defs_get_location(const otfx_defs *defs, otfx_ref ref, otfx_location_def *out);
+otfx_status otfx_defs_get_comm(const otfx_defs *defs, otfx_ref ref, otfx_comm_def *out);
+otfx_status otfx_defs_get_metric(const otfx_defs *defs, otfx_ref ref, otfx_metric_def *out);
+/* Bytes the store holds (reported in status; not part of any trace's budget). */
+size_t otfx_defs_bytes(const otfx_defs *defs);
+
+/* ---------------------------------------------------------------------------------------------
+ * Events
+ * -------------------------------------------------------------------------------------------- */
+
+typedef enum otfx_event_type {
+    OTFX_EV_ENTER = 0,         /* region */
+    OTFX_EV_LEAVE,             /* region: ignored on append (the open region is left), filled on read */
+    OTFX_EV_SEND,              /* msg: blocking send */
+    OTFX_EV_RECV,              /* msg: completed receive (blocking, or from a completed irecv) */
+    OTFX_EV_ISEND,             /* msg + request: nonblocking send started */
+    OTFX_EV_ISEND_COMPLETE,    /* request */
+    OTFX_EV_IRECV_REQUEST,     /* request: nonblocking receive posted */
+    OTFX_EV_IRECV,             /* msg + request: nonblocking receive completed */
+    OTFX_EV_REQUEST_CANCELLED, /* request */
+    OTFX_EV_COLL_BEGIN,        /* no payload */
+    OTFX_EV_COLL_END,          /* coll */
+    OTFX_EV_METRIC,            /* metric */
+    OTFX_EV_PHASE,             /* phase: a marker (e.g. MPI_Pcontrol level) */
+    OTFX_EV_REDUCTION,         /* reduction: what was removed from which time range */
+    OTFX_EV_TYPE_COUNT
+} otfx_event_type;
+
+/* Event classes, for filtering and for the `type` reduction strategy. */
+typedef enum otfx_event_class {
+    OTFX_CLASS_USER_FUNCTION = 0, /* enter/leave of user-function regions */
+    OTFX_CLASS_MPI_P2P,           /* enter/leave of p2p regions and their message/request events */
+    OTFX_CLASS_MPI_COLLECTIVE,    /* enter/leave of collective regions and collective begin/end */
+    OTFX_CLASS_MPI_OTHER,         /* enter/leave of other MPI regions */
+    OTFX_CLASS_OTHER,             /* phase regions and markers, metrics (never dropped by `type`) */
+    OTFX_CLASS_COUNT
+} otfx_event_class;
+
+typedef enum otfx_reduction {
+    OTFX_REDUCE_RING = 0,    /* drop the oldest detail first (flight recorder) */
+    OTFX_REDUCE_TIME,        /* thin the older part progressively: oldest chunks become their summary */
+    OTFX_REDUCE_TYPE,        /* drop event classes in the configured priority order, oldest first */
+    OTFX_REDUCE_DEPTH,       /* drop the deepest calling-context levels first */
+    OTFX_REDUCE_STOP,        /* stop storing when full (the classic cut-off); statistics go on */
+    OTFX_REDUCE_SOURCE_DROP, /* only in reduction records: events dropped before they reached the trace */
+    OTFX_REDUCE_THROTTLE,    /* only in reduction records: events of throttled regions not recorded */
+    OTFX_REDUCE_COUNT
+} otfx_reduction;
+
+const char *otfx_reduction_name(otfx_reduction strategy);                /* "ring", "time", … */
+otfx_status otfx_reduction_parse(const char *name, otfx_reduction *out); /* only the five strategies */
+const char *otfx_event_type_name(otfx_event_type type);
+const char *otfx_role_name(otfx_region_role role);
+
+typedef struct otfx_event {
+    otfx_time time;
+    otfx_event_type type;
+    union {
+        struct {
+            otfx_ref region;
+        } region; /* ENTER, LEAVE */
+        struct {
+            otfx_ref comm;
+            uint32_t peer; /* world rank of the partner */
+            uint32_t tag;
+            uint64_t bytes;
+            uint64_t request; /* ISEND, IRECV only */
+        } msg;                /* SEND, RECV, ISEND, IRECV */
+        struct {
+            uint64_t request;
+        } request; /* ISEND_COMPLETE, IRECV_REQUEST, CANCELLED */
+        struct {
+            otfx_ref comm;
+            uint32_t op;   /* OTF2_CollectiveOp value */
+            uint32_t root; /* world rank, or UINT32_MAX when the operation has none */
+            uint64_t sent, received;
+        } coll; /* COLL_END */
+        struct {
+            otfx_ref metric;
+            uint64_t value;
+        } metric; /* value's bits per the metric's type */
+        struct {
+            otfx_ref region;
+            int64_t value;
+        } phase; /* region of role PHASE */
+        struct {
+            otfx_reduction strategy;
+            otfx_time begin, end; /* the range whose detail was removed */
+            uint64_t events_removed;
+        } reduction;
+    } u;
+} otfx_event;
+
+/* ---------------------------------------------------------------------------------------------
+ * Traces (module prefix otfx_trace_)
+ * -------------------------------------------------------------------------------------------- */
+
+typedef struct otfx_trace otfx_trace;
+
+typedef struct otfx_trace_config {
+    size_t budget_bytes;     /* everything the trace holds for data, see docs/otfx-format.md
+                              * (fixed working memory of <= 9 chunks + 128 KiB comes on top);
+                              * >= 64 KiB and >= 4 * chunk_bytes */
+    otfx_reduction strategy; /* one of the five strategies */
+    bool compress;           /* compress sealed chunks: LZ4, then Huffman where it pays (default true) */
+    uint32_t chunk_bytes;    /* encoded bytes per chunk before sealing (default 32 KiB; 1 KiB .. 1 MiB) */
+    /* `type` strategy: classes dropped first to last; OTFX_CLASS_COUNT ends the list early. */
+    otfx_event_class type_priority[OTFX_CLASS_COUNT];
+} otfx_trace_config;
+
+/* Defaults: ring, compression on, 32 KiB chunks, type order user functions, other MPI, p2p,
+ * collectives. */
+otfx_trace_config otfx_trace_config_default(size_t budget_bytes);
+
+/* The trace refers to defs (not owned; must outlive the trace) and records one location. */
+otfx_status otfx_trace_create(const otfx_trace_config *config, otfx_defs *defs, otfx_ref location,
+                              otfx_trace **out);
+void otfx_trace_destroy(otfx_trace *trace);
+
+/* Appends events in time order (equal times allowed). Each event is validated: its time must not go
+ * backwards, references must be defined (a PHASE event's region must have role PHASE), a LEAVE needs an
+ * open region, an ENTER may not go deeper than OTFX_MAX_CALL_DEPTH. The first invalid event stops
+ * the call with OTFX_ERR_INVALID; the events before it are kept, *appended says how many.
+ * Under `stop` with a full buffer the events are counted in the statistics but not stored, and the call
+ * returns OTFX_ERR_STOPPED (*appended still counts them). A REDUCTION event adds its events_removed to
+ * the status' events_reduced[strategy]. */
+otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_t count, size_t *appended);
+otfx_status otfx_trace_set_strategy(otfx_trace *trace, otfx_reduction strategy);
+/* Drops everything held (events, summaries, counters); definitions and the open calling context stay,
+ * so leaves of regions entered before the reset still match. Times still may not go backwards. */
+otfx_status otfx_trace_reset(otfx_trace *trace);
+otfx_ref otfx_trace_location(const otfx_trace *trace);
+otfx_defs *otfx_trace_defs(const otfx_trace *trace);
+
+typedef struct otfx_trace_status {
+    size_t bytes_used, budget_bytes;
+    uint64_t events_received;                   /* every event ever appended (stored or not) */
+    uint64_t events_held;                       /* events currently stored in detail */
+    uint64_t events_reduced[OTFX_REDUCE_COUNT]; /* events removed per strategy */
+    uint64_t reductions;                        /* number of reduction steps taken */
+    otfx_time first_time, last_time; /* of everything received; first > last when nothing received */
+    otfx_time oldest_detail;         /* oldest time still held in detail (OTFX_TIME_MAX if none) */
+    otfx_reduction strategy;
+    uint32_t chunks, segments; /* sealed chunks holding detail; segments of the hierarchy */
+    bool stopped;              /* `stop` strategy has cut off recording */
+} otfx_trace_status;
+
+otfx_status otfx_trace_status_get(otfx_trace *trace, otfx_trace_status *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Queries (module prefix otfx_query_). Windows are half-open: [from, to).
+ * -------------------------------------------------------------------------------------------- */
+
+/* Called per event; return non-zero to stop the iteration early. */
+typedef int (*otfx_event_fn)(const otfx_event *event, void *user);
+
+/* Events held in detail with from <= time < to, in time order, plus the reduction records that
+ * overlap the window (at time max(record begin, from)). With context=true, the regions already open at
+ * the window's start (or at the start of the oldest detail held) are reported as ENTER events at their
+ * original enter times (which lie before `from` when detail is held there), each before the first
+ * event later than it, so the whole output stays in time order; after a range without detail, LEAVEs
+ * (at the range's start) and ENTERs (at their enter times) bring the consumer's stack to the next
+ * detail's, so every LEAVE closes the innermost open ENTER. */
+otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context, otfx_event_fn fn,
+                              void *user);
+
+/* Profiles: per region, exact statistics over a window, whether its events are still held or were
+ * reduced. A region instance contributes the part of its duration inside the window (an instance still
+ * open ends at the last event's time); exclusive time is the time the region is on top of the stack; a
+ * visit counts when its ENTER lies in the window; point-to-point messages (SEND, ISEND sent; RECV,
+ * IRECV received) count under the region on top of the stack, under OTFX_REF_NONE outside every
+ * region. Reduced ranges are summarised at chunk granularity: a window edge that cuts through a reduced
+ * range is pro-rated and the result is flagged approximate. */
+typedef struct otfx_profile_entry {
+    otfx_ref region;
+    uint64_t visits;
+    otfx_time inclusive, exclusive;
+    uint64_t messages_sent, bytes_sent, messages_received, bytes_received;
+} otfx_profile_entry;
+
+typedef struct otfx_profile otfx_profile;
+otfx_profile *otfx_profile_create(void);
+void otfx_profile_destroy(otfx_profile *profile);
+void otfx_profile_clear(otfx_profile *profile);
+/* Adds the trace's profile of [from, to) to the profile (so profiles of many traces accumulate). */
+otfx_status otfx_query_profile(otfx_trace *trace, otfx_time from, otfx_time to, otfx_profile *into);
+otfx_status otfx_profile_merge(otfx_profile *into, const otfx_profile *from);
+size_t otfx_profile_size(const otfx_profile *profile);
+/* Entries sorted by region reference. */
+const otfx_profile_entry *otfx_profile_entries(const otfx_profile *profile);
+const otfx_profile_entry *otfx_profile_find(const otfx_profile *profile, otfx_ref region);
+bool otfx_profile_approximate(const otfx_profile *profile);
+
+/* Timeline bins: [from, to) split into `count` equal bins (bin k starts at from + floor(k*(to-from)/count));
+ * per bin the time per region role, the time in reduced ranges, and the region with the most exclusive
+ * time (OTFX_REF_NONE when idle). Reduced ranges contribute their statistics pro-rated. Cost grows
+ * with the chunks overlapping the window, not with the run. */
+typedef struct otfx_timeline_bin {
+    otfx_time role_time[OTFX_ROLE_COUNT]; /* exclusive time per role of the innermost region */
+    otfx_time reduced_time;               /* time covered by reduced ranges without detail */
+    otfx_ref dominant_region;
+} otfx_timeline_bin;
+otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
+                                otfx_timeline_bin *bins);
+
+/* Point-to-point messages per peer in [from, to), sent and received, sorted by peer (same rules and
+ * exactness as profiles). *count in: capacity of
+ * `peers`; out: number of peers (when larger than the capacity, only capacity entries were written
+ * and OTFX_ERR_INVALID is returned with the needed count). */
+typedef struct otfx_peer_stats {
+    uint32_t peer;
+    uint64_t messages_sent, bytes_sent, messages_received, bytes_received;
+} otfx_peer_stats;
+otfx_status otfx_query_messages(otfx_trace *trace, otfx_time from, otfx_time to, otfx_peer_stats *peers,
+                                size_t *count);
+
+/* ---------------------------------------------------------------------------------------------
+ * OTF2 (module prefix otfx_otf2_)
+ * -------------------------------------------------------------------------------------------- */
+
+typedef struct otfx_export_options {
+    otfx_time from, to;  /* window; [0, OTFX_TIME_MAX) for everything held */
+    bool overwrite;      /* replace an existing archive at the path */
+    const char *creator; /* written into the archive; NULL: "otfx" */
+} otfx_export_options;
+
+otfx_export_options otfx_export_options_default(void);
+
+/* Writes the traces (each one location, all sharing `defs`) as one OTF2 archive
+ * `<directory>/<name>.otf2` with its definitions and clock properties. Regions already open at the
+ * window's start are entered at the window's start, and those still open at its end are left there;
+ * reduced ranges appear as a region "otfx reduced: <strategy>" whose ENTER carries the attributes
+ * otfx::events_removed and otfx::strategy. Refuses to overwrite unless asked. */
+otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs *defs,
+                             otfx_trace *const *traces, size_t trace_count,
+                             const otfx_export_options *options);
+
+/* Reads an OTF2 archive (path of its .otf2 anchor file) into new traces, one per location, all created
+ * with `config` and sharing the newly created *defs. The caller destroys the traces (and then the
+ * defs); *traces is an array of *trace_count pointers to be freed with free(). */
+otfx_status otfx_otf2_import(const char *anchor_path, const otfx_trace_config *config, otfx_defs **defs,
+                             otfx_trace ***traces, size_t *trace_count);
+
+/* What an import read. Records otfx has no event for (OpenMP, RMA, I/O, ... in other tools' archives)
+ * are skipped and counted, not rejected. */
+typedef struct otfx_import_stats {
+    uint64_t records_read;         /* OTF2 event records of the imported locations */
+    uint64_t records_ignored;      /* of these, the ones otfx has no event for */
+    uint64_t events_imported;      /* otfx events appended to the traces */
+    uint32_t placeholders_skipped; /* locations an otfx export wrote only to complete the MPI group */
+} otfx_import_stats;
+
+/* otfx_otf2_import, and fills *stats (may be NULL) on success. */
+otfx_status otfx_otf2_import_with_stats(const char *anchor_path, const otfx_trace_config *config,
+                                        otfx_defs **defs, otfx_trace ***traces, size_t *trace_count,
+                                        otfx_import_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

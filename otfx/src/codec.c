@@ -1,0 +1,416 @@
+/* codec.c — table-driven encoder and decoder of single events. */
+#include "codec.h"
+
+#include <stddef.h>
+#include <string.h>
+
+typedef enum field_kind {
+    FIELD_U32,         /* varint */
+    FIELD_U32_OR_NONE, /* varint of value + 1, so UINT32_MAX ("none") costs one byte */
+    FIELD_U64,         /* varint */
+    FIELD_S64,         /* zigzag varint */
+    FIELD_REQUEST,     /* zigzag varint of the difference to the previous request id */
+    FIELD_STRATEGY,    /* varint naming an otfx_reduction */
+    FIELD_REGION,      /* packed: nibble = region cache slot, or escape and the ref as varint */
+    FIELD_MESSAGE,     /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes */
+} field_kind;
+
+typedef struct field_layout {
+    uint8_t kind;
+    uint8_t offset; /* of the field inside otfx_event */
+} field_layout;
+
+#define MAX_FIELDS 5
+
+typedef struct event_layout {
+    const char *name;
+    otfx_event_class event_class; /* of events without a region; ENTER/LEAVE take their region's */
+    uint8_t field_count;
+    field_layout fields[MAX_FIELDS]; /* a packed field, if any, comes first */
+} event_layout;
+
+#define FIELD(kind, member)                                                                                  \
+    {                                                                                                        \
+        kind, offsetof(otfx_event, member)                                                                   \
+    }
+
+/* The record table: everything the encoder and decoder know about event types. */
+static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
+    [OTFX_EV_ENTER] = {"enter", OTFX_CLASS_OTHER, 1, {FIELD(FIELD_REGION, u.region.region)}},
+    [OTFX_EV_LEAVE] = {"leave", OTFX_CLASS_OTHER, 0, {{0, 0}}},
+    [OTFX_EV_SEND] = {"send", OTFX_CLASS_MPI_P2P, 1, {FIELD(FIELD_MESSAGE, u.msg)}},
+    [OTFX_EV_RECV] = {"recv", OTFX_CLASS_MPI_P2P, 1, {FIELD(FIELD_MESSAGE, u.msg)}},
+    [OTFX_EV_ISEND] = {"isend",
+                       OTFX_CLASS_MPI_P2P,
+                       2,
+                       {FIELD(FIELD_MESSAGE, u.msg), FIELD(FIELD_REQUEST, u.msg.request)}},
+    [OTFX_EV_ISEND_COMPLETE] = {"isend complete",
+                                OTFX_CLASS_MPI_P2P,
+                                1,
+                                {FIELD(FIELD_REQUEST, u.request.request)}},
+    [OTFX_EV_IRECV_REQUEST] = {"irecv request",
+                               OTFX_CLASS_MPI_P2P,
+                               1,
+                               {FIELD(FIELD_REQUEST, u.request.request)}},
+    [OTFX_EV_IRECV] = {"irecv",
+                       OTFX_CLASS_MPI_P2P,
+                       2,
+                       {FIELD(FIELD_MESSAGE, u.msg), FIELD(FIELD_REQUEST, u.msg.request)}},
+    [OTFX_EV_REQUEST_CANCELLED] = {"request cancelled",
+                                   OTFX_CLASS_MPI_P2P,
+                                   1,
+                                   {FIELD(FIELD_REQUEST, u.request.request)}},
+    [OTFX_EV_COLL_BEGIN] = {"collective begin", OTFX_CLASS_MPI_COLLECTIVE, 0, {{0, 0}}},
+    [OTFX_EV_COLL_END] = {"collective end",
+                          OTFX_CLASS_MPI_COLLECTIVE,
+                          5,
+                          {FIELD(FIELD_U32, u.coll.comm), FIELD(FIELD_U32, u.coll.op),
+                           FIELD(FIELD_U32_OR_NONE, u.coll.root), FIELD(FIELD_U64, u.coll.sent),
+                           FIELD(FIELD_U64, u.coll.received)}},
+    [OTFX_EV_METRIC] = {"metric",
+                        OTFX_CLASS_OTHER,
+                        2,
+                        {FIELD(FIELD_U32, u.metric.metric), FIELD(FIELD_U64, u.metric.value)}},
+    [OTFX_EV_PHASE] = {"phase",
+                       OTFX_CLASS_OTHER,
+                       2,
+                       {FIELD(FIELD_REGION, u.phase.region), FIELD(FIELD_S64, u.phase.value)}},
+    [OTFX_EV_REDUCTION] = {"reduction",
+                           OTFX_CLASS_OTHER,
+                           4,
+                           {FIELD(FIELD_STRATEGY, u.reduction.strategy), FIELD(FIELD_U64, u.reduction.begin),
+                            FIELD(FIELD_U64, u.reduction.end), FIELD(FIELD_U64, u.reduction.events_removed)}},
+};
+
+const char *otfx_event_type_name(otfx_event_type type)
+{
+    if ((unsigned)type >= OTFX_EV_TYPE_COUNT)
+        return "unknown";
+    return layouts[type].name;
+}
+
+otfx_event_class codec_event_class(otfx_event_type type, otfx_region_role role)
+{
+    if (type != OTFX_EV_ENTER && type != OTFX_EV_LEAVE)
+        return layouts[type].event_class;
+    switch (role) {
+    case OTFX_ROLE_USER_FUNCTION:
+        return OTFX_CLASS_USER_FUNCTION;
+    case OTFX_ROLE_MPI_P2P:
+        return OTFX_CLASS_MPI_P2P;
+    case OTFX_ROLE_MPI_COLLECTIVE:
+        return OTFX_CLASS_MPI_COLLECTIVE;
+    case OTFX_ROLE_MPI_OTHER:
+        return OTFX_CLASS_MPI_OTHER;
+    case OTFX_ROLE_PHASE:
+    case OTFX_ROLE_COUNT:
+        break;
+    }
+    return OTFX_CLASS_OTHER;
+}
+
+void codec_state_init(codec_state *state, otfx_time begin, bool predict_time)
+{
+    memset(state, 0, sizeof *state);
+    memset(state->callees, 0xff, sizeof state->callees); /* OTFX_REF_NONE everywhere */
+    state->time = begin;
+    state->predict_time = predict_time;
+}
+
+static uint32_t load_u32(const otfx_event *event, unsigned offset)
+{
+    uint32_t value;
+    memcpy(&value, (const char *)event + offset, sizeof value);
+    return value;
+}
+
+static uint64_t load_u64(const otfx_event *event, unsigned offset)
+{
+    uint64_t value;
+    memcpy(&value, (const char *)event + offset, sizeof value);
+    return value;
+}
+
+static void store_u32(otfx_event *event, unsigned offset, uint32_t value)
+{
+    memcpy((char *)event + offset, &value, sizeof value);
+}
+
+static void store_u64(otfx_event *event, unsigned offset, uint64_t value)
+{
+    memcpy((char *)event + offset, &value, sizeof value);
+}
+
+static unsigned callee_row(otfx_ref top)
+{
+    return (top * 0x9e3779b1u) >> 25; /* CODEC_CALLEE_ROWS = 128 rows */
+}
+
+static void callee_insert(codec_state *state, unsigned row, otfx_ref region)
+{
+    state->callees[row][state->next_callee_victim[row]] = region;
+    state->next_callee_victim[row] = (uint8_t)((state->next_callee_victim[row] + 1) % CODEC_CALLEE_SLOTS);
+}
+
+static void recent_insert(codec_state *state, otfx_ref region)
+{
+    state->regions[state->next_region_victim] = region;
+    state->next_region_victim = (uint8_t)((state->next_region_victim + 1) % CODEC_RECENT_SLOTS);
+    if (state->regions_used < CODEC_RECENT_SLOTS)
+        state->regions_used++;
+}
+
+/* The nibble naming `region` under `top` (CODEC_ESCAPE if cached nowhere), updating the caches the
+ * same way region_lookup() does when decoding. */
+static unsigned region_encode(codec_state *state, otfx_ref top, otfx_ref region)
+{
+    unsigned row = callee_row(top);
+    for (unsigned slot = 0; slot < CODEC_CALLEE_SLOTS; slot++) {
+        if (state->callees[row][slot] == region)
+            return slot;
+    }
+    callee_insert(state, row, region);
+    for (unsigned slot = 0; slot < state->regions_used; slot++) {
+        if (state->regions[slot] == region)
+            return CODEC_CALLEE_SLOTS + slot;
+    }
+    recent_insert(state, region);
+    return CODEC_ESCAPE;
+}
+
+/* The region a nibble names (explicit: the varint read), or OTFX_REF_NONE if it names nothing. */
+static otfx_ref region_decode(codec_state *state, otfx_ref top, unsigned nibble, otfx_ref explicit_region)
+{
+    unsigned row = callee_row(top);
+    if (nibble < CODEC_CALLEE_SLOTS)
+        return state->callees[row][nibble];
+    otfx_ref region;
+    if (nibble == CODEC_ESCAPE) {
+        region = explicit_region;
+        recent_insert(state, region);
+    } else if (nibble - CODEC_CALLEE_SLOTS < state->regions_used) {
+        region = state->regions[nibble - CODEC_CALLEE_SLOTS];
+    } else {
+        return OTFX_REF_NONE;
+    }
+    callee_insert(state, row, region);
+    return region;
+}
+
+static bool message_equal(const codec_message *a, const codec_message *b)
+{
+    return a->comm == b->comm && a->peer == b->peer && a->tag == b->tag && a->bytes == b->bytes;
+}
+
+static unsigned message_slot(codec_state *state, const codec_message *message)
+{
+    for (unsigned slot = 0; slot < state->messages_used; slot++) {
+        if (message_equal(&state->messages[slot], message))
+            return slot;
+    }
+    return CODEC_ESCAPE;
+}
+
+static void message_insert(codec_state *state, const codec_message *message)
+{
+    state->messages[state->next_message_victim] = *message;
+    state->next_message_victim = (uint8_t)((state->next_message_victim + 1) % CODEC_CACHE_SLOTS);
+    if (state->messages_used < CODEC_CACHE_SLOTS)
+        state->messages_used++;
+}
+
+static bool is_packed(uint8_t kind)
+{
+    return kind == FIELD_REGION || kind == FIELD_MESSAGE;
+}
+
+static unsigned varint_length(uint64_t value)
+{
+    return value < 0x80 ? 1 : (70u - (unsigned)__builtin_clzll(value)) / 7;
+}
+
+static unsigned prediction_slot(otfx_ref top, unsigned token)
+{
+    uint32_t hash = top * 0x9e3779b1u + token * 0x85ebca6bu;
+    return hash >> 24;
+}
+
+/* The nibble of a packed first field (updating the cache it names a slot of), 0 for other types. */
+static unsigned packed_nibble(codec_state *state, const otfx_event *event, otfx_ref top,
+                              const event_layout *layout)
+{
+    if (layout->field_count == 0)
+        return 0;
+    const field_layout *field = &layout->fields[0];
+    if (field->kind == FIELD_REGION)
+        return region_encode(state, top, load_u32(event, field->offset));
+    if (field->kind == FIELD_MESSAGE) {
+        codec_message message = {event->u.msg.comm, event->u.msg.peer, event->u.msg.tag, event->u.msg.bytes};
+        unsigned nibble = message_slot(state, &message);
+        if (nibble == CODEC_ESCAPE)
+            message_insert(state, &message);
+        return nibble;
+    }
+    return 0;
+}
+
+/* Operands: the time value first, then the fields in table order (a packed field only when its
+ * nibble is CODEC_ESCAPE). The time value's prediction slot depends on the token, so the nibble is
+ * settled first. */
+size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, uint8_t *token,
+                    uint8_t *operands)
+{
+    const event_layout *layout = &layouts[event->type];
+    unsigned nibble = packed_nibble(state, event, top, layout);
+    *token = (uint8_t)(event->type | nibble << 4);
+    unsigned slot = prediction_slot(top, *token);
+    otfx_time delta = event->time - state->time;
+    uint64_t residual = zigzag_encode((int64_t)(delta - state->predicted_delta[slot]));
+    state->predicted_delta[slot] = delta;
+    state->time = event->time;
+    state->time_bytes[0] += varint_length(delta);
+    state->time_bytes[1] += varint_length(residual);
+    uint8_t *out = varint_put(operands, state->predict_time ? residual : delta);
+    for (unsigned i = 0; i < layout->field_count; i++) {
+        const field_layout *field = &layout->fields[i];
+        switch ((field_kind)field->kind) {
+        case FIELD_U32:
+        case FIELD_STRATEGY:
+            out = varint_put(out, load_u32(event, field->offset));
+            break;
+        case FIELD_U32_OR_NONE:
+            out = varint_put(out, (uint64_t)load_u32(event, field->offset) + 1);
+            break;
+        case FIELD_U64:
+            out = varint_put(out, load_u64(event, field->offset));
+            break;
+        case FIELD_S64:
+            out = varint_put(out, zigzag_encode((int64_t)load_u64(event, field->offset)));
+            break;
+        case FIELD_REQUEST: {
+            uint64_t request = load_u64(event, field->offset);
+            out = varint_put(out, zigzag_encode((int64_t)(request - state->request)));
+            state->request = request;
+            break;
+        }
+        case FIELD_REGION:
+            if (nibble == CODEC_ESCAPE)
+                out = varint_put(out, load_u32(event, field->offset));
+            break;
+        case FIELD_MESSAGE:
+            if (nibble == CODEC_ESCAPE) {
+                out = varint_put(out, event->u.msg.comm);
+                out = varint_put(out, event->u.msg.peer);
+                out = varint_put(out, event->u.msg.tag);
+                out = varint_put(out, event->u.msg.bytes);
+            }
+            break;
+        }
+    }
+    return (size_t)(out - operands);
+}
+
+static bool get_u32(const uint8_t **in, const uint8_t *end, uint32_t *value)
+{
+    uint64_t wide;
+    if (!varint_get(in, end, &wide) || wide > UINT32_MAX)
+        return false;
+    *value = (uint32_t)wide;
+    return true;
+}
+
+bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
+                  const uint8_t *operands_end, otfx_event *event)
+{
+    unsigned type = token & 0x0f, nibble = token >> 4;
+    if (type >= OTFX_EV_TYPE_COUNT)
+        return false;
+    const event_layout *layout = &layouts[type];
+    const uint8_t *in = *operands;
+    /* A nibble a type does not use must be zero: keeps every event's encoding unique. */
+    if (nibble != 0 && (layout->field_count == 0 || !is_packed(layout->fields[0].kind)))
+        return false;
+    unsigned slot = prediction_slot(top, token);
+    uint64_t value;
+    if (!varint_get(&in, operands_end, &value))
+        return false;
+    otfx_time delta =
+        state->predict_time ? state->predicted_delta[slot] + (uint64_t)zigzag_decode(value) : value;
+    if (delta > OTFX_TIME_MAX - state->time)
+        return false;
+    state->predicted_delta[slot] = delta;
+    memset(event, 0, sizeof *event);
+    event->type = (otfx_event_type)type;
+    event->time = state->time + delta;
+    if (type == OTFX_EV_LEAVE)
+        event->u.region.region = OTFX_REF_NONE;
+    for (unsigned i = 0; i < layout->field_count; i++) {
+        const field_layout *field = &layout->fields[i];
+        uint64_t wide;
+        uint32_t narrow;
+        switch ((field_kind)field->kind) {
+        case FIELD_U32:
+            if (!get_u32(&in, operands_end, &narrow))
+                return false;
+            store_u32(event, field->offset, narrow);
+            break;
+        case FIELD_U32_OR_NONE:
+            if (!varint_get(&in, operands_end, &wide) || wide == 0 || wide > (uint64_t)UINT32_MAX + 1)
+                return false;
+            store_u32(event, field->offset, (uint32_t)(wide - 1));
+            break;
+        case FIELD_U64:
+            if (!varint_get(&in, operands_end, &wide))
+                return false;
+            store_u64(event, field->offset, wide);
+            break;
+        case FIELD_S64:
+            if (!varint_get(&in, operands_end, &wide))
+                return false;
+            store_u64(event, field->offset, (uint64_t)zigzag_decode(wide));
+            break;
+        case FIELD_REQUEST:
+            if (!varint_get(&in, operands_end, &wide))
+                return false;
+            state->request += (uint64_t)zigzag_decode(wide);
+            store_u64(event, field->offset, state->request);
+            break;
+        case FIELD_STRATEGY:
+            if (!get_u32(&in, operands_end, &narrow) || narrow >= OTFX_REDUCE_COUNT)
+                return false;
+            store_u32(event, field->offset, narrow);
+            break;
+        case FIELD_REGION:
+            narrow = OTFX_REF_NONE;
+            if (nibble == CODEC_ESCAPE && !get_u32(&in, operands_end, &narrow))
+                return false;
+            narrow = region_decode(state, top, nibble, narrow);
+            if (narrow == OTFX_REF_NONE)
+                return false;
+            store_u32(event, field->offset, narrow);
+            break;
+        case FIELD_MESSAGE: {
+            codec_message message;
+            if (nibble == CODEC_ESCAPE) {
+                if (!get_u32(&in, operands_end, &message.comm) ||
+                    !get_u32(&in, operands_end, &message.peer) || !get_u32(&in, operands_end, &message.tag) ||
+                    !varint_get(&in, operands_end, &message.bytes))
+                    return false;
+                message_insert(state, &message);
+            } else if (nibble < state->messages_used) {
+                message = state->messages[nibble];
+            } else {
+                return false;
+            }
+            event->u.msg.comm = message.comm;
+            event->u.msg.peer = message.peer;
+            event->u.msg.tag = message.tag;
+            event->u.msg.bytes = message.bytes;
+            break;
+        }
+        }
+    }
+    state->time = event->time;
+    *operands = in;
+    return true;
+}

@@ -1,0 +1,719 @@
+/* query.c — events, profiles, timelines and message statistics of a time window.
+ *
+ * Queries hold the trace's read lock. They add the statistics of whole segments and pieces that lie
+ * inside the window and decode only the pieces the window's edges cut; pieces whose events were
+ * removed or thinned contribute their statistics pro-rated by the share of their range inside the
+ * window (the profile is then flagged approximate).
+ */
+/* rwlocks are POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "defs_internal.h"
+#include "error.h"
+#include "profile.h"
+#include "trace_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-query working memory (queries run concurrently, so nothing of the trace's is used). */
+typedef struct query_scratch {
+    payload_buffers payload;
+    call_frame *frames;
+    summary piece_stats;
+} query_scratch;
+
+static otfx_status scratch_open(const otfx_trace *trace, query_scratch *scratch)
+{
+    summary_init(&scratch->piece_stats);
+    scratch->frames = malloc(sizeof *scratch->frames * OTFX_MAX_CALL_DEPTH);
+    if (!scratch->frames)
+        return otfx_fail(OTFX_ERR_NOMEM, "out of memory for a query");
+    otfx_status status = payload_buffers_alloc(&scratch->payload, trace->raw_capacity);
+    if (status != OTFX_OK)
+        free(scratch->frames);
+    return status;
+}
+
+static void scratch_close(query_scratch *scratch)
+{
+    payload_buffers_free(&scratch->payload);
+    free(scratch->frames);
+    summary_free(&scratch->piece_stats);
+}
+
+static bool piece_overlaps(otfx_time begin, otfx_time end, otfx_time from, otfx_time to)
+{
+    return begin < to && end >= from;
+}
+
+static bool piece_inside(otfx_time begin, otfx_time end, otfx_time from, otfx_time to)
+{
+    return from <= begin && end < to;
+}
+
+/* A cursor over a stored piece's events (payload decompressed into the scratch). */
+static otfx_status cursor_on_piece(const piece *p, query_scratch *scratch, chunk_info *info,
+                                   event_cursor *cursor)
+{
+    const uint8_t *raw;
+    uint32_t depth;
+    otfx_status status = chunk_parse(p->blob, p->blob_size, true, info);
+    if (status == OTFX_OK)
+        status = chunk_read_payload(info, &scratch->payload, &raw);
+    if (status == OTFX_OK)
+        status = chunk_read_context(info, scratch->frames, &depth);
+    if (status != OTFX_OK)
+        return status;
+    event_cursor_init(cursor, info->begin, info->flags & CHUNK_PREDICTED_TIME, raw, info->event_count,
+                      raw + info->event_count, info->raw_bytes - info->event_count, scratch->frames, depth);
+    return OTFX_OK;
+}
+
+/* A cursor over the open chunk. */
+static void cursor_on_open_chunk(const otfx_trace *trace, query_scratch *scratch, event_cursor *cursor)
+{
+    memcpy(scratch->frames, trace->open_context, trace->open_context_depth * sizeof *scratch->frames);
+    event_cursor_init(cursor, trace->open_begin, trace->encoder.predict_time, trace->tokens,
+                      trace->open_events, trace->operands, trace->open_operand_bytes, scratch->frames,
+                      trace->open_context_depth);
+}
+
+static bool open_chunk_overlaps(const otfx_trace *trace, otfx_time from, otfx_time to)
+{
+    return trace->open_events > 0 && piece_overlaps(trace->open_begin, trace->last_time, from, to);
+}
+
+static otfx_status read_piece_summary(const piece *p, summary *into)
+{
+    chunk_info info;
+    otfx_status status = chunk_parse(p->blob, p->blob_size, true, &info);
+    if (status == OTFX_OK)
+        status = chunk_read_summary(&info, into);
+    return status;
+}
+
+/* Adds a piece's summary scaled to the share of its range inside the window. */
+static otfx_status add_prorated(const piece *p, otfx_time from, otfx_time to, query_scratch *scratch,
+                                summary *into)
+{
+    otfx_status status = read_piece_summary(p, &scratch->piece_stats);
+    if (status != OTFX_OK)
+        return status;
+    if (p->end == p->begin) /* an instant: inside or not */
+        return p->begin >= from && p->begin < to ? summary_add(into, &scratch->piece_stats) : OTFX_OK;
+    return summary_add_scaled(into, &scratch->piece_stats, time_overlap(p->begin, p->end, from, to),
+                              p->end - p->begin);
+}
+
+/* Statistics of [from, to): whole segments and pieces by their summaries, edge pieces decoded.
+ * *approximate tells whether pro-rating was needed. */
+static otfx_status window_statistics(const otfx_trace *trace, otfx_time from, otfx_time to, summary *into,
+                                     bool *approximate)
+{
+    query_scratch scratch;
+    otfx_status status = scratch_open(trace, &scratch);
+    if (status != OTFX_OK)
+        return status;
+    *approximate = false;
+    for (uint32_t s = 0; s < trace->segment_count && status == OTFX_OK; s++) {
+        const segment *seg = trace->segments[s];
+        if (!piece_overlaps(seg->begin, seg->end, from, to))
+            continue;
+        if (piece_inside(seg->begin, seg->end, from, to)) {
+            status = summary_add(into, &seg->total);
+            continue;
+        }
+        for (uint32_t i = 0; i < seg->count && status == OTFX_OK; i++) {
+            const piece *p = &seg->pieces[i];
+            if (!piece_overlaps(p->begin, p->end, from, to))
+                continue;
+            if (piece_inside(p->begin, p->end, from, to)) {
+                status = read_piece_summary(p, &scratch.piece_stats);
+                if (status == OTFX_OK)
+                    status = summary_add(into, &scratch.piece_stats);
+            } else if (p->flags & (CHUNK_SUMMARY_ONLY | CHUNK_THINNED_TYPE | CHUNK_THINNED_DEPTH)) {
+                status = add_prorated(p, from, to, &scratch, into);
+                *approximate = true;
+            } else {
+                chunk_info info;
+                event_cursor cursor;
+                status = cursor_on_piece(p, &scratch, &info, &cursor);
+                if (status == OTFX_OK)
+                    status =
+                        chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, from, to, into, NULL);
+            }
+        }
+    }
+    if (status == OTFX_OK && open_chunk_overlaps(trace, from, to)) {
+        event_cursor cursor;
+        cursor_on_open_chunk(trace, &scratch, &cursor);
+        status = chunk_walk_summary(&cursor, trace->defs, trace->open_begin, trace->last_time, from, to, into,
+                                    NULL);
+    }
+    scratch_close(&scratch);
+    return status;
+}
+
+otfx_status otfx_query_profile(otfx_trace *trace, otfx_time from, otfx_time to, otfx_profile *into)
+{
+    if (!trace || !into)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_query_profile: NULL argument");
+    summary window;
+    summary_init(&window);
+    bool approximate = false;
+    pthread_rwlock_rdlock(&trace->lock);
+    otfx_status status = from < to ? window_statistics(trace, from, to, &window, &approximate) : OTFX_OK;
+    pthread_rwlock_unlock(&trace->lock);
+    if (status == OTFX_OK)
+        status = profile_add_summary(into, &window, approximate);
+    summary_free(&window);
+    return status;
+}
+
+otfx_status otfx_query_messages(otfx_trace *trace, otfx_time from, otfx_time to, otfx_peer_stats *peers,
+                                size_t *count)
+{
+    if (!trace || !count || (*count && !peers))
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_query_messages: NULL argument");
+    summary window;
+    summary_init(&window);
+    bool approximate = false;
+    pthread_rwlock_rdlock(&trace->lock);
+    otfx_status status = from < to ? window_statistics(trace, from, to, &window, &approximate) : OTFX_OK;
+    pthread_rwlock_unlock(&trace->lock);
+    if (status == OTFX_OK) {
+        size_t capacity = *count;
+        size_t written = window.peer_count < capacity ? window.peer_count : capacity;
+        if (written)
+            memcpy(peers, window.peers, written * sizeof *peers);
+        *count = window.peer_count;
+        if (window.peer_count > capacity)
+            status = otfx_fail(OTFX_ERR_INVALID, "otfx_query_messages: %u peers do not fit into %zu entries",
+                               window.peer_count, capacity);
+    }
+    summary_free(&window);
+    return status;
+}
+
+/* ---- timeline ---- */
+
+typedef struct timeline {
+    const otfx_trace *trace;
+    otfx_time from, to;
+    uint32_t count;
+    otfx_timeline_bin *bins;
+    uint32_t current_bin;                 /* the bin `region_time` is about */
+    otfx_time current_begin, current_end; /* its range */
+    /* Exclusive time per region in the current bin, dense by region (the regions defined when the
+     * query started: stored events use no others), with the regions touched so clearing a bin costs
+     * what filling it did. */
+    otfx_time *region_time;
+    otfx_ref *touched;
+    uint32_t touched_count, region_count;
+    /* The region added to last and its role. */
+    otfx_ref cached_region;
+    otfx_region_role cached_role;
+} timeline;
+
+/* value * numerator / denominator, in 64 bits when the product fits (the common case). */
+static uint64_t mul_div(uint64_t value, uint64_t numerator, uint64_t denominator)
+{
+    if (numerator == 0 || value <= UINT64_MAX / numerator)
+        return value * numerator / denominator;
+    return (uint64_t)((unsigned __int128)value * numerator / denominator);
+}
+
+/* Bin k starts at from + floor(k * width / count). */
+static otfx_time bin_start(const timeline *line, uint32_t bin)
+{
+    return line->from + mul_div(line->to - line->from, bin, line->count);
+}
+
+/* The bin holding `time` (from <= time < to): the last one starting at or before it. The estimate
+ * can be off by one either way through rounding. */
+static uint32_t bin_of(const timeline *line, otfx_time time)
+{
+    uint32_t bin = (uint32_t)mul_div(time - line->from, line->count, line->to - line->from);
+    if (bin >= line->count)
+        bin = line->count - 1;
+    while (bin > 0 && bin_start(line, bin) > time)
+        bin--;
+    while (bin + 1 < line->count && bin_start(line, bin + 1) <= time)
+        bin++;
+    return bin;
+}
+
+/* Closes the current bin: its dominant region is the one with the most exclusive time. */
+static void finish_bin(timeline *line)
+{
+    otfx_time best = 0;
+    otfx_ref dominant = OTFX_REF_NONE;
+    for (uint32_t i = 0; i < line->touched_count; i++) {
+        otfx_ref region = line->touched[i];
+        otfx_time time = line->region_time[region];
+        if (time > best || (time == best && time > 0 && region < dominant)) {
+            best = time;
+            dominant = region;
+        }
+        line->region_time[region] = 0;
+    }
+    line->bins[line->current_bin].dominant_region = dominant;
+    line->touched_count = 0;
+}
+
+static void enter_bin(timeline *line, uint32_t bin)
+{
+    finish_bin(line);
+    line->current_bin = bin;
+    line->current_begin = bin_start(line, bin);
+    line->current_end = bin + 1 < line->count ? bin_start(line, bin + 1) : line->to;
+}
+
+/* Contributions arrive in time order, hence in bin order. */
+static void add_to_bin(timeline *line, uint32_t bin, otfx_ref region, otfx_time exclusive)
+{
+    if (exclusive == 0)
+        return;
+    if (bin != line->current_bin)
+        enter_bin(line, bin);
+    if (region != line->cached_region) {
+        line->cached_region = region;
+        line->cached_role = defs_region_role_or_user(line->trace->defs, region);
+    }
+    line->bins[bin].role_time[line->cached_role] += exclusive;
+    if (region >= line->region_count)
+        return; /* only in damaged data: no candidate for the dominant region */
+    if (line->region_time[region] == 0)
+        line->touched[line->touched_count++] = region;
+    line->region_time[region] += exclusive;
+}
+
+/* Time in `region` over [begin, end), split at bin edges. */
+static void add_interval(timeline *line, otfx_ref region, otfx_time begin, otfx_time end)
+{
+    if (begin < line->from)
+        begin = line->from;
+    if (end > line->to)
+        end = line->to;
+    while (begin < end) {
+        /* Mostly the interval lies in the bin of the previous one. */
+        if (begin < line->current_begin || begin >= line->current_end)
+            enter_bin(line, bin_of(line, begin));
+        otfx_time part_end = end < line->current_end ? end : line->current_end;
+        uint32_t bin = line->current_bin;
+        add_to_bin(line, bin, region, part_end - begin);
+        begin = part_end;
+    }
+}
+
+/* A piece's statistics spread over the bins its range covers, in proportion to the overlap. */
+static void add_spread(timeline *line, otfx_time begin, otfx_time end, const summary *stats, bool reduced)
+{
+    otfx_time low = begin > line->from ? begin : line->from, high = end < line->to ? end : line->to;
+    if (low >= high)
+        return;
+    for (uint32_t bin = bin_of(line, low); bin < line->count && bin_start(line, bin) < high; bin++) {
+        otfx_time bin_end = bin + 1 < line->count ? bin_start(line, bin + 1) : line->to;
+        otfx_time share = time_overlap(begin, end, bin_start(line, bin), bin_end);
+        if (reduced)
+            line->bins[bin].reduced_time += share;
+        for (uint32_t i = 0; i < stats->region_count; i++) {
+            if (stats->regions[i].region != OTFX_REF_NONE)
+                add_to_bin(line, bin, stats->regions[i].region,
+                           scale_u64(stats->regions[i].exclusive, share, end - begin));
+        }
+    }
+}
+
+/* Decodes a piece and adds the time between its events to the region on top of the stack. */
+static otfx_status add_decoded(timeline *line, event_cursor *cursor, otfx_time begin, otfx_time end)
+{
+    otfx_time now = begin;
+    otfx_event event;
+    int next;
+    while ((next = event_cursor_next(cursor, &event)) > 0 && now < line->to) {
+        otfx_ref top = OTFX_REF_NONE;
+        if (event.type == OTFX_EV_LEAVE)
+            top = cursor->left.region;
+        else if (event.type == OTFX_EV_ENTER && cursor->depth >= 2)
+            top = cursor->frames[cursor->depth - 2].region;
+        else if (event.type != OTFX_EV_ENTER && cursor->depth >= 1)
+            top = cursor->frames[cursor->depth - 1].region;
+        if (top != OTFX_REF_NONE)
+            add_interval(line, top, now, event.time);
+        now = event.time;
+    }
+    if (next < 0)
+        return otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor->index);
+    if (now < line->to && cursor->depth > 0)
+        add_interval(line, cursor->frames[cursor->depth - 1].region, now, end);
+    return OTFX_OK;
+}
+
+static otfx_status timeline_piece(timeline *line, const piece *p, query_scratch *scratch)
+{
+    if (!piece_overlaps(p->begin, p->end, line->from, line->to))
+        return OTFX_OK;
+    bool one_bin = piece_inside(p->begin, p->end, line->from, line->to) &&
+                   bin_of(line, p->begin) == bin_of(line, p->end);
+    bool summary_only = p->flags & CHUNK_SUMMARY_ONLY;
+    if (one_bin || (p->flags & (CHUNK_SUMMARY_ONLY | CHUNK_THINNED_TYPE | CHUNK_THINNED_DEPTH))) {
+        otfx_status status = read_piece_summary(p, &scratch->piece_stats);
+        if (status != OTFX_OK)
+            return status;
+        if (p->begin == p->end)
+            return OTFX_OK; /* an instant holds no time */
+        add_spread(line, p->begin, p->end, &scratch->piece_stats, summary_only);
+        return OTFX_OK;
+    }
+    chunk_info info;
+    event_cursor cursor;
+    otfx_status status = cursor_on_piece(p, scratch, &info, &cursor);
+    if (status != OTFX_OK)
+        return status;
+    return add_decoded(line, &cursor, info.begin, info.end);
+}
+
+otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
+                                otfx_timeline_bin *bins)
+{
+    if (!trace || !bins || count == 0 || from >= to)
+        return otfx_fail(OTFX_ERR_INVALID,
+                         "otfx_query_timeline: needs a trace, bins, count > 0 and from < to");
+    memset(bins, 0, sizeof *bins * count);
+    for (uint32_t i = 0; i < count; i++)
+        bins[i].dominant_region = OTFX_REF_NONE;
+    timeline line = {.trace = trace,
+                     .from = from,
+                     .to = to,
+                     .count = count,
+                     .bins = bins,
+                     .cached_region = OTFX_REF_NONE,
+                     .region_count = otfx_defs_count_regions(trace->defs)};
+    line.current_begin = from;
+    line.current_end = count > 1 ? bin_start(&line, 1) : to;
+    line.region_time = calloc((size_t)line.region_count + 1, sizeof *line.region_time);
+    line.touched = malloc(((size_t)line.region_count + 1) * sizeof *line.touched);
+    query_scratch scratch;
+    otfx_status status = line.region_time && line.touched
+                             ? scratch_open(trace, &scratch)
+                             : otfx_fail(OTFX_ERR_NOMEM, "out of memory computing a timeline");
+    if (status != OTFX_OK) {
+        free(line.region_time);
+        free(line.touched);
+        return status;
+    }
+    pthread_rwlock_rdlock(&trace->lock);
+    for (uint32_t s = 0; s < trace->segment_count && status == OTFX_OK; s++) {
+        const segment *seg = trace->segments[s];
+        if (!piece_overlaps(seg->begin, seg->end, from, to))
+            continue;
+        for (uint32_t i = 0; i < seg->count && status == OTFX_OK; i++)
+            status = timeline_piece(&line, &seg->pieces[i], &scratch);
+    }
+    if (status == OTFX_OK && open_chunk_overlaps(trace, from, to)) {
+        event_cursor cursor;
+        cursor_on_open_chunk(trace, &scratch, &cursor);
+        status = add_decoded(&line, &cursor, trace->open_begin, trace->last_time);
+        if (status == OTFX_OK && trace->open_refused) {
+            /* `stop` is refusing these events: they count as reduced, like the stop piece before. */
+            otfx_time low = trace->open_begin > from ? trace->open_begin : from;
+            otfx_time high = trace->last_time < to ? trace->last_time : to;
+            for (otfx_time t = low; t < high;) {
+                uint32_t bin = bin_of(&line, t);
+                otfx_time bin_end = bin + 1 < count ? bin_start(&line, bin + 1) : to;
+                otfx_time part_end = high < bin_end ? high : bin_end;
+                bins[bin].reduced_time += part_end - t;
+                t = part_end;
+            }
+        }
+    }
+    pthread_rwlock_unlock(&trace->lock);
+    if (status == OTFX_OK)
+        finish_bin(&line);
+    free(line.region_time);
+    free(line.touched);
+    scratch_close(&scratch);
+    return status;
+}
+
+/* ---- events ---- */
+
+typedef struct event_sink {
+    otfx_event_fn fn;
+    void *user;
+    bool done; /* the callback asked to stop */
+    bool context;
+    call_frame *stack; /* with context: what the consumer has been told is open */
+    uint32_t depth;
+    otfx_time last_time;
+    /* With context: ENTERs still to report, in enter-time order, each just before the first event
+     * that is later, so the output stays in time order. */
+    call_frame *pending;
+    uint32_t pending_count, pending_next;
+} event_sink;
+
+static void deliver(event_sink *sink, const otfx_event *event)
+{
+    if (sink->done)
+        return;
+    if (sink->context) {
+        if (event->type == OTFX_EV_ENTER && sink->depth < OTFX_MAX_CALL_DEPTH)
+            sink->stack[sink->depth++] = (call_frame){event->u.region.region, 0, event->time, 0};
+        else if (event->type == OTFX_EV_LEAVE && sink->depth > 0)
+            sink->depth--;
+    }
+    if (event->time > sink->last_time)
+        sink->last_time = event->time;
+    if (sink->fn(event, sink->user) != 0)
+        sink->done = true;
+}
+
+static void flush_pending(event_sink *sink, otfx_time until)
+{
+    while (sink->pending_next < sink->pending_count && sink->pending[sink->pending_next].enter <= until &&
+           !sink->done) {
+        const call_frame *frame = &sink->pending[sink->pending_next++];
+        otfx_event event = {.time = frame->enter, .type = OTFX_EV_ENTER};
+        event.u.region.region = frame->region;
+        deliver(sink, &event);
+    }
+}
+
+/* Before a range without detail: leaves (at `when`) what the consumer has open but the next detail
+ * has not, and queues ENTERs of what the next detail has open beyond that. */
+static void prepare_gap(event_sink *sink, const call_frame *next_context, uint32_t next_depth, otfx_time when)
+{
+    uint32_t common = 0;
+    while (common < sink->depth && common < next_depth &&
+           sink->stack[common].region == next_context[common].region &&
+           sink->stack[common].enter == next_context[common].enter)
+        common++;
+    while (sink->depth > common && !sink->done) {
+        otfx_event event = {.time = when > sink->last_time ? when : sink->last_time, .type = OTFX_EV_LEAVE};
+        event.u.region.region = sink->stack[sink->depth - 1].region;
+        deliver(sink, &event);
+    }
+    sink->pending_count = 0;
+    sink->pending_next = 0;
+    for (uint32_t i = common; i < next_depth; i++)
+        sink->pending[sink->pending_count++] = next_context[i];
+}
+
+/* Reduction records of a piece (one per strategy that removed events from it). */
+static void deliver_records(event_sink *sink, const summary *stats, otfx_time begin, otfx_time end,
+                            otfx_time from)
+{
+    otfx_time when = begin > from ? begin : from;
+    for (int strategy = 0; strategy < OTFX_REDUCE_COUNT && !sink->done; strategy++) {
+        if (stats->removed[strategy] == 0)
+            continue;
+        flush_pending(sink, when);
+        otfx_event event = {.time = when, .type = OTFX_EV_REDUCTION};
+        event.u.reduction.strategy = (otfx_reduction)strategy;
+        event.u.reduction.begin = begin;
+        event.u.reduction.end = end;
+        event.u.reduction.events_removed = stats->removed[strategy];
+        deliver(sink, &event);
+    }
+}
+
+/* Events of one cursor inside [from, to); *past_end once an event at or after `to` shows up. */
+static otfx_status deliver_cursor(event_sink *sink, event_cursor *cursor, otfx_time from, otfx_time to,
+                                  bool *past_end)
+{
+    otfx_event event;
+    int next = 0;
+    flush_pending(sink, OTFX_TIME_MAX);
+    while (!sink->done && (next = event_cursor_next(cursor, &event)) > 0) {
+        if (event.time >= to) {
+            *past_end = true;
+            return OTFX_OK;
+        }
+        if (event.time >= from)
+            deliver(sink, &event);
+    }
+    if (!sink->done && next < 0)
+        return otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor->index);
+    return OTFX_OK;
+}
+
+/* The pieces of a window in time order, then the open chunk (unless `stop` refuses it). */
+typedef struct piece_walk {
+    const otfx_trace *trace;
+    otfx_time from, to;
+    uint32_t segment, index;
+    bool open_done;
+} piece_walk;
+
+/* The next piece overlapping the window; NULL and *open_chunk for the open chunk; false at the end. */
+static bool walk_next(piece_walk *walk, const piece **next, bool *open_chunk)
+{
+    const otfx_trace *trace = walk->trace;
+    for (; walk->segment < trace->segment_count; walk->segment++, walk->index = 0) {
+        const segment *seg = trace->segments[walk->segment];
+        if (walk->index == 0 && !piece_overlaps(seg->begin, seg->end, walk->from, walk->to))
+            continue;
+        while (walk->index < seg->count) {
+            const piece *p = &seg->pieces[walk->index++];
+            if (p->begin >= walk->to)
+                return false;
+            if (piece_overlaps(p->begin, p->end, walk->from, walk->to)) {
+                *next = p;
+                *open_chunk = false;
+                return true;
+            }
+        }
+    }
+    if (walk->open_done)
+        return false;
+    walk->open_done = true;
+    if (trace->open_refused || !open_chunk_overlaps(trace, walk->from, walk->to))
+        return false;
+    *next = NULL;
+    *open_chunk = true;
+    return true;
+}
+
+/* A cursor on a detail piece or the open chunk. */
+static otfx_status cursor_on(const otfx_trace *trace, const piece *p, bool open_chunk, query_scratch *scratch,
+                             event_cursor *cursor)
+{
+    if (open_chunk) {
+        cursor_on_open_chunk(trace, scratch, cursor);
+        return OTFX_OK;
+    }
+    chunk_info info;
+    return cursor_on_piece(p, scratch, &info, cursor);
+}
+
+/* The calling context at the start of the next detail after the walk's position (*found false if
+ * only reduced ranges follow); the walk itself does not move. */
+static otfx_status next_detail_context(piece_walk walk, query_scratch *scratch, call_frame *frames,
+                                       uint32_t *depth, bool *found)
+{
+    const piece *p;
+    bool open_chunk;
+    *found = false;
+    while (walk_next(&walk, &p, &open_chunk)) {
+        if (!open_chunk && (p->flags & CHUNK_SUMMARY_ONLY))
+            continue;
+        event_cursor cursor;
+        otfx_status status = cursor_on(walk.trace, p, open_chunk, scratch, &cursor);
+        if (status != OTFX_OK)
+            return status;
+        memcpy(frames, cursor.frames, cursor.depth * sizeof *frames);
+        *depth = cursor.depth;
+        *found = true;
+        break;
+    }
+    return OTFX_OK;
+}
+
+/* The regions open at the window's start: the stack before the first event at or after `from` in
+ * the first detail that reaches `from`. */
+static otfx_status initial_context(piece_walk walk, query_scratch *scratch, call_frame *frames,
+                                   uint32_t *depth)
+{
+    const piece *p;
+    bool open_chunk;
+    *depth = 0;
+    while (walk_next(&walk, &p, &open_chunk)) {
+        if (!open_chunk && (p->flags & CHUNK_SUMMARY_ONLY))
+            continue;
+        event_cursor cursor;
+        otfx_status status = cursor_on(walk.trace, p, open_chunk, scratch, &cursor);
+        if (status != OTFX_OK)
+            return status;
+        otfx_event event;
+        int next;
+        while ((next = event_cursor_next(&cursor, &event)) > 0 && event.time < walk.from)
+            continue;
+        if (next < 0)
+            return otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor.index);
+        uint32_t open = cursor.depth;
+        if (next > 0 && event.type == OTFX_EV_ENTER)
+            open--; /* that ENTER belongs to the window */
+        memcpy(frames, cursor.frames, open * sizeof *frames);
+        if (next > 0 && event.type == OTFX_EV_LEAVE)
+            frames[open++] = cursor.left; /* that LEAVE closes a region open at the start */
+        *depth = open;
+        return OTFX_OK;
+    }
+    return OTFX_OK;
+}
+
+static otfx_status query_events_locked(const otfx_trace *trace, otfx_time from, otfx_time to,
+                                       event_sink *sink, query_scratch *scratch, call_frame *frames)
+{
+    piece_walk walk = {trace, from, to, 0, 0, false};
+    otfx_status status = OTFX_OK;
+    if (sink->context) {
+        status = initial_context(walk, scratch, sink->pending, &sink->pending_count);
+        if (status != OTFX_OK)
+            return status;
+    }
+    bool seen_detail = false, gap_prepared = false, past_end = false;
+    const piece *p;
+    bool open_chunk;
+    while (status == OTFX_OK && !sink->done && !past_end && walk_next(&walk, &p, &open_chunk)) {
+        if (!open_chunk) {
+            status = read_piece_summary(p, &scratch->piece_stats);
+            if (status != OTFX_OK)
+                break;
+            if ((p->flags & CHUNK_SUMMARY_ONLY) && sink->context && seen_detail && !gap_prepared) {
+                uint32_t depth;
+                bool found;
+                status = next_detail_context(walk, scratch, frames, &depth, &found);
+                if (status != OTFX_OK)
+                    break;
+                if (found)
+                    prepare_gap(sink, frames, depth, p->begin > from ? p->begin : from);
+                gap_prepared = true;
+            }
+            deliver_records(sink, &scratch->piece_stats, p->begin, p->end, from);
+            if (p->flags & CHUNK_SUMMARY_ONLY)
+                continue;
+        }
+        event_cursor cursor;
+        status = cursor_on(trace, p, open_chunk, scratch, &cursor);
+        if (status == OTFX_OK)
+            status = deliver_cursor(sink, &cursor, from, to, &past_end);
+        seen_detail = true;
+        gap_prepared = false;
+    }
+    return status;
+}
+
+otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context, otfx_event_fn fn,
+                              void *user)
+{
+    if (!trace || !fn)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_query_events: NULL argument");
+    if (from >= to)
+        return OTFX_OK;
+    query_scratch scratch;
+    otfx_status status = scratch_open(trace, &scratch);
+    if (status != OTFX_OK)
+        return status;
+    event_sink sink = {.fn = fn, .user = user, .context = context, .last_time = from};
+    call_frame *frames = NULL;
+    if (context) {
+        sink.stack = malloc(sizeof *sink.stack * OTFX_MAX_CALL_DEPTH);
+        sink.pending = malloc(sizeof *sink.pending * OTFX_MAX_CALL_DEPTH);
+        frames = malloc(sizeof *frames * OTFX_MAX_CALL_DEPTH);
+        if (!sink.stack || !sink.pending || !frames)
+            status = otfx_fail(OTFX_ERR_NOMEM, "out of memory for a query");
+    }
+    if (status == OTFX_OK) {
+        pthread_rwlock_rdlock(&trace->lock);
+        status = query_events_locked(trace, from, to, &sink, &scratch, frames);
+        pthread_rwlock_unlock(&trace->lock);
+    }
+    free(sink.stack);
+    free(sink.pending);
+    free(frames);
+    scratch_close(&scratch);
+    return status;
+}

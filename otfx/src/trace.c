@@ -1,0 +1,1223 @@
+/* trace.c — appending, sealing, the budget and the reduction strategies.
+ *
+ * Every byte the trace allocates for data is counted in bytes_used: sealed chunks (detail and
+ * summary-only), segments with their summed statistics and the segment table. Before a chunk is
+ * stored, make_room() runs the trace's strategy until the chunk fits. Working memory of fixed size
+ * (open chunk, stacks, seal and reduction scratch) is outside the budget and documented in
+ * docs/otfx-format.md.
+ */
+/* rwlocks are POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "trace_internal.h"
+
+#include "defs_internal.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+otfx_trace_config otfx_trace_config_default(size_t budget_bytes)
+{
+    otfx_trace_config config = {
+        .budget_bytes = budget_bytes,
+        .strategy = OTFX_REDUCE_RING,
+        .compress = true,
+        .chunk_bytes = 32 * 1024,
+        .type_priority = {OTFX_CLASS_USER_FUNCTION, OTFX_CLASS_MPI_OTHER, OTFX_CLASS_MPI_P2P,
+                          OTFX_CLASS_MPI_COLLECTIVE, OTFX_CLASS_COUNT},
+    };
+    return config;
+}
+
+static otfx_status validate_config(const otfx_trace_config *config)
+{
+    if (config->budget_bytes < MIN_BUDGET_BYTES)
+        return otfx_fail(OTFX_ERR_INVALID, "budget of %zu bytes is below the minimum of %u",
+                         config->budget_bytes, MIN_BUDGET_BYTES);
+    if (config->strategy > OTFX_REDUCE_STOP)
+        return otfx_fail(OTFX_ERR_INVALID, "strategy %d is not one of ring, time, type, depth, stop",
+                         (int)config->strategy);
+    if (config->chunk_bytes < MIN_CHUNK_BYTES || config->chunk_bytes > MAX_CHUNK_BYTES ||
+        config->chunk_bytes > config->budget_bytes / 4)
+        return otfx_fail(OTFX_ERR_INVALID,
+                         "chunk size %u must lie in [%u, %u] and be at most a quarter of the budget",
+                         config->chunk_bytes, MIN_CHUNK_BYTES, MAX_CHUNK_BYTES);
+    for (int i = 0; i < OTFX_CLASS_COUNT; i++) {
+        if ((unsigned)config->type_priority[i] > OTFX_CLASS_COUNT)
+            return otfx_fail(OTFX_ERR_INVALID, "type priority %d names no event class", i);
+    }
+    return OTFX_OK;
+}
+
+/* ---- accounting ---- */
+
+static size_t summary_allocations(const summary *s)
+{
+    return summary_heap_bytes(s) + (s->region_capacity ? ALLOCATION_OVERHEAD : 0) +
+           (s->peer_capacity ? ALLOCATION_OVERHEAD : 0);
+}
+
+static size_t segment_cost(const segment *seg)
+{
+    return sizeof *seg + ALLOCATION_OVERHEAD + summary_allocations(&seg->total);
+}
+
+static size_t piece_cost(uint32_t blob_size)
+{
+    return (size_t)blob_size + ALLOCATION_OVERHEAD;
+}
+
+static size_t table_cost(uint32_t capacity)
+{
+    return capacity ? capacity * sizeof(segment *) + ALLOCATION_OVERHEAD : 0;
+}
+
+/* Replaces a piece's blob (NULL: frees it) and flags, keeping the byte counters right. */
+static void piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint32_t size, uint8_t flags)
+{
+    if (p->blob) {
+        trace->bytes_used -= piece_cost(p->blob_size);
+        if (p->flags & CHUNK_SUMMARY_ONLY)
+            trace->summary_only_bytes -= piece_cost(p->blob_size);
+        free(p->blob);
+    }
+    p->blob = blob;
+    p->blob_size = size;
+    p->flags = flags;
+    if (blob) {
+        trace->bytes_used += piece_cost(size);
+        if (flags & CHUNK_SUMMARY_ONLY)
+            trace->summary_only_bytes += piece_cost(size);
+    }
+}
+
+/* Adds `s` to a segment's total, accounting the growth of its arrays. */
+static otfx_status segment_add(otfx_trace *trace, segment *seg, const summary *s)
+{
+    size_t before = summary_allocations(&seg->total);
+    otfx_status status = summary_add(&seg->total, s);
+    trace->bytes_used += summary_allocations(&seg->total) - before;
+    return status;
+}
+
+/* ---- reading stored pieces ---- */
+
+static otfx_status piece_summary(const piece *p, summary *into)
+{
+    chunk_info info;
+    otfx_status status = chunk_parse(p->blob, p->blob_size, true, &info);
+    if (status == OTFX_OK)
+        status = chunk_read_summary(&info, into);
+    return status;
+}
+
+/* ---- segments ---- */
+
+static otfx_status segment_table_reserve(otfx_trace *trace, uint32_t count)
+{
+    if (count <= trace->segment_capacity)
+        return OTFX_OK;
+    uint32_t capacity = trace->segment_capacity ? trace->segment_capacity * 2 : 16;
+    segment **grown = realloc(trace->segments, capacity * sizeof *grown);
+    if (!grown)
+        return otfx_fail(OTFX_ERR_NOMEM, "out of memory growing the segment table");
+    trace->bytes_used += table_cost(capacity) - table_cost(trace->segment_capacity);
+    trace->segments = grown;
+    trace->segment_capacity = capacity;
+    return OTFX_OK;
+}
+
+static void segment_destroy(otfx_trace *trace, segment *seg)
+{
+    for (uint32_t i = 0; i < seg->count; i++)
+        piece_replace_blob(trace, &seg->pieces[i], NULL, 0, 0);
+    trace->bytes_used -= segment_cost(seg);
+    summary_free(&seg->total);
+    free(seg);
+}
+
+static void segment_remove(otfx_trace *trace, uint32_t index)
+{
+    segment_destroy(trace, trace->segments[index]);
+    memmove(&trace->segments[index], &trace->segments[index + 1],
+            (trace->segment_count - index - 1) * sizeof *trace->segments);
+    trace->segment_count--;
+}
+
+/* Bytes that appending a piece with summary `s` may take beyond its blob. */
+static size_t append_overhead_bound(const otfx_trace *trace, const summary *s)
+{
+    if (trace->segment_count && trace->segments[trace->segment_count - 1]->count < SEGMENT_PIECES) {
+        const segment *last = trace->segments[trace->segment_count - 1];
+        return summary_add_growth_bound(&last->total, s) + 2 * ALLOCATION_OVERHEAD;
+    }
+    summary empty;
+    summary_init(&empty);
+    size_t table_growth = trace->segment_count == trace->segment_capacity
+                              ? table_cost(trace->segment_capacity ? trace->segment_capacity * 2 : 16) -
+                                    table_cost(trace->segment_capacity)
+                              : 0;
+    return sizeof(segment) + ALLOCATION_OVERHEAD + summary_add_growth_bound(&empty, s) +
+           2 * ALLOCATION_OVERHEAD + table_growth;
+}
+
+/* Appends a piece (taking its blob) whose statistics are `s`. */
+static otfx_status append_piece(otfx_trace *trace, piece *added, const summary *s)
+{
+    segment *last = trace->segment_count ? trace->segments[trace->segment_count - 1] : NULL;
+    otfx_status status;
+    if (!last || last->count == SEGMENT_PIECES) {
+        status = segment_table_reserve(trace, trace->segment_count + 1);
+        if (status != OTFX_OK)
+            return status;
+        last = calloc(1, sizeof *last);
+        if (!last)
+            return otfx_fail(OTFX_ERR_NOMEM, "out of memory for a segment");
+        summary_init(&last->total);
+        if (summary_add(&last->total, s) != OTFX_OK) {
+            summary_free(&last->total);
+            free(last);
+            return otfx_fail(OTFX_ERR_NOMEM, "out of memory for a segment");
+        }
+        trace->bytes_used += segment_cost(last);
+        trace->segments[trace->segment_count++] = last;
+        last->begin = added->begin;
+    } else {
+        status = segment_add(trace, last, s);
+        if (status != OTFX_OK)
+            return status;
+    }
+    uint8_t *blob = added->blob;
+    uint32_t size = added->blob_size;
+    piece *stored = &last->pieces[last->count++];
+    *stored = *added;
+    stored->blob = NULL;
+    piece_replace_blob(trace, stored, blob, size, added->flags);
+    last->end = added->end;
+    trace->events_in_pieces += added->events;
+    if (!(added->flags & CHUNK_SUMMARY_ONLY))
+        trace->detail_pieces++;
+    return OTFX_OK;
+}
+
+/* Position of a piece: segment and index inside it. */
+typedef struct piece_position {
+    uint32_t segment, index;
+} piece_position;
+
+static bool next_position(const otfx_trace *trace, piece_position *position)
+{
+    if (position->index + 1 < trace->segments[position->segment]->count) {
+        position->index++;
+        return true;
+    }
+    if (position->segment + 1 < trace->segment_count) {
+        position->segment++;
+        position->index = 0;
+        return true;
+    }
+    return false;
+}
+
+static piece *piece_at(const otfx_trace *trace, piece_position position)
+{
+    return trace_piece(trace, position.segment, position.index);
+}
+
+/* Merges two adjacent segments when the pieces of both fit into one. */
+static void compact_segments(otfx_trace *trace, uint32_t first)
+{
+    if (first + 1 >= trace->segment_count)
+        return;
+    segment *a = trace->segments[first], *b = trace->segments[first + 1];
+    if (a->count + b->count > SEGMENT_PIECES)
+        return;
+    size_t growth = summary_add_growth_bound(&a->total, &b->total);
+    /* Never let compaction itself push the trace over its budget. */
+    if (trace->bytes_used + growth > trace->config.budget_bytes)
+        return;
+    if (segment_add(trace, a, &b->total) != OTFX_OK)
+        return; /* out of memory: the segments simply stay apart */
+    memcpy(&a->pieces[a->count], b->pieces, b->count * sizeof *b->pieces);
+    a->count += b->count;
+    a->end = b->end;
+    b->count = 0; /* the pieces moved; destroying b must not free their blobs */
+    segment_remove(trace, first + 1);
+}
+
+/* Removes the piece at `position` (its blob already freed or moved) and its statistics `s` from the
+ * segment's total, dropping the segment when it empties. */
+static void remove_piece(otfx_trace *trace, piece_position position, const summary *s)
+{
+    segment *seg = trace->segments[position.segment];
+    size_t before = summary_allocations(&seg->total);
+    summary_subtract(&seg->total, s);
+    trace->bytes_used -= before - summary_allocations(&seg->total);
+    memmove(&seg->pieces[position.index], &seg->pieces[position.index + 1],
+            (seg->count - position.index - 1) * sizeof *seg->pieces);
+    seg->count--;
+    if (seg->count == 0) {
+        segment_remove(trace, position.segment);
+        return;
+    }
+    seg->begin = seg->pieces[0].begin;
+    seg->end = seg->pieces[seg->count - 1].end;
+    if (position.segment > 0)
+        compact_segments(trace, position.segment - 1);
+}
+
+/* ---- the open chunk ---- */
+
+static void start_open_chunk(otfx_trace *trace, otfx_time begin, bool begin_known)
+{
+    /* Time coding follows whichever mode would have been cheaper for the chunk just sealed. */
+    bool predict_time = trace->encoder.time_bytes[1] < trace->encoder.time_bytes[0];
+    trace->open_events = 0;
+    trace->open_operand_bytes = 0;
+    trace->open_begin = begin;
+    trace->open_begin_set = begin_known;
+    trace->open_first_event = begin;
+    trace->open_refused = trace->stopped;
+    memcpy(trace->open_context, trace->stack, trace->depth * sizeof *trace->stack);
+    for (uint32_t i = 0; i < trace->depth; i++)
+        trace->open_context[i].entered_here = 0; /* their visits were counted where they were entered */
+    trace->open_context_depth = trace->depth;
+    codec_state_init(&trace->encoder, begin, predict_time);
+}
+
+static otfx_status seal_summary_only(otfx_trace *trace, otfx_time begin, otfx_time end, const summary *s,
+                                     uint8_t **blob, uint32_t *size)
+{
+    chunk_contents contents = {
+        .begin = begin,
+        .end = end,
+        .first_event = end,
+        .summary = s,
+        .flags = CHUNK_SUMMARY_ONLY,
+    };
+    return chunk_seal(&contents, &trace->seal_scratch, blob, size);
+}
+
+/* ---- reduction steps ---- */
+
+static bool find_oldest_detail(const otfx_trace *trace, piece_position *found)
+{
+    if (trace->detail_pieces == 0 || trace->segment_count == 0)
+        return false;
+    piece_position position = {0, 0};
+    do {
+        if (!(piece_at(trace, position)->flags & CHUNK_SUMMARY_ONLY)) {
+            *found = position;
+            return true;
+        }
+    } while (next_position(trace, &position));
+    return false;
+}
+
+/* Merges piece `b` into the summary-only piece `a` just before it. */
+static otfx_status merge_pieces(otfx_trace *trace, piece_position a_at, piece_position b_at)
+{
+    piece *a = piece_at(trace, a_at), *b = piece_at(trace, b_at);
+    summary *merged = &trace->work_summary, *part = &trace->other_summary;
+    otfx_status status = piece_summary(a, merged);
+    if (status == OTFX_OK)
+        status = piece_summary(b, part);
+    if (status == OTFX_OK)
+        status = summary_add(merged, part);
+    uint8_t *blob = NULL;
+    uint32_t size = 0;
+    if (status == OTFX_OK)
+        status = seal_summary_only(trace, a->begin, b->end, merged, &blob, &size);
+    if (status != OTFX_OK)
+        return status;
+    if (a_at.segment != b_at.segment) {
+        segment *a_segment = trace->segments[a_at.segment];
+        status = segment_add(trace, a_segment, part);
+        if (status != OTFX_OK) {
+            free(blob);
+            return status;
+        }
+        a_segment->end = b->end;
+    }
+    piece_replace_blob(trace, a, blob, size, CHUNK_SUMMARY_ONLY);
+    a->end = b->end;
+    uint8_t level = a->level > b->level ? a->level : b->level;
+    a->level = level < UINT8_MAX ? level + 1 : level;
+    a->created_by = b->created_by; /* the most recent removal names the range */
+    if (!(b->flags & CHUNK_SUMMARY_ONLY))
+        trace->detail_pieces--;
+    trace->events_in_pieces -= b->events;
+    piece_replace_blob(trace, b, NULL, 0, 0);
+    /* Inside one segment the total already holds b's statistics, now a's. */
+    summary nothing;
+    summary_init(&nothing);
+    remove_piece(trace, b_at, a_at.segment != b_at.segment ? part : &nothing);
+    return OTFX_OK;
+}
+
+/* Replaces a detail piece's events by its summary (strategy `ring` or `time`). */
+static otfx_status drop_detail(otfx_trace *trace, piece_position at, otfx_reduction strategy)
+{
+    piece *p = piece_at(trace, at);
+    summary *s = &trace->work_summary;
+    otfx_status status = piece_summary(p, s);
+    if (status != OTFX_OK)
+        return status;
+    s->removed[strategy] += p->events;
+    uint8_t *blob;
+    uint32_t size;
+    status = seal_summary_only(trace, p->begin, p->end, s, &blob, &size);
+    if (status != OTFX_OK)
+        return status;
+    trace->segments[at.segment]->total.removed[strategy] += p->events;
+    trace->events_reduced[strategy] += p->events;
+    trace->events_in_pieces -= p->events;
+    trace->detail_pieces--;
+    trace->reductions++;
+    p->events = 0;
+    p->classes_present = 0;
+    p->max_pair_depth = 0;
+    p->first_event = p->end;
+    p->created_by = (uint8_t)strategy;
+    p->level = 0;
+    piece_replace_blob(trace, p, blob, size, CHUNK_SUMMARY_ONLY);
+    /* `ring` keeps one summary per contiguous dropped range: merge into the ring piece before. */
+    if (strategy == OTFX_REDUCE_RING && (at.segment > 0 || at.index > 0)) {
+        piece_position before =
+            at.index > 0 ? (piece_position){at.segment, at.index - 1}
+                         : (piece_position){at.segment - 1, trace->segments[at.segment - 1]->count - 1};
+        piece *previous = piece_at(trace, before);
+        if ((previous->flags & CHUNK_SUMMARY_ONLY) && previous->created_by == OTFX_REDUCE_RING)
+            return merge_pieces(trace, before, at);
+    }
+    return OTFX_OK;
+}
+
+/* Merges the oldest adjacent summary-only pair, preferring pairs of equal level so that resolution
+ * halves with age. */
+static otfx_status coarsen_once(otfx_trace *trace, bool *progress)
+{
+    *progress = false;
+    if (trace->segment_count == 0)
+        return OTFX_OK;
+    piece_position position = {0, 0}, first_pair = {0, 0}, previous_position = {0, 0};
+    bool have_previous = false, have_pair = false;
+    do {
+        piece *current = piece_at(trace, position);
+        if (have_previous && (current->flags & CHUNK_SUMMARY_ONLY)) {
+            piece *previous = piece_at(trace, previous_position);
+            if (previous->flags & CHUNK_SUMMARY_ONLY) {
+                if (previous->level == current->level) {
+                    *progress = true;
+                    return merge_pieces(trace, previous_position, position);
+                }
+                if (!have_pair) {
+                    first_pair = previous_position;
+                    have_pair = true;
+                }
+            }
+        }
+        previous_position = position;
+        have_previous = true;
+    } while (next_position(trace, &position));
+    if (!have_pair)
+        return OTFX_OK;
+    piece_position second = first_pair;
+    next_position(trace, &second);
+    *progress = true;
+    return merge_pieces(trace, first_pair, second);
+}
+
+/* Re-encodes a detail piece without some of its events: for `type` the events of `event_class`
+ * (enter/leave pairs whose both ends lie in the chunk, and message or collective events), for
+ * `depth` the pairs at calling level >= `min_level`. Pairs that cross the chunk's edges stay, so the
+ * stream stays well nested across chunks; the summary stays the one of the full events. */
+static otfx_status thin_piece(otfx_trace *trace, piece_position at, otfx_reduction strategy,
+                              otfx_event_class event_class, uint32_t min_level)
+{
+    piece *p = piece_at(trace, at);
+    chunk_info info;
+    const uint8_t *raw;
+    uint32_t context_depth;
+    summary *s = &trace->work_summary;
+    otfx_status status = chunk_parse(p->blob, p->blob_size, true, &info);
+    if (status == OTFX_OK)
+        status = chunk_read_summary(&info, s);
+    if (status == OTFX_OK)
+        status = chunk_read_payload(&info, &trace->payload, &raw);
+    if (status == OTFX_OK)
+        status = chunk_read_context(&info, trace->work_frames, &context_depth);
+    if (status != OTFX_OK)
+        return status;
+    if (info.event_count > trace->raw_capacity)
+        return otfx_fail(OTFX_ERR_CORRUPT, "chunk holds more events than the trace's chunks can");
+
+    /* Pass 1: mark what goes. */
+    memset(trace->drop_marks, 0, (info.event_count + 7) / 8);
+    event_cursor cursor;
+    event_cursor_init(&cursor, info.begin, info.flags & CHUNK_PREDICTED_TIME, raw, info.event_count,
+                      raw + info.event_count, info.raw_bytes - info.event_count, trace->work_frames,
+                      context_depth);
+    otfx_event event;
+    int next;
+    uint32_t dropped = 0;
+    while ((next = event_cursor_next(&cursor, &event)) > 0) {
+        uint32_t index = cursor.index - 1;
+        bool drop = false;
+        if (event.type == OTFX_EV_ENTER) {
+            trace->enter_index[cursor.depth - 1] = index;
+        } else if (event.type == OTFX_EV_LEAVE) {
+            if (cursor.left.entered_here) {
+                otfx_region_role role = defs_region_role_or_user(trace->defs, cursor.left.region);
+                drop = strategy == OTFX_REDUCE_TYPE ? codec_event_class(OTFX_EV_ENTER, role) == event_class
+                                                    : cursor.depth >= min_level;
+                if (drop) {
+                    uint32_t enter = trace->enter_index[cursor.depth];
+                    trace->drop_marks[enter / 8] |= (uint8_t)(1u << (enter % 8));
+                    dropped++;
+                }
+            }
+        } else if (strategy == OTFX_REDUCE_TYPE) {
+            drop = codec_event_class(event.type, OTFX_ROLE_USER_FUNCTION) == event_class &&
+                   event_class != OTFX_CLASS_OTHER;
+        }
+        if (drop) {
+            trace->drop_marks[index / 8] |= (uint8_t)(1u << (index % 8));
+            dropped++;
+        }
+    }
+    if (next < 0)
+        return otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor.index);
+
+    /* Pass 2: re-encode what stays. */
+    status = chunk_read_context(&info, trace->work_frames, &context_depth);
+    if (status != OTFX_OK)
+        return status;
+    event_cursor_init(&cursor, info.begin, info.flags & CHUNK_PREDICTED_TIME, raw, info.event_count,
+                      raw + info.event_count, info.raw_bytes - info.event_count, trace->work_frames,
+                      context_depth);
+    codec_state encoder;
+    codec_state_init(&encoder, info.begin, info.flags & CHUNK_PREDICTED_TIME);
+    uint32_t kept = 0, operand_bytes = 0, kept_depth = context_depth;
+    otfx_time first_kept = info.end;
+    /* The stack of the kept events, which the decoder of the thinned chunk will see. */
+    otfx_ref *kept_stack = trace->enter_index;
+    for (uint32_t i = 0; i < context_depth; i++)
+        kept_stack[i] = trace->work_frames[i].region;
+    while (event_cursor_next(&cursor, &event) > 0) {
+        uint32_t index = cursor.index - 1;
+        if (trace->drop_marks[index / 8] & (1u << (index % 8)))
+            continue;
+        if (kept == 0)
+            first_kept = event.time;
+        otfx_ref top = kept_depth ? kept_stack[kept_depth - 1] : OTFX_REF_NONE;
+        operand_bytes += (uint32_t)codec_encode(&encoder, &event, top, &trace->thin_tokens[kept],
+                                                trace->thin_operands + operand_bytes);
+        kept++;
+        if (event.type == OTFX_EV_ENTER)
+            kept_stack[kept_depth++] = event.u.region.region;
+        else if (event.type == OTFX_EV_LEAVE)
+            kept_depth--;
+    }
+
+    /* What could still be removed, from the thinned events. */
+    strippable_info strippable;
+    status = chunk_read_context(&info, trace->work_frames, &context_depth);
+    if (status != OTFX_OK)
+        return status;
+    event_cursor_init(&cursor, info.begin, info.flags & CHUNK_PREDICTED_TIME, trace->thin_tokens, kept,
+                      trace->thin_operands, operand_bytes, trace->work_frames, context_depth);
+    summary_clear(&trace->other_summary);
+    status = chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, 0, OTFX_TIME_MAX,
+                                &trace->other_summary, &strippable);
+    if (status != OTFX_OK)
+        return status;
+    status = chunk_read_context(&info, trace->work_frames, &context_depth);
+    if (status != OTFX_OK)
+        return status;
+
+    s->removed[strategy] += dropped;
+    chunk_contents contents = {
+        .begin = info.begin,
+        .end = info.end,
+        .first_event = first_kept,
+        .context = trace->work_frames,
+        .context_depth = context_depth,
+        .summary = s,
+        .tokens = trace->thin_tokens,
+        .event_count = kept,
+        .operands = trace->thin_operands,
+        .operand_bytes = operand_bytes,
+        .flags = (uint8_t)(info.flags & (CHUNK_THINNED_TYPE | CHUNK_THINNED_DEPTH | CHUNK_PREDICTED_TIME)) |
+                 (strategy == OTFX_REDUCE_TYPE ? CHUNK_THINNED_TYPE : CHUNK_THINNED_DEPTH),
+        .classes_present = strippable.classes,
+        .max_pair_depth = strippable.max_pair_depth,
+        .compress = trace->config.compress,
+    };
+    uint8_t *blob;
+    uint32_t size;
+    status = chunk_seal(&contents, &trace->seal_scratch, &blob, &size);
+    if (status != OTFX_OK)
+        return status;
+    trace->segments[at.segment]->total.removed[strategy] += dropped;
+    trace->events_reduced[strategy] += dropped;
+    trace->events_in_pieces -= dropped;
+    trace->reductions++;
+    p->events = kept;
+    p->first_event = first_kept;
+    p->classes_present = strippable.classes;
+    p->max_pair_depth = strippable.max_pair_depth;
+    piece_replace_blob(trace, p, blob, size, chunk_sealed_flags(blob));
+    return OTFX_OK;
+}
+
+/* `type`: thins the oldest chunk still holding events of the first class in the priority order
+ * that any chunk still holds. */
+static otfx_status thin_by_type(otfx_trace *trace, bool *progress)
+{
+    *progress = false;
+    for (int k = 0; k < OTFX_CLASS_COUNT; k++) {
+        otfx_event_class event_class = trace->config.type_priority[k];
+        if (event_class == OTFX_CLASS_COUNT)
+            break;
+        if (event_class == OTFX_CLASS_OTHER || trace->segment_count == 0)
+            continue;
+        piece_position position = {0, 0};
+        do {
+            const piece *p = piece_at(trace, position);
+            if (!(p->flags & CHUNK_SUMMARY_ONLY) && (p->classes_present & (1u << event_class))) {
+                *progress = true;
+                return thin_piece(trace, position, OTFX_REDUCE_TYPE, event_class, 0);
+            }
+        } while (next_position(trace, &position));
+    }
+    return OTFX_OK;
+}
+
+/* `depth`: thins the oldest chunk holding enter/leave pairs at the deepest level any chunk holds. */
+static otfx_status thin_by_depth(otfx_trace *trace, bool *progress)
+{
+    *progress = false;
+    if (trace->segment_count == 0)
+        return OTFX_OK;
+    uint32_t deepest = 0;
+    piece_position position = {0, 0}, oldest_deepest = {0, 0};
+    do {
+        const piece *p = piece_at(trace, position);
+        if (!(p->flags & CHUNK_SUMMARY_ONLY) && p->max_pair_depth > deepest) {
+            deepest = p->max_pair_depth;
+            oldest_deepest = position;
+        }
+    } while (next_position(trace, &position));
+    if (deepest == 0)
+        return OTFX_OK;
+    *progress = true;
+    return thin_piece(trace, oldest_deepest, OTFX_REDUCE_DEPTH, OTFX_CLASS_COUNT, deepest - 1);
+}
+
+/* One step of the trace's strategy; *progress is false when nothing was left to reduce. */
+static otfx_status reduce_step(otfx_trace *trace, bool *progress)
+{
+    *progress = false;
+    otfx_status status = OTFX_OK;
+    if (trace->summary_only_bytes > trace->config.budget_bytes / SUMMARY_QUOTA_DIVISOR) {
+        status = coarsen_once(trace, progress);
+        if (status != OTFX_OK || *progress)
+            return status;
+    }
+    piece_position oldest;
+    switch (trace->strategy) {
+    case OTFX_REDUCE_TYPE:
+        status = thin_by_type(trace, progress);
+        break;
+    case OTFX_REDUCE_DEPTH:
+        status = thin_by_depth(trace, progress);
+        break;
+    case OTFX_REDUCE_RING:
+    case OTFX_REDUCE_TIME:
+    case OTFX_REDUCE_STOP:
+    case OTFX_REDUCE_SOURCE_DROP:
+    case OTFX_REDUCE_THROTTLE:
+    case OTFX_REDUCE_COUNT:
+        break;
+    }
+    if (status != OTFX_OK || *progress)
+        return status;
+    if (trace->strategy != OTFX_REDUCE_STOP && find_oldest_detail(trace, &oldest)) {
+        /* `type` and `depth` fall back to `ring` once nothing is left to thin. */
+        *progress = true;
+        return drop_detail(trace, oldest,
+                           trace->strategy == OTFX_REDUCE_TIME ? OTFX_REDUCE_TIME : OTFX_REDUCE_RING);
+    }
+    return coarsen_once(trace, progress);
+}
+
+/* Bytes storing a piece with this blob and statistics may take. */
+static size_t piece_need(const otfx_trace *trace, uint32_t blob_size, const summary *s)
+{
+    return piece_cost(blob_size) + append_overhead_bound(trace, s);
+}
+
+/* Reduces until a piece of `blob_size` bytes with statistics `s` fits, keeping `stop`'s reserve
+ * free; *fits is false when nothing is left to reduce. */
+static otfx_status make_room(otfx_trace *trace, uint32_t blob_size, const summary *s, bool *fits)
+{
+    for (;;) {
+        size_t reserve = trace->strategy == OTFX_REDUCE_STOP && !trace->stopped ? STOP_RESERVE_BYTES : 0;
+        if (trace->bytes_used + piece_need(trace, blob_size, s) + reserve <= trace->config.budget_bytes) {
+            *fits = true;
+            return OTFX_OK;
+        }
+        bool progress;
+        otfx_status status = reduce_step(trace, &progress);
+        if (status != OTFX_OK)
+            return status;
+        if (!progress) {
+            *fits = false;
+            return OTFX_OK;
+        }
+    }
+}
+
+/* While `stop` refuses, its summary may outgrow the reserve (new regions or peers); then the oldest
+ * detail goes as under `ring` rather than the budget breaking. */
+static otfx_status make_room_while_stopped(otfx_trace *trace, size_t needed)
+{
+    piece_position oldest;
+    while (trace->bytes_used + needed > trace->config.budget_bytes && find_oldest_detail(trace, &oldest)) {
+        otfx_status status = drop_detail(trace, oldest, OTFX_REDUCE_RING);
+        if (status != OTFX_OK)
+            return status;
+    }
+    return OTFX_OK;
+}
+
+static piece *last_piece(const otfx_trace *trace)
+{
+    if (trace->segment_count == 0)
+        return NULL;
+    const segment *last = trace->segments[trace->segment_count - 1];
+    return trace_piece(trace, trace->segment_count - 1, last->count - 1);
+}
+
+/* Stores [begin, end] (statistics in trace->chunk_summary, `events` events) as a summary-only piece
+ * removed by `strategy`, extending the last piece when it is a summary of the same strategy (`stop`
+ * keeps one piece, hence one reduction record and one counted reduction, for everything it refuses
+ * in a row). */
+static otfx_status store_as_summary(otfx_trace *trace, otfx_time begin, otfx_time end, uint32_t events,
+                                    otfx_reduction strategy)
+{
+    summary *s = &trace->chunk_summary; /* recomputed by every seal attempt */
+    s->removed[strategy] += events;
+    piece *last = last_piece(trace);
+    uint8_t *blob;
+    uint32_t size;
+    otfx_status status;
+    if (last && (last->flags & CHUNK_SUMMARY_ONLY) && last->created_by == strategy && last->end == begin) {
+        segment *seg = trace->segments[trace->segment_count - 1];
+        status = make_room_while_stopped(trace,
+                                         summary_encoded_bound(s) + summary_add_growth_bound(&seg->total, s));
+        last = last_piece(trace);
+        seg = trace->segments[trace->segment_count - 1];
+        summary *merged = &trace->work_summary;
+        if (status == OTFX_OK)
+            status = piece_summary(last, merged);
+        if (status == OTFX_OK)
+            status = summary_add(merged, s);
+        if (status == OTFX_OK)
+            status = seal_summary_only(trace, last->begin, end, merged, &blob, &size);
+        if (status == OTFX_OK) {
+            status = segment_add(trace, seg, s);
+            if (status != OTFX_OK) {
+                free(blob);
+                return status;
+            }
+            piece_replace_blob(trace, last, blob, size, CHUNK_SUMMARY_ONLY);
+            last->end = end;
+            seg->end = end;
+            trace->events_reduced[strategy] += events;
+        }
+        return status;
+    }
+    status = seal_summary_only(trace, begin, end, s, &blob, &size);
+    if (status == OTFX_OK)
+        status = make_room_while_stopped(trace, piece_need(trace, size, s));
+    if (status != OTFX_OK) {
+        free(blob);
+        return status;
+    }
+    piece added = {.begin = begin,
+                   .end = end,
+                   .first_event = end,
+                   .blob = blob,
+                   .blob_size = size,
+                   .flags = CHUNK_SUMMARY_ONLY,
+                   .created_by = (uint8_t)strategy};
+    status = append_piece(trace, &added, s);
+    if (status != OTFX_OK) {
+        free(blob);
+        return status;
+    }
+    trace->events_reduced[strategy] += events;
+    trace->reductions++;
+    return OTFX_OK;
+}
+
+/* Seals the open chunk: summarises it, makes room and stores it, or hands it to `stop`. On failure
+ * the open chunk stays as it is. */
+static otfx_status seal_open_chunk(otfx_trace *trace)
+{
+    if (trace->open_events == 0)
+        return OTFX_OK;
+    otfx_time begin = trace->open_begin, end = trace->last_time;
+    uint32_t events = trace->open_events;
+    summary *s = &trace->chunk_summary;
+    strippable_info strippable;
+    summary_clear(s);
+    memcpy(trace->work_frames, trace->open_context, trace->open_context_depth * sizeof *trace->open_context);
+    event_cursor cursor;
+    event_cursor_init(&cursor, begin, trace->encoder.predict_time, trace->tokens, events, trace->operands,
+                      trace->open_operand_bytes, trace->work_frames, trace->open_context_depth);
+    otfx_status status =
+        chunk_walk_summary(&cursor, trace->defs, begin, end, 0, OTFX_TIME_MAX, s, &strippable);
+    if (status != OTFX_OK)
+        return status;
+    s->events = events;
+    if (trace->open_refused) {
+        status = store_as_summary(trace, begin, end, events, OTFX_REDUCE_STOP);
+    } else {
+        chunk_contents contents = {
+            .begin = begin,
+            .end = end,
+            .first_event = trace->open_first_event,
+            .context = trace->open_context,
+            .context_depth = trace->open_context_depth,
+            .summary = s,
+            .tokens = trace->tokens,
+            .event_count = events,
+            .operands = trace->operands,
+            .operand_bytes = trace->open_operand_bytes,
+            .flags = trace->encoder.predict_time ? CHUNK_PREDICTED_TIME : 0,
+            .classes_present = strippable.classes,
+            .max_pair_depth = strippable.max_pair_depth,
+            .compress = trace->config.compress,
+        };
+        uint8_t *blob;
+        uint32_t size;
+        bool fits = false;
+        status = chunk_seal(&contents, &trace->seal_scratch, &blob, &size);
+        if (status != OTFX_OK)
+            return status;
+        status = make_room(trace, size, s, &fits);
+        if (status == OTFX_OK && fits) {
+            piece added = {.begin = begin,
+                           .end = end,
+                           .first_event = contents.first_event,
+                           .blob = blob,
+                           .blob_size = size,
+                           .events = events,
+                           .max_pair_depth = strippable.max_pair_depth,
+                           .flags = chunk_sealed_flags(blob),
+                           .classes_present = strippable.classes};
+            status = append_piece(trace, &added, s);
+            if (status != OTFX_OK)
+                free(blob);
+        } else {
+            free(blob);
+            if (status == OTFX_OK && trace->strategy == OTFX_REDUCE_STOP) {
+                trace->stopped = true;
+                status = store_as_summary(trace, begin, end, events, OTFX_REDUCE_STOP);
+            } else if (status == OTFX_OK) {
+                /* Nothing older is left to reduce: this chunk's own events go. */
+                status = store_as_summary(trace, begin, end, events,
+                                          trace->strategy == OTFX_REDUCE_TIME ? OTFX_REDUCE_TIME
+                                                                              : OTFX_REDUCE_RING);
+            }
+        }
+    }
+    if (status != OTFX_OK)
+        return status;
+    start_open_chunk(trace, end, true);
+    return OTFX_OK;
+}
+
+/* ---- appending ---- */
+
+/* Definition counts seen by this append call; refreshed when a reference lies beyond them, since
+ * definitions may be added while we run. */
+typedef struct known_counts {
+    uint32_t regions, comms, metrics;
+} known_counts;
+
+static bool region_known(const otfx_trace *trace, known_counts *known, otfx_ref region)
+{
+    if (region < known->regions)
+        return true;
+    known->regions = otfx_defs_count_regions(trace->defs);
+    return region < known->regions;
+}
+
+static bool comm_known(const otfx_trace *trace, known_counts *known, otfx_ref comm)
+{
+    if (comm < known->comms)
+        return true;
+    known->comms = otfx_defs_count_comms(trace->defs);
+    return comm < known->comms;
+}
+
+static otfx_status validate_event(const otfx_trace *trace, known_counts *known, const otfx_event *event,
+                                  size_t index)
+{
+    if ((unsigned)event->type >= OTFX_EV_TYPE_COUNT)
+        return otfx_fail(OTFX_ERR_INVALID, "event %zu: unknown type %d", index, (int)event->type);
+    if (trace->any_time && event->time < trace->last_time)
+        return otfx_fail(OTFX_ERR_INVALID, "event %zu (%s): time %llu before the previous event's %llu",
+                         index, otfx_event_type_name(event->type), (unsigned long long)event->time,
+                         (unsigned long long)trace->last_time);
+    switch (event->type) {
+    case OTFX_EV_ENTER:
+        if (!region_known(trace, known, event->u.region.region))
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (enter): unknown region %u", index,
+                             event->u.region.region);
+        if (trace->depth == OTFX_MAX_CALL_DEPTH)
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (enter): calling depth would exceed %d", index,
+                             OTFX_MAX_CALL_DEPTH);
+        break;
+    case OTFX_EV_LEAVE:
+        if (trace->depth == 0)
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (leave): no region is open", index);
+        break;
+    case OTFX_EV_SEND:
+    case OTFX_EV_RECV:
+    case OTFX_EV_ISEND:
+    case OTFX_EV_IRECV:
+        if (!comm_known(trace, known, event->u.msg.comm))
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (%s): unknown communicator %u", index,
+                             otfx_event_type_name(event->type), event->u.msg.comm);
+        break;
+    case OTFX_EV_COLL_END:
+        if (!comm_known(trace, known, event->u.coll.comm))
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (collective end): unknown communicator %u", index,
+                             event->u.coll.comm);
+        break;
+    case OTFX_EV_METRIC:
+        if (event->u.metric.metric >= known->metrics &&
+            event->u.metric.metric >= (known->metrics = otfx_defs_count_metrics(trace->defs)))
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (metric): unknown metric %u", index,
+                             event->u.metric.metric);
+        break;
+    case OTFX_EV_PHASE:
+        if (!region_known(trace, known, event->u.phase.region) ||
+            defs_region_role(trace->defs, event->u.phase.region) != OTFX_ROLE_PHASE)
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (phase): region %u is not a defined phase region",
+                             index, event->u.phase.region);
+        break;
+    case OTFX_EV_REDUCTION:
+        if ((unsigned)event->u.reduction.strategy >= OTFX_REDUCE_COUNT ||
+            event->u.reduction.begin > event->u.reduction.end)
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (reduction): unknown strategy or begin after end",
+                             index);
+        break;
+    case OTFX_EV_ISEND_COMPLETE:
+    case OTFX_EV_IRECV_REQUEST:
+    case OTFX_EV_REQUEST_CANCELLED:
+    case OTFX_EV_COLL_BEGIN:
+    case OTFX_EV_TYPE_COUNT:
+        break;
+    }
+    return OTFX_OK;
+}
+
+otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_t count, size_t *appended)
+{
+    if (appended)
+        *appended = 0;
+    if (!trace || (count && !events))
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_append: NULL argument");
+    otfx_status status = OTFX_OK;
+    bool refused = false;
+    size_t done = 0;
+    known_counts known = {0, 0, 0};
+    pthread_rwlock_wrlock(&trace->lock);
+    for (; done < count; done++) {
+        const otfx_event *event = &events[done];
+        status = validate_event(trace, &known, event, done);
+        if (status != OTFX_OK)
+            break;
+        if (trace->open_events + trace->open_operand_bytes >= trace->config.chunk_bytes) {
+            status = seal_open_chunk(trace);
+            if (status != OTFX_OK)
+                break;
+        }
+        if (!trace->open_begin_set) {
+            trace->open_begin = event->time;
+            trace->open_begin_set = true;
+            codec_state_init(&trace->encoder, event->time, trace->encoder.predict_time);
+        }
+        if (trace->open_events == 0)
+            trace->open_first_event = event->time;
+        otfx_ref top = trace->depth ? trace->stack[trace->depth - 1].region : OTFX_REF_NONE;
+        trace->open_operand_bytes +=
+            (uint32_t)codec_encode(&trace->encoder, event, top, &trace->tokens[trace->open_events],
+                                   trace->operands + trace->open_operand_bytes);
+        trace->open_events++;
+        if (event->type == OTFX_EV_ENTER)
+            trace->stack[trace->depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
+        else if (event->type == OTFX_EV_LEAVE)
+            trace->depth--;
+        else if (event->type == OTFX_EV_REDUCTION)
+            trace->events_reduced[event->u.reduction.strategy] += event->u.reduction.events_removed;
+        if (trace->events_received++ == 0)
+            trace->first_time = event->time;
+        trace->last_time = event->time;
+        trace->any_time = true;
+        refused |= trace->open_refused;
+    }
+    pthread_rwlock_unlock(&trace->lock);
+    if (appended)
+        *appended = done;
+    if (status == OTFX_OK && refused)
+        return otfx_fail(OTFX_ERR_STOPPED,
+                         "the buffer is full and the strategy is stop: events are counted, not stored");
+    return status;
+}
+
+/* ---- control ---- */
+
+otfx_status otfx_trace_set_strategy(otfx_trace *trace, otfx_reduction strategy)
+{
+    if (!trace)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_set_strategy: NULL trace");
+    if ((unsigned)strategy > OTFX_REDUCE_STOP)
+        return otfx_fail(OTFX_ERR_INVALID, "strategy %d is not one of ring, time, type, depth, stop",
+                         (int)strategy);
+    pthread_rwlock_wrlock(&trace->lock);
+    trace->strategy = strategy;
+    if (strategy != OTFX_REDUCE_STOP && trace->stopped) {
+        /* Recording resumes; the open chunk's events, counted as refused so far, are kept. */
+        trace->stopped = false;
+        trace->open_refused = false;
+    }
+    pthread_rwlock_unlock(&trace->lock);
+    return OTFX_OK;
+}
+
+static void drop_all_pieces(otfx_trace *trace)
+{
+    while (trace->segment_count)
+        segment_remove(trace, trace->segment_count - 1);
+    trace->events_in_pieces = 0;
+    trace->detail_pieces = 0;
+}
+
+otfx_status otfx_trace_reset(otfx_trace *trace)
+{
+    if (!trace)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_reset: NULL trace");
+    pthread_rwlock_wrlock(&trace->lock);
+    drop_all_pieces(trace);
+    trace->events_received = 0;
+    memset(trace->events_reduced, 0, sizeof trace->events_reduced);
+    trace->reductions = 0;
+    trace->stopped = false;
+    start_open_chunk(trace, trace->last_time, false);
+    pthread_rwlock_unlock(&trace->lock);
+    return OTFX_OK;
+}
+
+otfx_ref otfx_trace_location(const otfx_trace *trace)
+{
+    return trace ? trace->location : OTFX_REF_NONE;
+}
+
+otfx_defs *otfx_trace_defs(const otfx_trace *trace)
+{
+    return trace ? trace->defs : NULL;
+}
+
+static otfx_time oldest_detail_time(const otfx_trace *trace)
+{
+    if (trace->segment_count) {
+        piece_position position = {0, 0};
+        do {
+            const piece *p = piece_at(trace, position);
+            if (!(p->flags & CHUNK_SUMMARY_ONLY) && p->events > 0)
+                return p->first_event;
+        } while (next_position(trace, &position));
+    }
+    if (trace->open_events && !trace->open_refused)
+        return trace->open_first_event;
+    return OTFX_TIME_MAX;
+}
+
+otfx_status otfx_trace_status_get(otfx_trace *trace, otfx_trace_status *out)
+{
+    if (!trace || !out)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_status_get: NULL argument");
+    memset(out, 0, sizeof *out);
+    pthread_rwlock_rdlock(&trace->lock);
+    out->bytes_used = trace->bytes_used;
+    out->budget_bytes = trace->config.budget_bytes;
+    out->events_received = trace->events_received;
+    out->events_held = trace->events_in_pieces + (trace->open_refused ? 0 : trace->open_events);
+    memcpy(out->events_reduced, trace->events_reduced, sizeof out->events_reduced);
+    if (trace->open_refused)
+        out->events_reduced[OTFX_REDUCE_STOP] += trace->open_events;
+    out->reductions = trace->reductions;
+    out->first_time = trace->events_received ? trace->first_time : OTFX_TIME_MAX;
+    out->last_time = trace->events_received ? trace->last_time : 0;
+    out->oldest_detail = oldest_detail_time(trace);
+    out->strategy = trace->strategy;
+    out->chunks = trace->detail_pieces;
+    out->segments = trace->segment_count;
+    out->stopped = trace->stopped;
+    pthread_rwlock_unlock(&trace->lock);
+    return OTFX_OK;
+}
+
+/* ---- lifetime ---- */
+
+otfx_status otfx_trace_create(const otfx_trace_config *config, otfx_defs *defs, otfx_ref location,
+                              otfx_trace **out)
+{
+    if (!config || !defs || !out)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_create: NULL argument");
+    *out = NULL;
+    otfx_status status = validate_config(config);
+    if (status != OTFX_OK)
+        return status;
+    if (location >= otfx_defs_count_locations(defs))
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_create: unknown location %u", location);
+    otfx_trace *trace = calloc(1, sizeof *trace);
+    if (!trace)
+        return otfx_fail(OTFX_ERR_NOMEM, "out of memory creating a trace");
+    trace->config = *config;
+    trace->defs = defs;
+    trace->location = location;
+    trace->strategy = config->strategy;
+    trace->max_chunk_events = config->chunk_bytes / 2 + 2;
+    trace->raw_capacity = config->chunk_bytes + CODEC_MAX_OPERAND_BYTES + 1;
+    size_t operand_capacity = config->chunk_bytes + CODEC_MAX_OPERAND_BYTES;
+    size_t frames_bytes = sizeof(call_frame) * OTFX_MAX_CALL_DEPTH;
+    trace->tokens = malloc(trace->max_chunk_events);
+    trace->operands = malloc(operand_capacity);
+    trace->thin_tokens = malloc(trace->max_chunk_events);
+    trace->thin_operands = malloc(operand_capacity);
+    trace->drop_marks = malloc(trace->max_chunk_events / 8 + 1);
+    trace->enter_index = malloc(sizeof *trace->enter_index * OTFX_MAX_CALL_DEPTH);
+    trace->stack = malloc(frames_bytes);
+    trace->open_context = malloc(frames_bytes);
+    trace->work_frames = malloc(frames_bytes);
+    summary_init(&trace->chunk_summary);
+    summary_init(&trace->work_summary);
+    summary_init(&trace->other_summary);
+    if (pthread_rwlock_init(&trace->lock, NULL) != 0) {
+        free(trace);
+        return otfx_fail(OTFX_ERR_NOMEM, "cannot create a trace's lock");
+    }
+    if (!trace->tokens || !trace->operands || !trace->thin_tokens || !trace->thin_operands ||
+        payload_buffers_alloc(&trace->payload, trace->raw_capacity) != OTFX_OK || !trace->drop_marks ||
+        !trace->enter_index || !trace->stack || !trace->open_context || !trace->work_frames) {
+        otfx_trace_destroy(trace);
+        return otfx_fail(OTFX_ERR_NOMEM, "out of memory creating a trace");
+    }
+    start_open_chunk(trace, 0, false);
+    *out = trace;
+    return OTFX_OK;
+}
+
+void otfx_trace_destroy(otfx_trace *trace)
+{
+    if (!trace)
+        return;
+    drop_all_pieces(trace);
+    free(trace->segments);
+    free(trace->tokens);
+    free(trace->operands);
+    free(trace->thin_tokens);
+    free(trace->thin_operands);
+    payload_buffers_free(&trace->payload);
+    free(trace->drop_marks);
+    free(trace->enter_index);
+    free(trace->stack);
+    free(trace->open_context);
+    free(trace->work_frames);
+    chunk_scratch_free(&trace->seal_scratch);
+    summary_free(&trace->chunk_summary);
+    summary_free(&trace->work_summary);
+    summary_free(&trace->other_summary);
+    pthread_rwlock_destroy(&trace->lock);
+    free(trace);
+}
+
+/* ---- test hooks ---- */
+
+static bool piece_by_index(const otfx_trace *trace, uint32_t index, piece **found)
+{
+    for (uint32_t s = 0; s < trace->segment_count; s++) {
+        if (index < trace->segments[s]->count) {
+            *found = trace_piece(trace, s, index);
+            return true;
+        }
+        index -= trace->segments[s]->count;
+    }
+    return false;
+}
+
+uint32_t otfx_trace_test_piece_count(otfx_trace *trace)
+{
+    pthread_rwlock_rdlock(&trace->lock);
+    uint32_t count = 0;
+    for (uint32_t s = 0; s < trace->segment_count; s++)
+        count += trace->segments[s]->count;
+    pthread_rwlock_unlock(&trace->lock);
+    return count;
+}
+
+otfx_status otfx_trace_test_piece_bytes(otfx_trace *trace, uint32_t index, const uint8_t **bytes,
+                                        size_t *size)
+{
+    pthread_rwlock_rdlock(&trace->lock);
+    piece *p;
+    bool found = piece_by_index(trace, index, &p);
+    if (found) {
+        *bytes = p->blob;
+        *size = p->blob_size;
+    }
+    pthread_rwlock_unlock(&trace->lock);
+    return found ? OTFX_OK : otfx_fail(OTFX_ERR_INVALID, "no piece %u", index);
+}
+
+otfx_status otfx_trace_test_damage_piece(otfx_trace *trace, uint32_t index, uint32_t offset, uint8_t mask)
+{
+    pthread_rwlock_wrlock(&trace->lock);
+    piece *p;
+    bool found = piece_by_index(trace, index, &p) && offset < p->blob_size;
+    if (found)
+        p->blob[offset] ^= mask;
+    pthread_rwlock_unlock(&trace->lock);
+    return found ? OTFX_OK : otfx_fail(OTFX_ERR_INVALID, "no piece %u with byte %u", index, offset);
+}
+
+size_t otfx_trace_test_working_bytes(otfx_trace *trace)
+{
+    pthread_rwlock_rdlock(&trace->lock);
+    size_t operand_capacity = trace->config.chunk_bytes + CODEC_MAX_OPERAND_BYTES;
+    size_t bytes = sizeof *trace + 2 * (size_t)trace->max_chunk_events + 2 * operand_capacity +
+                   trace->payload.raw_capacity + trace->payload.middle_capacity +
+                   trace->max_chunk_events / 8 + 1 + sizeof *trace->enter_index * OTFX_MAX_CALL_DEPTH +
+                   3 * sizeof(call_frame) * OTFX_MAX_CALL_DEPTH + trace->seal_scratch.capacity +
+                   summary_heap_bytes(&trace->chunk_summary) + summary_heap_bytes(&trace->work_summary) +
+                   summary_heap_bytes(&trace->other_summary);
+    pthread_rwlock_unlock(&trace->lock);
+    return bytes;
+}
+
+otfx_status otfx_trace_test_seal(otfx_trace *trace)
+{
+    pthread_rwlock_wrlock(&trace->lock);
+    otfx_status status = seal_open_chunk(trace);
+    pthread_rwlock_unlock(&trace->lock);
+    return status;
+}

@@ -1,0 +1,359 @@
+/* test_codec.c — the encoding layers on their own: varints, the event codec (millions of randomized
+ * events, both time modes), the Huffman stage, sealed chunks (round trip, summary-only, every
+ * damaged byte detected). With OTFX_WRITE_DECODER_CORPUS=<dir> it also writes the seed corpus of the
+ * decoder fuzz target. */
+#define _POSIX_C_SOURCE 200809L /* the private headers use POSIX rwlocks */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "chunk.h"
+#include "huffman.h"
+#include "test_helpers.h"
+#include "trace_internal.h"
+
+static uint64_t random_state = 0x1234567;
+
+static uint64_t next_random(void)
+{
+    random_state ^= random_state << 13;
+    random_state ^= random_state >> 7;
+    random_state ^= random_state << 17;
+    return random_state;
+}
+
+/* A value of any magnitude, extremes included. */
+static uint64_t random_value(void)
+{
+    switch (next_random() % 6) {
+    case 0:
+        return 0;
+    case 1:
+        return UINT64_MAX;
+    case 2:
+        return next_random() % 128;
+    case 3:
+        return next_random() % 100000;
+    default:
+        return next_random() >> (next_random() % 64);
+    }
+}
+
+static void test_varints(void **state)
+{
+    (void)state;
+    const uint64_t values[] = {0, 1, 127, 128, 16383, 16384, UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        uint8_t buffer[10];
+        uint8_t *end = varint_put(buffer, values[i]);
+        const uint8_t *in = buffer;
+        uint64_t decoded;
+        assert_true(varint_get(&in, end, &decoded));
+        assert_ptr_equal(in, end);
+        assert_int_equal(decoded, values[i]);
+        in = buffer;
+        assert_false(varint_get(&in, end - 1, &decoded)); /* truncated */
+        assert_int_equal(zigzag_decode(zigzag_encode((int64_t)values[i])), (int64_t)values[i]);
+    }
+    const uint8_t too_long[11] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0};
+    const uint8_t *in = too_long;
+    uint64_t decoded;
+    assert_false(varint_get(&in, too_long + sizeof too_long, &decoded));
+}
+
+/* Random valid events, then field values of every size; encoded with the calling stack as the
+ * trace does, decoded through a cursor. */
+static void round_trip_events(random_stream *stream, bool predict_time, size_t total)
+{
+    enum { BATCH = 8192 };
+    otfx_event *events = malloc(sizeof *events * BATCH);
+    uint8_t *tokens = malloc(BATCH);
+    uint8_t *operands = malloc((size_t)BATCH * CODEC_MAX_OPERAND_BYTES);
+    call_frame *frames = malloc(sizeof *frames * OTFX_MAX_CALL_DEPTH);
+    call_frame *context = malloc(sizeof *context * OTFX_MAX_CALL_DEPTH);
+    otfx_ref *stack = malloc(sizeof *stack * OTFX_MAX_CALL_DEPTH);
+    assert_true(events && tokens && operands && frames && context && stack);
+    uint32_t depth = 0;
+    for (size_t done = 0; done < total; done += BATCH) {
+        random_stream_next(stream, events, BATCH);
+        for (size_t i = 0; i < BATCH; i++) {
+            otfx_event *e = &events[i];
+            switch (e->type) {
+            case OTFX_EV_SEND:
+            case OTFX_EV_RECV:
+            case OTFX_EV_ISEND:
+            case OTFX_EV_IRECV:
+                e->u.msg.comm = (otfx_ref)(random_value() % OTFX_REF_NONE);
+                e->u.msg.peer = (uint32_t)random_value();
+                e->u.msg.tag = (uint32_t)random_value();
+                e->u.msg.bytes = random_value();
+                e->u.msg.request = random_value();
+                break;
+            case OTFX_EV_ISEND_COMPLETE:
+            case OTFX_EV_IRECV_REQUEST:
+            case OTFX_EV_REQUEST_CANCELLED:
+                e->u.request.request = random_value();
+                break;
+            case OTFX_EV_COLL_END:
+                e->u.coll.op = (uint32_t)random_value();
+                e->u.coll.root = (uint32_t)random_value();
+                e->u.coll.sent = random_value();
+                e->u.coll.received = random_value();
+                break;
+            case OTFX_EV_METRIC:
+                e->u.metric.value = random_value();
+                break;
+            case OTFX_EV_PHASE:
+                e->u.phase.value = (int64_t)random_value();
+                break;
+            default:
+                break;
+            }
+        }
+        /* The batch is one chunk: context = the stack before it. */
+        for (uint32_t i = 0; i < depth; i++)
+            context[i] = (call_frame){stack[i], 0, events[0].time, 0};
+        uint32_t context_depth = depth;
+        codec_state encoder;
+        codec_state_init(&encoder, events[0].time, predict_time);
+        size_t operand_bytes = 0;
+        for (size_t i = 0; i < BATCH; i++) {
+            otfx_ref top = depth ? stack[depth - 1] : OTFX_REF_NONE;
+            operand_bytes += codec_encode(&encoder, &events[i], top, &tokens[i], operands + operand_bytes);
+            if (events[i].type == OTFX_EV_ENTER)
+                stack[depth++] = events[i].u.region.region;
+            else if (events[i].type == OTFX_EV_LEAVE)
+                depth--;
+        }
+        memcpy(frames, context, sizeof *frames * context_depth);
+        event_cursor cursor;
+        event_cursor_init(&cursor, events[0].time, predict_time, tokens, BATCH, operands, operand_bytes,
+                          frames, context_depth);
+        otfx_event decoded;
+        for (size_t i = 0; i < BATCH; i++) {
+            assert_int_equal(event_cursor_next(&cursor, &decoded), 1);
+            if (!events_equal(&events[i], &decoded))
+                fail_msg("event %zu of batch at %zu differs (type %d)", i, done, events[i].type);
+        }
+        assert_int_equal(event_cursor_next(&cursor, &decoded), 0);
+        assert_int_equal(cursor.depth, depth);
+    }
+    free(events);
+    free(tokens);
+    free(operands);
+    free(frames);
+    free(context);
+    free(stack);
+}
+
+static void test_codec_round_trip_millions(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    for (int kind = RANDOM_STREAM_MIXED; kind <= RANDOM_STREAM_USER_HEAVY; kind++) {
+        for (int predict_time = 0; predict_time < 2; predict_time++) {
+            random_stream_config config =
+                random_stream_config_default((random_stream_kind)kind, 99 + (uint64_t)kind);
+            random_stream *stream = random_stream_create(defs, &config);
+            assert_non_null(stream);
+            round_trip_events(stream, predict_time, kind == RANDOM_STREAM_MIXED ? 1200000 : 400000);
+            random_stream_destroy(stream);
+        }
+    }
+    otfx_defs_destroy(defs);
+}
+
+static void test_huffman(void **state)
+{
+    (void)state;
+    enum { SIZE = 50000 };
+    uint8_t *data = malloc(SIZE), *coded = malloc(2 * SIZE), *back = malloc(SIZE);
+    assert_true(data && coded && back);
+    for (int distribution = 0; distribution < 5; distribution++) {
+        for (size_t i = 0; i < SIZE; i++) {
+            uint64_t r = next_random();
+            switch (distribution) {
+            case 0: /* skewed: a few frequent values, a long tail */
+                data[i] = (uint8_t)(r % 100 < 90 ? r % 4 : r >> 8);
+                break;
+            case 1: /* one symbol */
+                data[i] = 7;
+                break;
+            case 2: /* geometric: codes longer than the limit before limiting */
+                data[i] = (uint8_t)__builtin_ctzll(r | (1ull << 40));
+                break;
+            case 3: /* uniform: does not pay */
+                data[i] = (uint8_t)r;
+                break;
+            default: /* two symbols */
+                data[i] = (uint8_t)(r & 1 ? 200 : 3);
+                break;
+            }
+        }
+        size_t coded_size = huffman_encode(data, SIZE, coded, 2 * SIZE);
+        if (distribution == 3) {
+            assert_int_equal(coded_size, 0);
+            continue;
+        }
+        assert_true(coded_size > 0 && coded_size < SIZE);
+        assert_true(huffman_decode(coded, coded_size, back, SIZE));
+        assert_memory_equal(data, back, SIZE);
+        /* Truncated or over-long input is rejected, not over-read. */
+        assert_false(huffman_decode(coded, coded_size / 2, back, SIZE));
+        assert_false(huffman_decode(coded, HUFFMAN_TABLE_BYTES - 1, back, SIZE));
+    }
+    /* An over-full table (every symbol of length 1) is rejected. */
+    memset(coded, 0x11, HUFFMAN_TABLE_BYTES);
+    assert_false(huffman_decode(coded, HUFFMAN_TABLE_BYTES + 10, back, 10));
+    free(data);
+    free(coded);
+    free(back);
+}
+
+/* Fills a trace of `kind` with a few chunks and hands back its pieces. */
+static otfx_trace *trace_with_chunks(otfx_defs *defs, random_stream_kind kind, bool compress, size_t events)
+{
+    random_stream_config config = random_stream_config_default(kind, 5);
+    random_stream *stream = random_stream_create(defs, &config);
+    otfx_trace_config trace_config = otfx_trace_config_default(4u << 20);
+    trace_config.compress = compress;
+    trace_config.chunk_bytes = 4096;
+    otfx_trace *trace;
+    assert_int_equal(otfx_trace_create(&trace_config, defs, random_stream_location(stream), &trace), OTFX_OK);
+    assert_int_equal(feed(trace, stream, events, NULL), OTFX_OK);
+    random_stream_destroy(stream);
+    return trace;
+}
+
+static void test_sealed_chunks(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    for (int compress = 0; compress < 2; compress++) {
+        otfx_trace *trace = trace_with_chunks(defs, RANDOM_STREAM_MIXED, compress, 30000);
+        uint32_t pieces = otfx_trace_test_piece_count(trace);
+        assert_true(pieces > 5);
+        for (uint32_t i = 0; i < pieces; i++) {
+            const uint8_t *bytes;
+            size_t size;
+            assert_int_equal(otfx_trace_test_piece_bytes(trace, i, &bytes, &size), OTFX_OK);
+            assert_int_equal(chunk_check(bytes, size, true), OTFX_OK);
+            chunk_info info;
+            assert_int_equal(chunk_parse(bytes, size, true, &info), OTFX_OK);
+            assert_int_equal(!!(info.flags & CHUNK_COMPRESSED), compress);
+            summary stats;
+            summary_init(&stats);
+            assert_int_equal(chunk_read_summary(&info, &stats), OTFX_OK);
+            assert_int_equal(stats.events, info.event_count);
+            summary_free(&stats);
+        }
+        otfx_trace_destroy(trace);
+    }
+    /* A summary-only chunk. */
+    summary stats;
+    summary_init(&stats);
+    otfx_profile_entry *entry = summary_region(&stats, 3);
+    entry->visits = 5;
+    entry->inclusive = 1000;
+    summary_peer(&stats, 9)->messages_sent = 2;
+    stats.events = 77;
+    stats.removed[OTFX_REDUCE_RING] = 77;
+    chunk_contents contents = {
+        .begin = 100, .end = 200, .first_event = 200, .summary = &stats, .flags = CHUNK_SUMMARY_ONLY};
+    chunk_scratch scratch = {0};
+    uint8_t *blob;
+    uint32_t size;
+    assert_int_equal(chunk_seal(&contents, &scratch, &blob, &size), OTFX_OK);
+    assert_int_equal(chunk_check(blob, size, true), OTFX_OK);
+    chunk_info info;
+    assert_int_equal(chunk_parse(blob, size, true, &info), OTFX_OK);
+    summary back;
+    summary_init(&back);
+    assert_int_equal(chunk_read_summary(&info, &back), OTFX_OK);
+    assert_int_equal(back.region_count, 1);
+    assert_int_equal(back.regions[0].inclusive, 1000);
+    assert_int_equal(back.peers[0].peer, 9);
+    assert_int_equal(back.removed[OTFX_REDUCE_RING], 77);
+    summary_free(&back);
+    summary_free(&stats);
+    free(blob);
+    chunk_scratch_free(&scratch);
+    otfx_defs_destroy(defs);
+}
+
+/* Every single-bit flip of a sealed chunk is caught by the checksum; without the checksum the
+ * decoder still never misbehaves (ASan and UBSan watch). */
+static void test_every_damaged_byte_detected(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    otfx_trace *trace = trace_with_chunks(defs, RANDOM_STREAM_STENCIL, true, 3000);
+    const uint8_t *bytes;
+    size_t size;
+    assert_int_equal(otfx_trace_test_piece_bytes(trace, 0, &bytes, &size), OTFX_OK);
+    uint8_t *copy = malloc(size);
+    memcpy(copy, bytes, size);
+    for (size_t offset = 0; offset < size; offset++) {
+        uint8_t mask = (uint8_t)(1u << (next_random() % 8));
+        copy[offset] ^= mask;
+        assert_int_equal(chunk_check(copy, size, true), OTFX_ERR_CORRUPT);
+        otfx_status unchecked = chunk_check(copy, size, false);
+        assert_true(unchecked == OTFX_OK || unchecked == OTFX_ERR_CORRUPT);
+        copy[offset] ^= mask;
+    }
+    for (size_t cut = 0; cut < size; cut += 7)
+        assert_int_equal(chunk_check(copy, cut, true), OTFX_ERR_CORRUPT);
+    assert_int_equal(chunk_check(copy, size, true), OTFX_OK);
+    free(copy);
+    otfx_trace_destroy(trace);
+    otfx_defs_destroy(defs);
+}
+
+/* Writes sealed chunks of every kind as seeds of the decoder fuzz target, when asked to. */
+static void test_write_decoder_corpus(void **state)
+{
+    (void)state;
+    const char *directory = getenv("OTFX_WRITE_DECODER_CORPUS");
+    if (!directory)
+        skip();
+    otfx_defs *defs = otfx_defs_create();
+    int written = 0;
+    for (int kind = RANDOM_STREAM_MIXED; kind <= RANDOM_STREAM_USER_HEAVY; kind++) {
+        for (int compress = 0; compress < 2; compress++) {
+            otfx_trace *trace = trace_with_chunks(defs, (random_stream_kind)kind, compress, 2500);
+            const uint8_t *bytes;
+            size_t size;
+            assert_int_equal(otfx_trace_test_piece_bytes(trace, 0, &bytes, &size), OTFX_OK);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/chunk-%d-%s", directory, kind, compress ? "compressed" : "raw");
+            FILE *out = fopen(path, "wb");
+            assert_non_null(out);
+            assert_int_equal(fwrite(bytes, 1, size, out), size);
+            fclose(out);
+            written++;
+            otfx_trace_destroy(trace);
+        }
+    }
+    assert_int_equal(written, 6);
+    otfx_defs_destroy(defs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_varints),
+        cmocka_unit_test(test_codec_round_trip_millions),
+        cmocka_unit_test(test_huffman),
+        cmocka_unit_test(test_sealed_chunks),
+        cmocka_unit_test(test_every_damaged_byte_detected),
+        cmocka_unit_test(test_write_decoder_corpus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
