@@ -1,0 +1,498 @@
+#!/usr/bin/python3
+"""gen_wrappers.py — generate the MPI wrappers of libotfx-capture from capture/mpi_functions.tsv.
+
+    gen_wrappers.py TABLE OUT_DIR
+
+writes OUT_DIR/capture_functions.h (function ids and names), OUT_DIR/capture_wrappers.c (one C
+wrapper per generated row) and OUT_DIR/capture_wrappers_f08.c (the mpi_f08 entry points that call
+PMPI_* directly on MPICH). Each event class has one template below; the table says which applies and
+which parameters feed the payload. Rows marked "manual" are written by hand in
+capture/src/manual_wrappers.c and only get their id here.
+"""
+import re
+import sys
+from dataclasses import dataclass
+
+SCALAR_TYPES = {"int", "MPI_Comm", "MPI_Datatype", "MPI_Info", "MPI_Group", "MPI_Win", "MPI_Request",
+                "MPI_Errhandler", "MPI_Op", "MPI_Message", "MPI_Session", "MPI_Aint", "MPI_Count",
+                "MPI_Offset", "MPI_Fint"}
+# Fortran passes these as special addresses the C side knows under other values (MPI_UNWEIGHTED,
+# MPI_ERRCODES_IGNORE, ...): the generic f08 rule would pass the wrong pointer.
+F08_SPECIAL_ADDRESS_PARAMS = {"sourceweights", "destweights", "weights", "array_of_errcodes"}
+
+
+@dataclass
+class Param:
+    text: str
+    name: str
+    base_type: str  # type without const, pointers and array brackets
+    pointer: bool   # pointer or array
+
+
+@dataclass
+class Function:
+    name: str
+    ret: str
+    params: list
+    cls: str
+    payload: str
+    translate: list
+    f08: list
+    manual: bool
+
+    def param(self, name):
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise SystemExit(f"gen_wrappers.py: {self.name} has no parameter '{name}' (payload rule)")
+
+    def has(self, name):
+        return any(p.name == name for p in self.params)
+
+
+def parse_param(text):
+    if text == "...":
+        return Param(text, "...", "...", False)
+    match = re.match(r"^(.*?)(\w+)\s*((?:\[[^\]]*\]\s*)*)$", text)
+    if not match:
+        raise SystemExit(f"gen_wrappers.py: cannot parse parameter '{text}'")
+    type_text, name, arrays = match.group(1).strip(), match.group(2), match.group(3)
+    pointer = "*" in type_text or bool(arrays)
+    base = re.sub(r"\bconst\b", "", type_text).replace("*", "").strip()
+    return Param(text, name, base, pointer)
+
+
+def read_table(path):
+    functions = []
+    with open(path) as table:
+        for line in table:
+            if line.startswith("#") or not line.strip():
+                continue
+            name, ret, params, cls, payload, translate, f08, implementation = line.rstrip("\n").split("\t")
+            plist = [] if params == "void" else [parse_param(p) for p in params.split("; ")]
+            functions.append(Function(name, ret, plist, cls, "" if payload == "-" else payload,
+                                      [] if translate == "-" else translate.split(","),
+                                      [] if f08 == "-" else f08.split(","), implementation == "manual"))
+    return functions
+
+
+def fid(function):
+    return f"CAPTURE_FN_{function.name}"
+
+
+def signature(function, name=None):
+    params = ", ".join(p.text for p in function.params) or "void"
+    return f"{function.ret} {name or function.name}({params})"
+
+
+def call_args(function):
+    return ", ".join(p.name for p in function.params)
+
+
+# ---- payload expressions -------------------------------------------------------------------------
+
+def count_expr(function, name):
+    """A count, datatype or array term of a payload rule as a C expression (bytes as int64_t)."""
+    p = function.param(name)
+    if p.base_type == "MPI_Datatype":
+        return f"capture_type_bytes({name})"
+    return f"(int64_t){name}"
+
+
+def sum_call(function, kind, array, types=None, extent="capture_n"):
+    p = function.param(array)
+    suffix = "count" if p.base_type == "MPI_Count" else "int"
+    if types:
+        return f"capture_sumw_{suffix}({array}, {types}, {extent})"
+    return f"capture_sum_{suffix}({array}, {extent})"
+
+
+def bytes_expr(function, expression):
+    factors = []
+    for factor in expression.split("*"):
+        match = re.fullmatch(r"(sumw?)(_in|_out)?\((\w+)(?:,(\w+))?\)", factor)
+        if match:
+            extent = {"": "capture_n", "_in": "capture_indegree", "_out": "capture_outdegree"}[match.group(2) or ""]
+            factors.append(sum_call(function, match.group(1), match.group(3), match.group(4), extent))
+        elif re.fullmatch(r"(\w+)\[rank\]", factor):
+            factors.append(f"(int64_t){factor[:-6]}[capture_comm_entry->rank]")
+        elif factor == "n":
+            factors.append("(int64_t)capture_n")
+        elif factor in ("in", "out"):
+            factors.append(f"(int64_t)capture_{factor}degree")
+        else:
+            factors.append(count_expr(function, factor))
+    return " * ".join(factors)
+
+
+def guarded_bytes(function, side, rule):
+    """send=/recv= term: evaluated only where significant and never on MPI_IN_PLACE arguments, whose
+    count and datatype the caller may leave undefined."""
+    expression, _, significance = rule.partition("@")
+    conditions = []
+    names = re.findall(r"[a-z_]+", expression)
+    if function.has(side + "buf") and any(n.startswith(side) for n in names):
+        conditions.append(f"{side}buf != MPI_IN_PLACE")
+    if significance == "root":
+        conditions.append("capture_is_root(capture_comm_entry, root)")
+    elif significance == "nonroot":
+        conditions.append("capture_is_nonroot(capture_comm_entry, root)")
+    code = bytes_expr(function, expression)
+    if conditions:
+        return f"({' && '.join(conditions)}) ? {code} : 0"
+    return code
+
+
+def parse_rule(payload):
+    rule = {}
+    for token in payload.split():
+        key, _, value = token.partition("=")
+        rule[key] = value
+    return rule
+
+
+def collective_payload(function, indent="    "):
+    """Lines that compute root/bytes of a collective into a struct capture_collective_info."""
+    rule = parse_rule(function.payload)
+    uses = function.payload
+    lines = [f"const struct capture_comm *capture_comm_entry = capture_comm_lookup(comm);",
+             "struct capture_collective_info capture_info = {.comm_id = capture_comm_entry->id, .root_world = -1};"]
+    if re.search(r"\bn\b|sumw?\(", uses):
+        lines.append("const int capture_n = capture_comm_peer_count(capture_comm_entry);")
+    if re.search(r"\b(in|out)\b|_in\(|_out\(", uses):
+        lines.append("int capture_indegree = 0, capture_outdegree = 0;")
+        lines.append("capture_comm_neighbor_degrees(comm, &capture_indegree, &capture_outdegree);")
+        lines.append("(void)capture_indegree;")
+        lines.append("(void)capture_outdegree;")
+    if "root" in rule:
+        lines.append(f"capture_info.root_world = capture_root_world(capture_comm_entry, {rule['root']});")
+    if "send" in rule:
+        lines.append(f"capture_info.bytes_sent = {guarded_bytes(function, 'send', rule['send'])};")
+    if "recv" in rule:
+        lines.append(f"capture_info.bytes_received = {guarded_bytes(function, 'recv', rule['recv'])};")
+    return [indent + line for line in lines]
+
+
+def p2p_payload(function):
+    rule = parse_rule(function.payload)
+    peer = rule.get("peer", "MPI_ANY_SOURCE")
+    tag = rule.get("tag", "MPI_ANY_TAG")
+    byte_count = bytes_expr(function, rule["bytes"]) if "bytes" in rule else "0"
+    return peer, tag, byte_count
+
+
+# ---- C wrappers ----------------------------------------------------------------------------------
+
+def body_lines(function):
+    """The recording path of a wrapper, between capture_enter and capture_leave; sets `capture_result`."""
+    f, args, cls = function, call_args(function), function.cls
+    call = f"P{f.name}({args})"
+    lines = []
+    if cls in ("p2p-send",):
+        peer, tag, nbytes = p2p_payload(f)
+        lines += [f"    capture_result = {call};",
+                  "    if (capture_result == MPI_SUCCESS)",
+                  f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes});"]
+    elif cls in ("p2p-recv", "p2p-mrecv", "p2p-sendrecv", "probe"):
+        lines += ["    MPI_Status capture_local_status;",
+                  "    if (status == MPI_STATUS_IGNORE)",
+                  "        status = &capture_local_status;"]
+        if cls == "p2p-mrecv":
+            lines += ["    const MPI_Message capture_message = *message;"]
+        lines += [f"    capture_result = {call};", "    if (capture_result == MPI_SUCCESS) {"]
+        if cls == "p2p-sendrecv":
+            peer, tag, nbytes = p2p_payload(f)
+            lines += [f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes});",
+                      f"        capture_p2p_recv({fid(f)}, comm, status);"]
+        elif cls == "p2p-recv":
+            lines += [f"        capture_p2p_recv({fid(f)}, comm, status);"]
+        elif cls == "p2p-mrecv":
+            lines += [f"        capture_message_received({fid(f)}, capture_message, status);"]
+        else:  # probes
+            flag = "*flag" if f.has("flag") else "1"
+            message = "*message" if f.has("message") else "MPI_MESSAGE_NULL"
+            lines += [f"        if ({flag})",
+                      f"            capture_probe({fid(f)}, comm, status, {message});"]
+        lines += ["    }"]
+    elif cls in ("p2p-isend", "p2p-irecv", "persistent-send", "persistent-recv"):
+        peer, tag, nbytes = p2p_payload(f)
+        kind = "CAPTURE_REQUEST_SEND" if "send" in cls else "CAPTURE_REQUEST_RECV"
+        persistent = "true" if cls.startswith("persistent") else "false"
+        lines += [f"    capture_result = {call};",
+                  "    if (capture_result == MPI_SUCCESS)",
+                  f"        capture_p2p_request({fid(f)}, *request, {kind}, {persistent}, comm, {peer}, {tag},",
+                  f"                            {nbytes});"]
+    elif cls == "p2p-imrecv":
+        lines += ["    const MPI_Message capture_message = *message;",
+                  f"    capture_result = {call};",
+                  "    if (capture_result == MPI_SUCCESS)",
+                  f"        capture_message_request({fid(f)}, capture_message, *request);"]
+    elif cls in ("collective", "icollective", "collective-init"):
+        lines += ["    {"]
+        lines += collective_payload(f, "        ")
+        lines += [f"        capture_result = {call};",
+                  "        if (capture_result == MPI_SUCCESS) {"]
+        if cls == "collective":
+            lines += [f"            capture_collective({fid(f)}, &capture_info);"]
+        elif cls == "icollective":
+            lines += [f"            capture_collective({fid(f)}, &capture_info);",
+                      f"            capture_collective_request({fid(f)}, *request, &capture_info, false);"]
+        else:
+            lines += [f"            capture_collective_request({fid(f)}, *request, &capture_info, true);"]
+        lines += ["        }", "    }"]
+    elif cls == "completion":
+        lines += completion_lines(f)
+    elif cls == "start":
+        if f.name == "MPI_Start":
+            lines += ["    const MPI_Request capture_started = *request;",
+                      f"    capture_result = {call};",
+                      "    if (capture_result == MPI_SUCCESS)",
+                      f"        capture_requests_started({fid(f)}, &capture_started, 1);"]
+        else:
+            lines += [f"    capture_result = {call};",
+                      "    if (capture_result == MPI_SUCCESS)",
+                      f"        capture_requests_started({fid(f)}, array_of_requests, count);"]
+    elif cls == "request-free":
+        lines += ["    const MPI_Request capture_freed = *request;",
+                  f"    capture_result = {call};",
+                  "    if (capture_result == MPI_SUCCESS)",
+                  "        capture_request_forget(capture_freed);"]
+    elif cls == "comm-create":
+        new = parse_rule(f.payload)["new"]
+        lines += [f"    capture_result = {call};",
+                  f"    if (capture_result == MPI_SUCCESS && *{new} != MPI_COMM_NULL)",
+                  f"        capture_comm_created({fid(f)}, *{new});"]
+    elif cls == "comm-icreate":
+        new = parse_rule(f.payload)["new"]
+        lines += [f"    capture_result = {call};",
+                  "    if (capture_result == MPI_SUCCESS)",
+                  f"        capture_comm_request({fid(f)}, *request, {new});"]
+    elif cls == "comm-free":
+        freed = parse_rule(f.payload)["free"]
+        lines += [f"    capture_comm_freed({fid(f)}, *{freed});",
+                  f"    capture_result = {call};"]
+    elif cls == "other":
+        lines += [f"    capture_result = {call};"]
+    else:
+        raise SystemExit(f"gen_wrappers.py: {f.name}: unknown class {cls}")
+    return lines
+
+
+def completion_lines(f):
+    """Wait/Test family: keep the request handles (PMPI sets completed ones to MPI_REQUEST_NULL) and
+    make sure there are statuses to read the receives' source, tag and size from."""
+    call = f"P{f.name}({call_args(f)})"
+    fn = fid(f)
+    if f.name in ("MPI_Wait", "MPI_Test"):
+        done = "*flag" if f.name == "MPI_Test" else "1"
+        return ["    MPI_Status capture_local_status;",
+                "    if (status == MPI_STATUS_IGNORE)",
+                "        status = &capture_local_status;",
+                "    const MPI_Request capture_request = *request;",
+                f"    capture_result = {call};",
+                f"    if (capture_result == MPI_SUCCESS && {done})",
+                f"        capture_request_completed({fn}, capture_request, status);"]
+    if f.name in ("MPI_Waitany", "MPI_Testany"):
+        done = "*flag" if f.name == "MPI_Testany" else "1"
+        return ["    MPI_Status capture_local_status;",
+                "    if (status == MPI_STATUS_IGNORE)",
+                "        status = &capture_local_status;",
+                "    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);",
+                f"    capture_result = {call};",
+                f"    if (capture_result == MPI_SUCCESS && {done} && *indx != MPI_UNDEFINED)",
+                f"        capture_request_completed({fn}, capture_saved[*indx], status);"]
+    if f.name in ("MPI_Waitall", "MPI_Testall"):
+        done = "*flag" if f.name == "MPI_Testall" else "1"
+        return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);",
+                "    if (array_of_statuses == MPI_STATUSES_IGNORE)",
+                "        array_of_statuses = capture_scratch_statuses(count);",
+                f"    capture_result = {call};",
+                f"    if ((capture_result == MPI_SUCCESS || capture_result == MPI_ERR_IN_STATUS) && {done})",
+                "        for (int i = 0; i < count; i++)",
+                f"            capture_request_completed({fn}, capture_saved[i], &array_of_statuses[i]);"]
+    if f.name in ("MPI_Waitsome", "MPI_Testsome"):
+        return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, incount);",
+                "    if (array_of_statuses == MPI_STATUSES_IGNORE)",
+                "        array_of_statuses = capture_scratch_statuses(incount);",
+                f"    capture_result = {call};",
+                "    if ((capture_result == MPI_SUCCESS || capture_result == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)",
+                "        for (int i = 0; i < *outcount; i++)",
+                f"            capture_request_completed({fn}, capture_saved[array_of_indices[i]],",
+                "                                      &array_of_statuses[i]);"]
+    raise SystemExit(f"gen_wrappers.py: no completion template for {f.name}")
+
+
+def translate_lines(function):
+    return [f"    {name} = capture_application_comm({name});" for name in function.translate]
+
+
+def c_wrapper(function):
+    f = function
+    out = [signature(f), "{"]
+    out += translate_lines(f)
+    call = f"P{f.name}({call_args(f)})"
+    if f.cls == "conversion":
+        if f.ret == "int":
+            # MPICH defines some conversions (MPI_Status_f2f08, ...) in libmpichfort only: weak, so that
+            # C programs linked with -lotfx-capture need no Fortran library.
+            out = [f"#pragma weak P{f.name}"] + out
+            out += [f"    if (!P{f.name})", "        return MPI_ERR_INTERN;"]
+        out += [f"    return {call};", "}", ""]
+        return out
+    out += ["    if (!capture_is_recording())", f"        return {call};", f"    capture_enter({fid(f)});"]
+    if f.ret != "int":
+        out += [f"    const {f.ret} capture_result = {call};"]
+    else:
+        out += ["    int capture_result;"]
+        out += body_lines(f)
+    out += [f"    capture_leave({fid(f)});", "    return capture_result;", "}", ""]
+    return out
+
+
+# ---- mpi_f08 entry points ------------------------------------------------------------------------
+
+def f08_unsupported_reason(function):
+    if function.name in ("MPI_Init", "MPI_Init_thread", "MPI_Pcontrol"):
+        return None  # special-cased in f08_wrapper
+    for p in function.params:
+        if p.name in F08_SPECIAL_ADDRESS_PARAMS:
+            return f"parameter {p.name} may be a special Fortran address"
+        if p.base_type == "void" and p.name in ("baseptr", "buffer_addr"):
+            continue  # type(c_ptr) passed by reference: the pointer-to-pointer C expects
+        if p.base_type not in SCALAR_TYPES and p.base_type not in ("MPI_Status", "MPI_File"):
+            return f"parameter {p.text} needs a Fortran conversion"
+    return None
+
+
+def f08_wrapper(function, symbol):
+    """An mpi_f08 entry point: Fortran passes everything by reference and ierror last (optional, so
+    maybe NULL). Calls the C wrapper, so the call is counted once and MPI_COMM_WORLD translated."""
+    f = function
+    params, args, before, after = [], [], [], []
+    if f.name == "MPI_Init":
+        params, args = [], ["NULL", "NULL"]
+    elif f.name == "MPI_Init_thread":
+        params, args = ["int *required", "int *provided"], ["NULL", "NULL", "*required", "provided"]
+    elif f.name == "MPI_Pcontrol":
+        params, args = ["int *level"], ["*level"]
+    else:
+        for p in f.params:
+            if p.base_type == "MPI_File":
+                params.append(f"MPI_Fint *{p.name}")
+                if not p.pointer:
+                    args.append(f"PMPI_File_f2c(*{p.name})")
+                else:
+                    initial = "MPI_FILE_NULL" if f.name == "MPI_File_open" else f"PMPI_File_f2c(*{p.name})"
+                    before.append(f"    MPI_File c_{p.name} = {initial};")
+                    args.append(f"&c_{p.name}")
+                    after.append(f"    *{p.name} = PMPI_File_c2f(c_{p.name});")
+            elif p.base_type == "MPI_Status":
+                const = "const " if p.text.startswith("const") else ""
+                params.append(f"{const}MPI_Status *{p.name}")
+                ignore = ("capture_f08_statuses_ignore()" if p.name == "array_of_statuses"
+                          else "capture_f08_status_ignore()")
+                c_ignore = "MPI_STATUSES_IGNORE" if p.name == "array_of_statuses" else "MPI_STATUS_IGNORE"
+                args.append(f"(void *){p.name} == {ignore} ? {c_ignore} : ({const}MPI_Status *){p.name}")
+            elif p.pointer:
+                params.append(pointer_param(p))
+                args.append(p.name)
+            else:
+                params.append(f"{p.base_type} *{p.name}")
+                args.append(f"*{p.name}")
+    returns_int = f.ret == "int"
+    if returns_int:
+        params.append("MPI_Fint *ierror")
+    decl = f"{f.ret if not returns_int else 'void'} {symbol}({', '.join(params) or 'void'})"
+    out = [f"CAPTURE_EXPORT {decl};", decl, "{"]
+    out += before
+    call = f"{f.name}({', '.join(args)})"
+    if returns_int:
+        out += [f"    const int capture_result = {call};"]
+        out += after
+        out += ["    if (ierror)", "        *ierror = capture_result;"]
+    else:
+        out += [f"    return {call};"]
+    out += ["}", ""]
+    return out
+
+
+def pointer_param(p):
+    """A C array parameter as a plain pointer (int ranges[][3] stays as it is: its layout is Fortran's)."""
+    if "[" in p.text and "][" not in p.text:
+        return re.sub(r"(\w+)\s*\[[^\]]*\]\s*$", r"*\1", p.text)
+    return p.text
+
+
+# ---- output --------------------------------------------------------------------------------------
+
+HEADER_NOTE = "/* Generated by capture/gen/gen_wrappers.py from capture/mpi_functions.tsv; do not edit. */\n"
+
+
+def write_ids(functions, path):
+    with open(path, "w") as out:
+        out.write(HEADER_NOTE)
+        out.write("#ifndef OTFX_CAPTURE_FUNCTIONS_H\n#define OTFX_CAPTURE_FUNCTIONS_H\n\n")
+        out.write("/* One id per MPI function of the table, in table order: the function_id of records. */\n")
+        out.write("enum capture_function_id {\n")
+        for index, f in enumerate(functions):
+            out.write(f"    {fid(f)} = {index},\n")
+        out.write(f"    CAPTURE_FUNCTION_COUNT = {len(functions)}\n}};\n\n")
+        out.write("/* Names indexed by enum capture_function_id. */\n")
+        out.write("extern const char *const capture_function_names[CAPTURE_FUNCTION_COUNT];\n")
+        out.write("/* Event classes (the table's class column: \"p2p-send\", \"collective\", ...) indexed by\n"
+                  " * enum capture_function_id: the event place derives region roles from them. */\n")
+        out.write("extern const char *const capture_function_classes[CAPTURE_FUNCTION_COUNT];\n\n#endif\n")
+
+
+def write_wrappers(functions, path):
+    with open(path, "w") as out:
+        out.write(HEADER_NOTE)
+        out.write('#include "capture_functions.h"\n#include "recorder.h"\n#include "runtime.h"\n\n')
+        out.write("#include <mpi.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n")
+        out.write("const char *const capture_function_names[CAPTURE_FUNCTION_COUNT] = {\n")
+        for f in functions:
+            out.write(f'    "{f.name}",\n')
+        out.write("};\n\n")
+        out.write("const char *const capture_function_classes[CAPTURE_FUNCTION_COUNT] = {\n")
+        for f in functions:
+            out.write(f'    "{f.cls}",\n')
+        out.write("};\n\n")
+        for f in functions:
+            if f.manual:
+                out.write(f"/* {f.name}: hand-written in capture/src/manual_wrappers.c */\n\n")
+                continue
+            out.write("\n".join(c_wrapper(f)) + "\n")
+
+
+def write_f08(functions, path):
+    skipped = []
+    with open(path, "w") as out:
+        out.write(HEADER_NOTE)
+        out.write("/* mpi_f08 entry points that MPICH's libmpichfort implements by calling PMPI_* directly:\n"
+                  " * without these the calls would bypass the C wrappers (untraced, MPI_COMM_WORLD not\n"
+                  " * translated). Each forwards to the C wrapper. */\n")
+        out.write('#include "runtime.h"\n\n#include <mpi.h>\n#include <stddef.h>\n\n')
+        for f in functions:
+            for symbol in f.f08:
+                reason = f08_unsupported_reason(f)
+                if reason:
+                    skipped.append(f"{symbol} ({reason})")
+                    continue
+                out.write("\n".join(f08_wrapper(f, symbol)) + "\n")
+        out.write("/* Not wrapped (they still call PMPI_* directly, untraced):\n")
+        for entry in skipped:
+            out.write(f" *   {entry}\n")
+        out.write(" */\n")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: gen_wrappers.py TABLE OUT_DIR")
+    functions = read_table(sys.argv[1])
+    write_ids(functions, f"{sys.argv[2]}/capture_functions.h")
+    write_wrappers(functions, f"{sys.argv[2]}/capture_wrappers.c")
+    write_f08(functions, f"{sys.argv[2]}/capture_wrappers_f08.c")
+
+
+if __name__ == "__main__":
+    main()

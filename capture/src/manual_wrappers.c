@@ -1,0 +1,234 @@
+/*
+ * manual_wrappers.c — the MPI functions marked "manual" in mpi_functions.tsv: the ones that cannot
+ * follow the generated pattern, and the world split done in MPI_Init / MPI_Init_thread.
+ */
+#include "capture_functions.h"
+#include "recorder.h"
+#include "runtime.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+MPI_Comm capture_app_world = MPI_COMM_WORLD;
+struct capture_layout capture_layout;
+
+/* Every rank reaches the same verdict (same environment), so rank 0 alone explains and all abort. */
+static _Noreturn void configuration_error(int world_rank, const char *message, const char *value)
+{
+    if (world_rank == 0)
+        fprintf(stderr, "otfx-capture: %s%s\n", message, value ? value : "");
+    PMPI_Barrier(MPI_COMM_WORLD);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+    abort(); /* not reached: PMPI_Abort does not return */
+}
+
+/* MPMD mode (`mpiexec -n N ./app : -n P otfx-place`): the ranks of another program than rank 0's are
+ * places. Costs two collectives in MPI_Init when OTFX_PLACES is unset. */
+static int mpmd_place_count(int world_rank, int world_size)
+{
+    int *appnum = NULL, found = 0, my_app = 0, first_app = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &found);
+    if (found && appnum)
+        my_app = *appnum;
+    first_app = my_app;
+    PMPI_Bcast(&first_app, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int is_place = my_app != first_app;
+    int counts[2] = {is_place, 0}, totals[2];
+    PMPI_Allreduce(counts, totals, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int places = totals[0];
+    /* The places must be the last ranks (the last program on the mpiexec line). */
+    counts[1] = is_place && world_rank < world_size - places;
+    PMPI_Allreduce(&counts[1], &totals[1], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (totals[1])
+        configuration_error(world_rank,
+                            "in MPMD mode the places must be the last program on the mpiexec line", NULL);
+    return places;
+}
+
+static int configured_place_count(int world_rank, int world_size, const char **reason)
+{
+    const char *setting = getenv("OTFX_PLACES");
+    if (!setting || !*setting) {
+        *reason = "OTFX_PLACES unset";
+        return mpmd_place_count(world_rank, world_size);
+    }
+    char *end = NULL;
+    errno = 0;
+    long places = strtol(setting, &end, 10);
+    if (errno || *end || places < 0 || places > INT_MAX)
+        configuration_error(world_rank, "OTFX_PLACES must be a number of places (0 or more), not ", setting);
+    if (places >= world_size)
+        configuration_error(
+            world_rank, "OTFX_PLACES leaves no application rank: use mpiexec -n N+P for N ranks and P places",
+            NULL);
+    *reason = "OTFX_PLACES=0";
+    return (int)places;
+}
+
+/* OTFX_RECORD=0 starts the application ranks with recording off (otfx-run --no-record); unset or 1: on. */
+static bool record_at_start(int world_rank)
+{
+    const char *setting = getenv("OTFX_RECORD");
+    if (!setting || !*setting || strcmp(setting, "1") == 0)
+        return true;
+    if (strcmp(setting, "0") == 0)
+        return false;
+    configuration_error(world_rank, "OTFX_RECORD must be 0 (start with recording off) or 1 (on), not ",
+                        setting);
+}
+
+/* Splits the world after PMPI_Init: application ranks return with capture_app_world set, places run the
+ * place loop and never return. */
+static void split_world(int init_function, uint64_t init_entered)
+{
+    int world_rank = 0, world_size = 0;
+    const char *reason = "";
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    int places = configured_place_count(world_rank, world_size, &reason);
+    const bool recording = record_at_start(world_rank);
+    capture_layout.world_size = world_size;
+    capture_layout.place_count = places;
+    capture_layout.app_size = world_size - places;
+    if (places == 0) {
+        capture_layout.ranks_per_place = 1;
+        if (world_rank == 0)
+            fprintf(stderr, "otfx-capture: no places configured (%s): passing MPI calls through untraced\n",
+                    reason);
+        return;
+    }
+    capture_layout.ranks_per_place = (capture_layout.app_size + places - 1) / places;
+
+    const bool is_place = world_rank >= capture_layout.app_size;
+    MPI_Comm own_side;
+    PMPI_Comm_split(MPI_COMM_WORLD, is_place, world_rank, &own_side);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &capture_tool_comm);
+    if (is_place) {
+        PMPI_Comm_free(&own_side); /* the places' own communicator comes with the tree (issue 5) */
+        capture_place_loop(world_rank);
+    }
+    capture_app_world = own_side;
+    capture_recorder_start(world_rank, recording);
+    if (recording)
+        capture_enter_at(init_function, init_entered);
+    capture_comm_lookup(capture_app_world); /* defines the application's world as communicator 0 */
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    const uint64_t entered = capture_now();
+    int result = PMPI_Init(argc, argv);
+    if (result != MPI_SUCCESS)
+        return result;
+    split_world(CAPTURE_FN_MPI_Init, entered);
+    if (capture_is_recording())
+        capture_leave(CAPTURE_FN_MPI_Init);
+    return result;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    const uint64_t entered = capture_now();
+    int result = PMPI_Init_thread(argc, argv, required, provided);
+    if (result != MPI_SUCCESS)
+        return result;
+    split_world(CAPTURE_FN_MPI_Init_thread, entered);
+    if (capture_is_recording())
+        capture_leave(CAPTURE_FN_MPI_Init_thread);
+    return result;
+}
+
+int MPI_Finalize(void)
+{
+    if (capture_has_place) {
+        /* The leave is recorded before the real finalize: afterwards nothing can be sent. */
+        if (capture_is_recording()) {
+            capture_enter(CAPTURE_FN_MPI_Finalize);
+            capture_leave(CAPTURE_FN_MPI_Finalize);
+        }
+        capture_recorder_finish();
+    }
+    return PMPI_Finalize();
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (capture_is_recording())
+        capture_enter(CAPTURE_FN_MPI_Abort);
+    /* The application's world is the whole job to the application: the places go down with it. */
+    if (comm == MPI_COMM_WORLD || comm == capture_app_world)
+        comm = MPI_COMM_WORLD;
+    return PMPI_Abort(comm, errorcode);
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    if (!capture_is_recording())
+        return PMPI_Pcontrol(level);
+    capture_enter(CAPTURE_FN_MPI_Pcontrol);
+    capture_phase(CAPTURE_FN_MPI_Pcontrol, level);
+    int result = PMPI_Pcontrol(level);
+    capture_leave(CAPTURE_FN_MPI_Pcontrol);
+    return result;
+}
+
+static bool is_world_only_attribute(int keyval)
+{
+    return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
+           keyval == MPI_UNIVERSE_SIZE || keyval == MPI_LASTUSEDCODE || keyval == MPI_APPNUM;
+}
+
+/* Predefined attributes live on the real MPI_COMM_WORLD only; the universe shrinks by the places. */
+static int get_attribute(int (*real_get)(MPI_Comm, int, void *, int *), MPI_Comm comm, int keyval,
+                         void *attribute_val, int *flag)
+{
+    static int application_universe;
+    if (comm != MPI_COMM_WORLD || !is_world_only_attribute(keyval))
+        return real_get(capture_application_comm(comm), keyval, attribute_val, flag);
+    int result = real_get(MPI_COMM_WORLD, keyval, attribute_val, flag);
+    if (result == MPI_SUCCESS && *flag && keyval == MPI_UNIVERSE_SIZE && capture_layout.place_count > 0) {
+        int *universe = *(int **)attribute_val;
+        application_universe = *universe - capture_layout.place_count;
+        *(int **)attribute_val = &application_universe;
+    }
+    return result;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    if (!capture_is_recording())
+        return get_attribute(PMPI_Comm_get_attr, comm, comm_keyval, attribute_val, flag);
+    capture_enter(CAPTURE_FN_MPI_Comm_get_attr);
+    int result = get_attribute(PMPI_Comm_get_attr, comm, comm_keyval, attribute_val, flag);
+    capture_leave(CAPTURE_FN_MPI_Comm_get_attr);
+    return result;
+}
+
+int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    if (!capture_is_recording())
+        return get_attribute(PMPI_Attr_get, comm, keyval, attribute_val, flag);
+    capture_enter(CAPTURE_FN_MPI_Attr_get);
+    int result = get_attribute(PMPI_Attr_get, comm, keyval, attribute_val, flag);
+    capture_leave(CAPTURE_FN_MPI_Attr_get);
+    return result;
+}
+
+/* mpi_f08's MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are objects in libmpichfort (declared by mpi.h);
+ * weak, so that C programs without the Fortran library still load us. */
+#pragma weak MPIR_F08_MPI_STATUS_IGNORE_OBJ
+#pragma weak MPIR_F08_MPI_STATUSES_IGNORE_OBJ
+
+const void *capture_f08_status_ignore(void)
+{
+    return &MPIR_F08_MPI_STATUS_IGNORE_OBJ;
+}
+
+const void *capture_f08_statuses_ignore(void)
+{
+    return MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
+}

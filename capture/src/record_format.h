@@ -1,0 +1,119 @@
+/*
+ * record_format.h — the raw records an application rank sends to its place, and the batches that
+ * carry them. Both sides are the same library on the same machine: native byte order, no packing
+ * beyond natural alignment (every record size is a multiple of 8).
+ *
+ * A batch is one MPI message on the tool communicator (tag CAPTURE_BATCH_TAG):
+ *
+ *   struct capture_batch_header   (40 bytes)
+ *   records...                    (header.record_bytes bytes, back to back)
+ *
+ * Every record starts with struct capture_record_header; `size` is the whole record in bytes, so a
+ * reader can skip kinds it does not know. function_id indexes capture_function_names[]
+ * (capture_functions.h, generated from mpi_functions.tsv). Timestamps are CLOCK_MONOTONIC in
+ * nanoseconds. Ranks ("world ranks") are ranks of the application's world, 0 … N-1; -1 means
+ * MPI_PROC_NULL / not an application rank, -2 MPI_ANY_SOURCE.
+ *
+ * Communicators are named by a per-rank id: 0 is the application's world, every communicator
+ * this rank learns about afterwards gets the next id, announced by one CAPTURE_RECORD_COMM_CREATED
+ * record (members as world ranks) before any record uses it.
+ */
+#ifndef OTFX_CAPTURE_RECORD_FORMAT_H
+#define OTFX_CAPTURE_RECORD_FORMAT_H
+
+#include <stdint.h>
+
+#define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
+#define CAPTURE_BATCH_VERSION 2
+#define CAPTURE_BATCH_TAG     4242
+/* Batch size: large enough that one message per ~3000 events amortises the send, small enough that a
+ * place holding many ranks' in-flight batches stays modest. */
+#define CAPTURE_BATCH_BYTES (100 * 1024)
+
+enum capture_batch_flags {
+    /* The rank's last batch: sent from MPI_Finalize; the rank sends nothing afterwards. */
+    CAPTURE_BATCH_GOODBYE = 1u << 0,
+};
+
+struct capture_batch_header {
+    uint32_t magic;        /* CAPTURE_BATCH_MAGIC */
+    uint16_t version;      /* CAPTURE_BATCH_VERSION */
+    uint16_t flags;        /* enum capture_batch_flags */
+    int32_t app_rank;      /* sender's rank in the application's world */
+    uint32_t thread;       /* per-rank thread index, 0 = the thread that called MPI_Init */
+    uint64_t sequence;     /* batches of this (rank, thread) numbered from 0 */
+    uint64_t record_bytes; /* bytes of records following the header */
+    uint64_t blocked_ns;   /* this thread's total time so far waiting for its previous batch to leave
+                            * (back-pressure from a place that does not keep up) */
+};
+
+enum capture_record_kind {
+    CAPTURE_RECORD_ENTER = 1,        /* header only: an MPI function was entered */
+    CAPTURE_RECORD_LEAVE = 2,        /* header only: it returned */
+    CAPTURE_RECORD_SEND = 3,         /* capture_p2p_record: a message was sent (or a nonblocking /
+                                      * persistent send started) */
+    CAPTURE_RECORD_RECV = 4,         /* capture_p2p_record: a message was received (from the status) */
+    CAPTURE_RECORD_RECV_POSTED = 5,  /* capture_p2p_record: a nonblocking receive was posted; peer/tag
+                                      * as requested (may be MPI_ANY_SOURCE/MPI_ANY_TAG) */
+    CAPTURE_RECORD_PROBE = 6,        /* capture_p2p_record: a probe found a message (from the status) */
+    CAPTURE_RECORD_REQUEST_DONE = 7, /* capture_p2p_record: a request completed in the Wait/Test family;
+                                      * request_kind says what it was */
+    CAPTURE_RECORD_COLLECTIVE = 8,   /* capture_collective_record */
+    CAPTURE_RECORD_COMM_CREATED = 9, /* capture_comm_record + members */
+    CAPTURE_RECORD_COMM_FREED = 10,  /* capture_comm_record without members */
+    CAPTURE_RECORD_PHASE = 11,       /* capture_phase_record: MPI_Pcontrol(level) */
+};
+
+enum capture_request_kind {
+    CAPTURE_REQUEST_SEND = 1,
+    CAPTURE_REQUEST_RECV = 2,
+    CAPTURE_REQUEST_COLLECTIVE = 3,
+    CAPTURE_REQUEST_COMM = 4,    /* MPI_Comm_idup */
+    CAPTURE_REQUEST_MESSAGE = 5, /* an MPI_Message from Mprobe/Improbe (never completes) */
+};
+
+struct capture_record_header {
+    uint16_t kind;        /* enum capture_record_kind */
+    uint16_t function_id; /* enum capture_function_id of the call that produced the record */
+    uint32_t size;        /* bytes of the whole record, header included */
+    uint64_t timestamp;   /* CLOCK_MONOTONIC, ns */
+};
+
+struct capture_p2p_record {
+    struct capture_record_header header;
+    uint32_t comm_id;
+    int32_t peer; /* world rank of the destination (send) or source (receive) */
+    int32_t tag;
+    uint16_t request_kind; /* CAPTURE_REQUEST_SEND/RECV for nonblocking and persistent operations (the
+                            * SEND, RECV_POSTED and REQUEST_DONE records of a request), 0 for blocking */
+    uint16_t reserved;
+    uint64_t bytes;
+    uint64_t request; /* the request's id (capture_request_id), 0 for blocking operations */
+};
+
+struct capture_collective_record {
+    struct capture_record_header header;
+    uint32_t comm_id;
+    int32_t root;            /* world rank of the root, -1 if the operation has none */
+    uint64_t bytes_sent;     /* size of this rank's send buffer data as the arguments describe it */
+    uint64_t bytes_received; /* size of this rank's receive buffer data */
+};
+
+struct capture_comm_record {
+    struct capture_record_header header;
+    uint32_t comm_id;
+    uint32_t flags;       /* CAPTURE_COMM_INTER */
+    uint32_t local_size;  /* members follow: local_size world ranks of the local group, */
+    uint32_t remote_size; /* then remote_size of the remote group (intercommunicators) */
+    /* int32_t members[local_size + remote_size], padded to a multiple of 8 bytes */
+};
+
+enum capture_comm_flags { CAPTURE_COMM_INTER = 1u << 0 };
+
+struct capture_phase_record {
+    struct capture_record_header header;
+    int32_t level;
+    uint32_t reserved;
+};
+
+#endif

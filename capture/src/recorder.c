@@ -1,0 +1,210 @@
+/*
+ * recorder.c — per-thread record buffers (see recorder.h and record_format.h).
+ */
+#include "recorder.h"
+#include "runtime.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+bool capture_recording;
+bool capture_has_place;
+
+/* Two batch buffers per thread: one is filled while the other may still be in flight. */
+struct thread_recorder {
+    unsigned char *batches[2];
+    size_t used; /* bytes of records in the current batch */
+    int current;
+    uint32_t thread_index;
+    uint64_t sequence;
+    MPI_Request in_flight;
+    struct thread_recorder *next; /* registry, walked once in MPI_Finalize */
+};
+
+static _Thread_local struct thread_recorder *this_thread;
+static struct thread_recorder *all_threads;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t thread_count;
+static int recorder_app_rank;
+
+enum { RECORD_CAPACITY = CAPTURE_BATCH_BYTES - sizeof(struct capture_batch_header) };
+
+uint64_t capture_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void capture_recorder_start(int app_rank, bool recording)
+{
+    recorder_app_rank = app_rank;
+    capture_has_place = true;
+    capture_recording = recording;
+}
+
+/* Once per thread: the only allocation of the recorder. */
+static struct thread_recorder *create_thread_recorder(void)
+{
+    struct thread_recorder *recorder = calloc(1, sizeof(*recorder));
+    unsigned char *memory = malloc(2 * (size_t)CAPTURE_BATCH_BYTES);
+    if (!recorder || !memory) {
+        fprintf(stderr, "otfx-capture: out of memory for the record buffers: aborting\n");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    recorder->batches[0] = memory;
+    recorder->batches[1] = memory + CAPTURE_BATCH_BYTES;
+    recorder->in_flight = MPI_REQUEST_NULL;
+    pthread_mutex_lock(&registry_lock);
+    recorder->thread_index = thread_count++;
+    recorder->next = all_threads;
+    all_threads = recorder;
+    pthread_mutex_unlock(&registry_lock);
+    this_thread = recorder;
+    return recorder;
+}
+
+static void send_batch(struct thread_recorder *recorder, uint16_t flags)
+{
+    unsigned char *batch = recorder->batches[recorder->current];
+    struct capture_batch_header header = {
+        .magic = CAPTURE_BATCH_MAGIC,
+        .version = CAPTURE_BATCH_VERSION,
+        .flags = flags,
+        .app_rank = recorder_app_rank,
+        .thread = recorder->thread_index,
+        .sequence = recorder->sequence++,
+        .record_bytes = recorder->used,
+        .blocked_ns = capture_blocked_ns(),
+    };
+    memcpy(batch, &header, sizeof(header));
+    capture_flush(batch, sizeof(header) + recorder->used, &recorder->in_flight);
+    recorder->current ^= 1;
+    recorder->used = 0;
+}
+
+/* Room for `size` bytes of records in this thread's batch; sends the batch first when it is full. */
+static inline void *reserve(size_t size)
+{
+    struct thread_recorder *recorder = this_thread;
+    if (__builtin_expect(!recorder, 0))
+        recorder = create_thread_recorder();
+    if (__builtin_expect(recorder->used + size > RECORD_CAPACITY, 0))
+        send_batch(recorder, 0);
+    void *record =
+        recorder->batches[recorder->current] + sizeof(struct capture_batch_header) + recorder->used;
+    recorder->used += size;
+    return record;
+}
+
+static inline void fill_header(struct capture_record_header *header, enum capture_record_kind kind,
+                               int function_id, size_t size, uint64_t timestamp)
+{
+    header->kind = (uint16_t)kind;
+    header->function_id = (uint16_t)function_id;
+    header->size = (uint32_t)size;
+    header->timestamp = timestamp;
+}
+
+void capture_enter_at(int function_id, uint64_t timestamp)
+{
+    struct capture_record_header *header = reserve(sizeof(*header));
+    fill_header(header, CAPTURE_RECORD_ENTER, function_id, sizeof(*header), timestamp);
+}
+
+void capture_enter(int function_id)
+{
+    capture_enter_at(function_id, capture_now());
+}
+
+void capture_leave(int function_id)
+{
+    struct capture_record_header *header = reserve(sizeof(*header));
+    fill_header(header, CAPTURE_RECORD_LEAVE, function_id, sizeof(*header), capture_now());
+}
+
+/* Point-to-point records share one layout; the recorder's other files build on this. */
+CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
+                                        int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
+                                        MPI_Request request);
+void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id, int32_t peer,
+                       int32_t tag, int64_t bytes, uint16_t request_kind, MPI_Request request)
+{
+    struct capture_p2p_record *record = reserve(sizeof(*record));
+    fill_header(&record->header, kind, function_id, sizeof(*record), capture_now());
+    record->comm_id = comm_id;
+    record->peer = peer;
+    record->tag = tag;
+    record->request_kind = request_kind;
+    record->reserved = 0;
+    record->bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    record->request = request == MPI_REQUEST_NULL ? 0 : capture_request_id(request);
+}
+
+void capture_collective(int function_id, const struct capture_collective_info *info)
+{
+    struct capture_collective_record *record = reserve(sizeof(*record));
+    fill_header(&record->header, CAPTURE_RECORD_COLLECTIVE, function_id, sizeof(*record), capture_now());
+    record->comm_id = info->comm_id;
+    record->root = info->root_world;
+    record->bytes_sent = info->bytes_sent > 0 ? (uint64_t)info->bytes_sent : 0;
+    record->bytes_received = info->bytes_received > 0 ? (uint64_t)info->bytes_received : 0;
+}
+
+void capture_phase(int function_id, int level)
+{
+    struct capture_phase_record *record = reserve(sizeof(*record));
+    fill_header(&record->header, CAPTURE_RECORD_PHASE, function_id, sizeof(*record), capture_now());
+    record->level = level;
+    record->reserved = 0;
+}
+
+/* Communicator definitions are variable-sized; a communicator larger than a batch is announced with
+ * its sizes only (members cut) rather than failing. */
+CAPTURE_INTERNAL void capture_write_comm(enum capture_record_kind kind, int function_id,
+                                         const struct capture_comm *comm, bool with_members);
+void capture_write_comm(enum capture_record_kind kind, int function_id, const struct capture_comm *comm,
+                        bool with_members)
+{
+    size_t members = with_members ? (size_t)comm->size + (size_t)comm->remote_size : 0;
+    size_t size = sizeof(struct capture_comm_record) + members * sizeof(int32_t);
+    size = (size + 7) & ~(size_t)7;
+    if (size > RECORD_CAPACITY) {
+        members = 0;
+        size = sizeof(struct capture_comm_record);
+    }
+    struct capture_comm_record *record = reserve(size);
+    memset(record, 0, size);
+    fill_header(&record->header, kind, function_id, size, capture_now());
+    record->comm_id = comm->id;
+    record->flags = comm->inter ? CAPTURE_COMM_INTER : 0;
+    record->local_size = (uint32_t)comm->size;
+    record->remote_size = (uint32_t)comm->remote_size;
+    if (members) {
+        int32_t *member = (int32_t *)(record + 1);
+        memcpy(member, comm->local_world, (size_t)comm->size * sizeof(int32_t));
+        if (comm->remote_size)
+            memcpy(member + comm->size, comm->remote_world, (size_t)comm->remote_size * sizeof(int32_t));
+    }
+}
+
+void capture_recorder_finish(void)
+{
+    struct thread_recorder *calling = this_thread;
+    if (!calling)
+        calling = create_thread_recorder();
+    capture_recording = false;
+    /* Other threads are done with MPI by now (MPI_Finalize's rule): send what they left behind. */
+    for (struct thread_recorder *recorder = all_threads; recorder; recorder = recorder->next) {
+        if (recorder == calling)
+            continue;
+        if (recorder->used)
+            send_batch(recorder, 0);
+        capture_flush_wait(&recorder->in_flight);
+    }
+    send_batch(calling, CAPTURE_BATCH_GOODBYE);
+    capture_flush_wait(&calling->in_flight);
+}

@@ -1,0 +1,151 @@
+/*
+ * recorder.h — what every MPI wrapper calls (private to libotfx-capture).
+ *
+ * The hot path (enter/leave, payload records) appends a fixed-size record to a per-thread buffer:
+ * no system call (CLOCK_MONOTONIC comes from the vDSO), no lock, no malloc except once per thread.
+ * A full buffer goes to capture_flush() (transport.c) as one batch; see record_format.h.
+ * Wrappers call these only on application ranks with places configured (capture_is_recording()).
+ */
+#ifndef OTFX_CAPTURE_RECORDER_H
+#define OTFX_CAPTURE_RECORDER_H
+
+#include "record_format.h"
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define CAPTURE_INTERNAL __attribute__((visibility("hidden")))
+#define CAPTURE_EXPORT   __attribute__((visibility("default")))
+#else
+#define CAPTURE_INTERNAL
+#define CAPTURE_EXPORT
+#endif
+
+/* Set between the world split in MPI_Init and MPI_Finalize on application ranks with places while
+ * recording is on (OTFX_RECORD=0 starts with it off). */
+CAPTURE_INTERNAL extern bool capture_recording;
+/* Set from the world split on application ranks that have a place, recording or not: they must send
+ * their goodbye batch in MPI_Finalize, or their place would wait for ever. */
+CAPTURE_INTERNAL extern bool capture_has_place;
+static inline bool capture_is_recording(void)
+{
+    return __builtin_expect(capture_recording, 0);
+}
+
+CAPTURE_INTERNAL void capture_enter(int function_id);
+CAPTURE_INTERNAL void capture_leave(int function_id);
+
+/* A message was sent/received by a blocking call; comm is the communicator the call used (already
+ * translated to the application's world). Peers are ranks in comm; the recorder translates them. */
+CAPTURE_INTERNAL void capture_p2p_send(int function_id, MPI_Comm comm, int dest, int tag, int64_t bytes);
+CAPTURE_INTERNAL void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status);
+CAPTURE_INTERNAL void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status,
+                                    MPI_Message message);
+CAPTURE_INTERNAL void capture_message_received(int function_id, MPI_Message message,
+                                               const MPI_Status *status);
+
+/* Records name a request by its handle's bits (MPICH: an int). A handle is reused only after its request
+ * completed, which is all a request id must guarantee (as in OTF2). 0 means "no request". */
+static inline uint64_t capture_request_id(MPI_Request request)
+{
+    uint64_t id = 0;
+    memcpy(&id, &request, sizeof(request) < sizeof(id) ? sizeof(request) : sizeof(id));
+    return id;
+}
+
+/* Requests: a nonblocking or persistent point-to-point request was created. */
+CAPTURE_INTERNAL void capture_p2p_request(int function_id, MPI_Request request,
+                                          enum capture_request_kind kind, bool persistent, MPI_Comm comm,
+                                          int peer, int tag, int64_t bytes);
+CAPTURE_INTERNAL void capture_message_request(int function_id, MPI_Message message, MPI_Request request);
+/* Persistent requests were started (MPI_Start/Startall): sends and collectives are recorded now. */
+CAPTURE_INTERNAL void capture_requests_started(int function_id, const MPI_Request *requests, int count);
+/* A request completed in the Wait/Test family; status is valid (never MPI_STATUS_IGNORE). */
+CAPTURE_INTERNAL void capture_request_completed(int function_id, MPI_Request request,
+                                                const MPI_Status *status);
+CAPTURE_INTERNAL void capture_request_forget(MPI_Request request);
+/* Scratch copies for the Wait/Test family (per thread, grown rarely, never shrunk). */
+CAPTURE_INTERNAL MPI_Request *capture_save_requests(const MPI_Request *requests, int count);
+CAPTURE_INTERNAL MPI_Status *capture_scratch_statuses(int count);
+
+/* Collectives. */
+struct capture_collective_info {
+    uint32_t comm_id;
+    int32_t root_world;
+    int64_t bytes_sent;
+    int64_t bytes_received;
+};
+CAPTURE_INTERNAL void capture_collective(int function_id, const struct capture_collective_info *info);
+CAPTURE_INTERNAL void capture_collective_request(int function_id, MPI_Request request,
+                                                 const struct capture_collective_info *info, bool persistent);
+
+/* Communicators: the cache that maps a communicator to its id and its ranks to world ranks. */
+struct capture_comm {
+    MPI_Comm handle;
+    uint32_t id;
+    bool inter;
+    int rank;                /* this rank in the (local group of the) communicator */
+    int size;                /* local group size */
+    int remote_size;         /* remote group size, 0 for intracommunicators */
+    int indegree, outdegree; /* neighbourhood collectives; -1 until first needed */
+    int32_t *local_world;    /* world rank of each local group member */
+    int32_t *remote_world;   /* world rank of each remote group member */
+};
+/* Never NULL: an unknown communicator is added (and defined by a COMM_CREATED record) on first use. */
+CAPTURE_INTERNAL const struct capture_comm *capture_comm_lookup(MPI_Comm comm);
+CAPTURE_INTERNAL void capture_comm_created(int function_id, MPI_Comm comm);
+CAPTURE_INTERNAL void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm);
+CAPTURE_INTERNAL void capture_comm_freed(int function_id, MPI_Comm comm);
+CAPTURE_INTERNAL void capture_comm_neighbor_degrees(MPI_Comm comm, int *indegree, int *outdegree);
+
+static inline int capture_comm_peer_count(const struct capture_comm *comm)
+{
+    return comm->inter ? comm->remote_size : comm->size;
+}
+/* World rank of a peer (destination, source, root) given as a rank in comm: for intercommunicators a
+ * rank of the remote group. -1 for MPI_PROC_NULL or a process outside the application's world, -2 for
+ * MPI_ANY_SOURCE. */
+CAPTURE_INTERNAL int32_t capture_peer_world(const struct capture_comm *comm, int peer);
+CAPTURE_INTERNAL int32_t capture_root_world(const struct capture_comm *comm, int root);
+static inline bool capture_is_root(const struct capture_comm *comm, int root)
+{
+    return comm->inter ? root == MPI_ROOT : root == comm->rank;
+}
+static inline bool capture_is_nonroot(const struct capture_comm *comm, int root)
+{
+    return comm->inter ? root >= 0 : root != comm->rank;
+}
+
+/* Bytes helpers for payload rules. */
+CAPTURE_INTERNAL int64_t capture_type_bytes(MPI_Datatype datatype);
+CAPTURE_INTERNAL int64_t capture_sum_int(const int *counts, int n);
+CAPTURE_INTERNAL int64_t capture_sum_count(const MPI_Count *counts, int n);
+CAPTURE_INTERNAL int64_t capture_sumw_int(const int *counts, const MPI_Datatype *types, int n);
+CAPTURE_INTERNAL int64_t capture_sumw_count(const MPI_Count *counts, const MPI_Datatype *types, int n);
+
+/* MPI_Pcontrol(level): a phase marker. */
+CAPTURE_INTERNAL void capture_phase(int function_id, int level);
+
+/* Recorder life cycle (manual_wrappers.c): start after the world split, stop in MPI_Finalize by
+ * sending every thread's remaining records, the calling thread's batch flagged as goodbye. */
+CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording);
+CAPTURE_INTERNAL void capture_recorder_finish(void);
+CAPTURE_INTERNAL uint64_t capture_now(void);
+/* Enter/leave with an explicit timestamp (MPI_Init is entered before the recorder exists). */
+CAPTURE_INTERNAL void capture_enter_at(int function_id, uint64_t timestamp);
+
+/* transport.c: sends one batch (header + records, `bytes` in all) to this rank's place. The batch
+ * memory stays in use until the next capture_flush with the same `in_flight` returns: on entry
+ * *in_flight is the previous batch's send (completed here, after the new one is started), on return
+ * the new one's. */
+CAPTURE_INTERNAL void capture_flush(const void *records, size_t bytes, MPI_Request *in_flight);
+/* Nanoseconds this thread has waited in capture_flush for a previous batch to be sent: how much a
+ * place that does not keep up slowed the application (sent in every batch header). */
+CAPTURE_INTERNAL uint64_t capture_blocked_ns(void);
+CAPTURE_INTERNAL void capture_flush_wait(MPI_Request *in_flight);
+
+#endif

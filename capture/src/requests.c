@@ -1,0 +1,319 @@
+/*
+ * requests.c — point-to-point payloads and the request table: what a nonblocking, persistent or
+ * collective request was for, so that the Wait/Test family can report its completion with the send's
+ * original peer/tag/bytes (or, for receives, those of the status). Same threading rule as the
+ * communicator cache: one MPI call at a time per rank.
+ */
+#include "recorder.h"
+#include "runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
+                                        int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
+                                        MPI_Request request);
+
+struct tracked_request {
+    MPI_Request handle; /* MPI_REQUEST_NULL: free slot (MPI_Message handles share the table: MPICH
+                         * encodes the object kind in the handle, so they never collide) */
+    uint8_t kind;       /* enum capture_request_kind */
+    bool persistent;
+    uint16_t function_id;
+    MPI_Comm comm; /* receives: the communicator the status's source is a rank of */
+    int32_t peer;  /* world rank (sends, collectives: root) */
+    int32_t tag;
+    int64_t bytes;
+    int64_t bytes_received; /* collectives */
+    MPI_Comm *new_comm;     /* MPI_Comm_idup: where the communicator appears on completion */
+};
+
+static struct tracked_request *table;
+static size_t table_size; /* power of two */
+static size_t table_used;
+
+static _Thread_local MPI_Request *saved_requests;
+static _Thread_local int saved_capacity;
+static _Thread_local MPI_Status *scratch_statuses;
+static _Thread_local int scratch_capacity;
+
+static size_t slot_of(MPI_Request handle)
+{
+    uint32_t key = (uint32_t)(uintptr_t)handle;
+    return (size_t)((key * 2654435761u) >> 7) & (table_size - 1);
+}
+
+static void *checked_realloc(void *memory, size_t bytes)
+{
+    void *grown = realloc(memory, bytes ? bytes : 1);
+    if (!grown) {
+        fprintf(stderr, "otfx-capture: out of memory in the request table: aborting\n");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return grown;
+}
+
+static struct tracked_request *find(MPI_Request handle)
+{
+    if (!table_size || handle == MPI_REQUEST_NULL)
+        return NULL;
+    for (size_t i = slot_of(handle);; i = (i + 1) & (table_size - 1)) {
+        if (table[i].handle == handle)
+            return &table[i];
+        if (table[i].handle == MPI_REQUEST_NULL)
+            return NULL;
+    }
+}
+
+static void insert(const struct tracked_request *entry);
+
+/* Doubling keeps inserts amortised O(1); the table never shrinks, so a steady state allocates nothing. */
+static void grow(void)
+{
+    struct tracked_request *old = table;
+    size_t old_size = table_size;
+    table_size = table_size ? table_size * 2 : 1024;
+    table = checked_realloc(NULL, table_size * sizeof(*table));
+    for (size_t i = 0; i < table_size; i++)
+        table[i].handle = MPI_REQUEST_NULL;
+    table_used = 0;
+    for (size_t i = 0; i < old_size; i++)
+        if (old[i].handle != MPI_REQUEST_NULL)
+            insert(&old[i]);
+    free(old);
+}
+
+static void insert(const struct tracked_request *entry)
+{
+    struct tracked_request *existing = find(entry->handle);
+    if (existing) { /* a handle reused after a completion we did not see: replace */
+        *existing = *entry;
+        return;
+    }
+    if ((table_used + 1) * 2 > table_size)
+        grow();
+    size_t i = slot_of(entry->handle);
+    while (table[i].handle != MPI_REQUEST_NULL)
+        i = (i + 1) & (table_size - 1);
+    table[i] = *entry;
+    table_used++;
+}
+
+static void remove_entry(struct tracked_request *entry)
+{
+    size_t hole = (size_t)(entry - table);
+    table[hole].handle = MPI_REQUEST_NULL;
+    table_used--;
+    for (size_t next = (hole + 1) & (table_size - 1); table[next].handle != MPI_REQUEST_NULL;
+         next = (next + 1) & (table_size - 1)) {
+        size_t home = slot_of(table[next].handle);
+        bool movable = hole <= next ? (home <= hole || home > next) : (home <= hole && home > next);
+        if (movable) {
+            table[hole] = table[next];
+            table[next].handle = MPI_REQUEST_NULL;
+            hole = next;
+        }
+    }
+}
+
+static int64_t status_bytes(const MPI_Status *status)
+{
+    MPI_Count bytes = 0;
+    if (PMPI_Get_count_c(status, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED)
+        return 0;
+    return (int64_t)bytes;
+}
+
+static bool cancelled(const MPI_Status *status)
+{
+    int flag = 0;
+    PMPI_Test_cancelled(status, &flag);
+    return flag != 0;
+}
+
+void capture_p2p_send(int function_id, MPI_Comm comm, int dest, int tag, int64_t bytes)
+{
+    if (dest == MPI_PROC_NULL)
+        return; /* no message */
+    const struct capture_comm *entry = capture_comm_lookup(comm);
+    capture_write_p2p(CAPTURE_RECORD_SEND, function_id, entry->id, capture_peer_world(entry, dest), tag,
+                      bytes, 0, MPI_REQUEST_NULL);
+}
+
+static void write_status(enum capture_record_kind kind, int function_id, MPI_Comm comm,
+                         const MPI_Status *status, uint16_t request_kind, MPI_Request request)
+{
+    if (status->MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    const struct capture_comm *entry = capture_comm_lookup(comm);
+    capture_write_p2p(kind, function_id, entry->id, capture_peer_world(entry, status->MPI_SOURCE),
+                      status->MPI_TAG, status_bytes(status), request_kind, request);
+}
+
+void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status)
+{
+    write_status(CAPTURE_RECORD_RECV, function_id, comm, status, 0, MPI_REQUEST_NULL);
+}
+
+void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status, MPI_Message message)
+{
+    write_status(CAPTURE_RECORD_PROBE, function_id, comm, status, 0, MPI_REQUEST_NULL);
+    if (message != MPI_MESSAGE_NULL && message != MPI_MESSAGE_NO_PROC) {
+        struct tracked_request entry = {.handle = (MPI_Request)message,
+                                        .kind = CAPTURE_REQUEST_MESSAGE,
+                                        .function_id = (uint16_t)function_id,
+                                        .comm = comm};
+        insert(&entry);
+    }
+}
+
+void capture_message_received(int function_id, MPI_Message message, const MPI_Status *status)
+{
+    struct tracked_request *entry = find((MPI_Request)message);
+    if (!entry)
+        return; /* MPI_MESSAGE_NO_PROC, or probed before recording started */
+    MPI_Comm comm = entry->comm;
+    remove_entry(entry);
+    write_status(CAPTURE_RECORD_RECV, function_id, comm, status, 0, MPI_REQUEST_NULL);
+}
+
+void capture_p2p_request(int function_id, MPI_Request request, enum capture_request_kind kind,
+                         bool persistent, MPI_Comm comm, int peer, int tag, int64_t bytes)
+{
+    if (peer == MPI_PROC_NULL)
+        return; /* completes at once, carries no message */
+    const struct capture_comm *entry = capture_comm_lookup(comm);
+    struct tracked_request tracked = {.handle = request,
+                                      .kind = (uint8_t)kind,
+                                      .persistent = persistent,
+                                      .function_id = (uint16_t)function_id,
+                                      .comm = comm,
+                                      .peer = capture_peer_world(entry, peer),
+                                      .tag = tag,
+                                      .bytes = bytes};
+    insert(&tracked);
+    if (persistent)
+        return; /* recorded when started */
+    capture_write_p2p(kind == CAPTURE_REQUEST_SEND ? CAPTURE_RECORD_SEND : CAPTURE_RECORD_RECV_POSTED,
+                      function_id, entry->id, tracked.peer, tag, bytes, (uint16_t)kind, request);
+}
+
+void capture_message_request(int function_id, MPI_Message message, MPI_Request request)
+{
+    struct tracked_request *probed = find((MPI_Request)message);
+    if (!probed)
+        return;
+    struct tracked_request tracked = {.handle = request,
+                                      .kind = CAPTURE_REQUEST_RECV,
+                                      .function_id = (uint16_t)function_id,
+                                      .comm = probed->comm};
+    remove_entry(probed);
+    insert(&tracked);
+}
+
+void capture_collective_request(int function_id, MPI_Request request,
+                                const struct capture_collective_info *info, bool persistent)
+{
+    struct tracked_request tracked = {.handle = request,
+                                      .kind = CAPTURE_REQUEST_COLLECTIVE,
+                                      .persistent = persistent,
+                                      .function_id = (uint16_t)function_id,
+                                      .peer = info->root_world,
+                                      .tag = (int32_t)info->comm_id,
+                                      .bytes = info->bytes_sent,
+                                      .bytes_received = info->bytes_received};
+    insert(&tracked);
+}
+
+void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm)
+{
+    struct tracked_request tracked = {.handle = request,
+                                      .kind = CAPTURE_REQUEST_COMM,
+                                      .function_id = (uint16_t)function_id,
+                                      .new_comm = new_comm};
+    insert(&tracked);
+}
+
+void capture_requests_started(int function_id, const MPI_Request *requests, int count)
+{
+    for (int i = 0; i < count; i++) {
+        const struct tracked_request *entry = find(requests[i]);
+        if (!entry)
+            continue;
+        if (entry->kind == CAPTURE_REQUEST_SEND) {
+            const struct capture_comm *comm = capture_comm_lookup(entry->comm);
+            capture_write_p2p(CAPTURE_RECORD_SEND, function_id, comm->id, entry->peer, entry->tag,
+                              entry->bytes, CAPTURE_REQUEST_SEND, requests[i]);
+        } else if (entry->kind == CAPTURE_REQUEST_RECV) {
+            const struct capture_comm *comm = capture_comm_lookup(entry->comm);
+            capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, comm->id, entry->peer, entry->tag,
+                              entry->bytes, CAPTURE_REQUEST_RECV, requests[i]);
+        } else if (entry->kind == CAPTURE_REQUEST_COLLECTIVE) {
+            struct capture_collective_info info = {.comm_id = (uint32_t)entry->tag,
+                                                   .root_world = entry->peer,
+                                                   .bytes_sent = entry->bytes,
+                                                   .bytes_received = entry->bytes_received};
+            capture_collective(entry->function_id, &info);
+        }
+    }
+}
+
+void capture_request_completed(int function_id, MPI_Request request, const MPI_Status *status)
+{
+    struct tracked_request *entry = find(request);
+    if (!entry)
+        return;
+    switch (entry->kind) {
+    case CAPTURE_REQUEST_SEND:
+        if (!cancelled(status)) {
+            const struct capture_comm *comm = capture_comm_lookup(entry->comm);
+            capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, comm->id, entry->peer, entry->tag,
+                              entry->bytes, CAPTURE_REQUEST_SEND, request);
+        }
+        break;
+    case CAPTURE_REQUEST_RECV:
+        if (!cancelled(status))
+            write_status(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm, status, CAPTURE_REQUEST_RECV,
+                         request);
+        break;
+    case CAPTURE_REQUEST_COLLECTIVE:
+        capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, (uint32_t)entry->tag, entry->peer, 0,
+                          entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, request);
+        break;
+    case CAPTURE_REQUEST_COMM:
+        if (entry->new_comm && *entry->new_comm != MPI_COMM_NULL)
+            capture_comm_created(entry->function_id, *entry->new_comm);
+        break;
+    default:
+        break;
+    }
+    if (!entry->persistent)
+        remove_entry(entry);
+}
+
+void capture_request_forget(MPI_Request request)
+{
+    struct tracked_request *entry = find(request);
+    if (entry)
+        remove_entry(entry);
+}
+
+MPI_Request *capture_save_requests(const MPI_Request *requests, int count)
+{
+    if (count > saved_capacity) {
+        saved_capacity = count > 2 * saved_capacity ? count : 2 * saved_capacity;
+        saved_requests = checked_realloc(saved_requests, (size_t)saved_capacity * sizeof(MPI_Request));
+    }
+    for (int i = 0; i < count; i++)
+        saved_requests[i] = requests[i];
+    return saved_requests;
+}
+
+MPI_Status *capture_scratch_statuses(int count)
+{
+    if (count > scratch_capacity) {
+        scratch_capacity = count > 2 * scratch_capacity ? count : 2 * scratch_capacity;
+        scratch_statuses = checked_realloc(scratch_statuses, (size_t)scratch_capacity * sizeof(MPI_Status));
+    }
+    return scratch_statuses;
+}

@@ -1,0 +1,376 @@
+/*
+ * batch_decoder.c — turns one batch of raw records (capture/src/record_format.h) into otfx events and
+ * appends them to the trace of the rank and thread that sent it, with one otfx_trace_append.
+ *
+ * The whole batch is decoded and checked against the stream's state (open regions, last time,
+ * announced communicators) before anything is appended, so that a malformed batch is dropped whole:
+ * a half-appended batch would leave the trace's calling context out of step with the next batches.
+ *
+ * Record → event:
+ *   ENTER                       ENTER (+ COLL_BEGIN for a blocking collective)
+ *   LEAVE                       LEAVE (+ COLL_END first if the collective failed and sent no record)
+ *   SEND                        SEND, or ISEND with its request for nonblocking/persistent sends
+ *   RECV                        RECV
+ *   RECV_POSTED                 IRECV_REQUEST
+ *   REQUEST_DONE send / recv    ISEND_COMPLETE / IRECV (with the status' peer, tag and bytes)
+ *   COLLECTIVE                  COLL_END with op, root and bytes (COLL_BEGIN first when none is open:
+ *                               persistent collectives started by MPI_Start)
+ *   COMM_CREATED                a communicator definition (members as world ranks)
+ *   PHASE                       PHASE on the region "MPI_Pcontrol level" with the level as value
+ *   PROBE, COMM_FREED, REQUEST_DONE of collectives (recorded when started), unknown kinds: no event.
+ */
+#include "event_place_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Communicator ids are dense per rank; anything beyond this is corruption, not a real program. */
+#define MAX_COMM_ID (1u << 24)
+
+struct decoder {
+    struct event_place *place;
+    struct served_rank *rank;
+    size_t event_count;
+    size_t new_comm_count;
+    /* The stream's state as the batch advances it; committed only when the batch is accepted. */
+    uint64_t last_time;
+    bool any_time;
+    uint32_t depth;
+    uint32_t collective_depth;
+    char problem[200];
+};
+
+/* Notes why the batch is malformed (the first problem only) and returns false for the caller to pass on. */
+__attribute__((format(printf, 2, 3))) static bool fail(struct decoder *decoder, const char *format, ...)
+{
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(decoder->problem, sizeof(decoder->problem), format, arguments);
+    va_end(arguments);
+    return false;
+}
+
+static otfx_event *next_event(struct decoder *decoder, otfx_event_type type, uint64_t time)
+{
+    otfx_event *event = &decoder->place->events[decoder->event_count++];
+    memset(event, 0, sizeof(*event));
+    event->type = type;
+    event->time = time;
+    return event;
+}
+
+static bool region_of(struct decoder *decoder, uint16_t function_id, otfx_ref *region)
+{
+    struct place_function *function = &decoder->place->functions[function_id];
+    if (function->region == OTFX_REF_NONE &&
+        otfx_defs_region(decoder->place->defs, decoder->place->setup.functions.names[function_id],
+                         function->role, &function->region) != OTFX_OK)
+        return fail(decoder, "cannot define a region (%llu)", (unsigned long long)(function_id));
+    *region = function->region;
+    return true;
+}
+
+static bool comm_of(struct decoder *decoder, uint32_t comm_id, otfx_ref *comm)
+{
+    if (comm_id >= decoder->rank->comm_capacity || decoder->rank->comms[comm_id] == OTFX_REF_NONE)
+        return fail(decoder, "communicator %llu used before it was announced", (unsigned long long)(comm_id));
+    *comm = decoder->rank->comms[comm_id];
+    return true;
+}
+
+static bool grow_array(void **array, uint32_t *capacity, uint32_t needed, size_t element)
+{
+    if (needed <= *capacity)
+        return true;
+    uint32_t grown = *capacity ? *capacity : 8;
+    while (grown < needed)
+        grown *= 2;
+    void *bigger = realloc(*array, (size_t)grown * element);
+    if (!bigger)
+        return false;
+    *array = bigger;
+    *capacity = grown;
+    return true;
+}
+
+/* A communicator's definition. Ranks create communicators collectively and in the same order, so
+ * the k-th communicator a rank created with a given function and members is the same communicator
+ * on all its members: that makes its name ("MPI_Comm_split #k"), and otfx_defs_comm's idempotence
+ * then gives all members one definition. */
+static bool define_comm(struct decoder *decoder, const struct capture_comm_record *record,
+                        const int32_t *members, uint32_t member_count, uint16_t function_id)
+{
+    struct served_rank *rank = decoder->rank;
+    struct event_place *place = decoder->place;
+    if (record->comm_id >= MAX_COMM_ID)
+        return fail(decoder, "communicator id %llu out of range", (unsigned long long)(record->comm_id));
+    if (record->comm_id < rank->comm_capacity && rank->comms[record->comm_id] != OTFX_REF_NONE)
+        return fail(decoder, "communicator %llu announced twice", (unsigned long long)(record->comm_id));
+    uint32_t old_capacity = rank->comm_capacity;
+    if (!grow_array((void **)&rank->comms, &rank->comm_capacity, record->comm_id + 1, sizeof(otfx_ref)))
+        return fail(decoder, "out of memory for communicator %llu", (unsigned long long)(record->comm_id));
+    for (uint32_t i = old_capacity; i < rank->comm_capacity; i++)
+        rank->comms[i] = OTFX_REF_NONE;
+    uint32_t *world_ranks = malloc(sizeof(uint32_t) * (member_count ? member_count : 1));
+    if (!world_ranks)
+        return fail(decoder, "out of memory for communicator %llu", (unsigned long long)(record->comm_id));
+    for (uint32_t i = 0; i < member_count; i++)
+        world_ranks[i] = members[i] < 0 ? UINT32_MAX : (uint32_t)members[i];
+
+    const char *creator = record->comm_id == 0 ? "MPI_COMM_WORLD" : place->setup.functions.names[function_id];
+    const char *kind = (record->flags & CAPTURE_COMM_INTER) ? "intercommunicator " : "";
+    otfx_ref ref = OTFX_REF_NONE;
+    for (unsigned instance = 1; ref == OTFX_REF_NONE; instance++) {
+        char name[160];
+        if (record->comm_id == 0)
+            snprintf(name, sizeof(name), "%s", creator);
+        else
+            snprintf(name, sizeof(name), "%s%s #%u", kind, creator, instance);
+        otfx_ref candidate;
+        if (otfx_defs_comm(place->defs, name, world_ranks, member_count, &candidate) != OTFX_OK) {
+            free(world_ranks);
+            return fail(decoder, "cannot define communicator %llu", (unsigned long long)(record->comm_id));
+        }
+        bool used_by_this_rank = false;
+        for (uint32_t id = 0; id < rank->comm_capacity && !used_by_this_rank && record->comm_id != 0; id++)
+            used_by_this_rank = rank->comms[id] == candidate;
+        if (!used_by_this_rank)
+            ref = candidate;
+    }
+    free(world_ranks);
+    if (decoder->new_comm_count == place->new_comm_capacity) {
+        size_t capacity = place->new_comm_capacity ? 2 * place->new_comm_capacity : 16;
+        uint32_t *bigger = realloc(place->new_comm_ids, capacity * sizeof(uint32_t));
+        if (!bigger)
+            return fail(decoder, "out of memory for communicator %llu",
+                        (unsigned long long)(record->comm_id));
+        place->new_comm_ids = bigger;
+        place->new_comm_capacity = capacity;
+    }
+    place->new_comm_ids[decoder->new_comm_count++] = record->comm_id;
+    rank->comms[record->comm_id] = ref;
+    return true;
+}
+
+static void message_event(otfx_event *event, otfx_ref comm, const struct capture_p2p_record *record)
+{
+    event->u.msg.comm = comm;
+    event->u.msg.peer = (uint32_t)record->peer;
+    event->u.msg.tag = (uint32_t)record->tag;
+    event->u.msg.bytes = record->bytes;
+    event->u.msg.request = record->request;
+}
+
+static bool decode_p2p(struct decoder *decoder, const struct capture_p2p_record *record)
+{
+    const uint64_t time = record->header.timestamp;
+    otfx_ref comm = OTFX_REF_NONE;
+    const bool has_request = record->request_kind != 0;
+    switch (record->header.kind) {
+    case CAPTURE_RECORD_SEND:
+    case CAPTURE_RECORD_RECV:
+        if (record->peer < 0)
+            return true; /* MPI_PROC_NULL or outside the application: no message */
+        if (!comm_of(decoder, record->comm_id, &comm))
+            return false;
+        if (record->header.kind == CAPTURE_RECORD_RECV)
+            message_event(next_event(decoder, OTFX_EV_RECV, time), comm, record);
+        else
+            message_event(next_event(decoder, has_request ? OTFX_EV_ISEND : OTFX_EV_SEND, time), comm,
+                          record);
+        return true;
+    case CAPTURE_RECORD_RECV_POSTED:
+        next_event(decoder, OTFX_EV_IRECV_REQUEST, time)->u.request.request = record->request;
+        return true;
+    case CAPTURE_RECORD_REQUEST_DONE:
+        if (record->request_kind == CAPTURE_REQUEST_SEND) {
+            next_event(decoder, OTFX_EV_ISEND_COMPLETE, time)->u.request.request = record->request;
+        } else if (record->request_kind == CAPTURE_REQUEST_RECV && record->peer >= 0) {
+            if (!comm_of(decoder, record->comm_id, &comm))
+                return false;
+            message_event(next_event(decoder, OTFX_EV_IRECV, time), comm, record);
+        }
+        return true;
+    default: /* PROBE: a message seen, not yet received */
+        return true;
+    }
+}
+
+static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
+                          const unsigned char *record)
+{
+    struct event_place *place = decoder->place;
+    if (header->function_id >= place->setup.functions.count)
+        return fail(decoder, "unknown function id %llu", (unsigned long long)(header->function_id));
+    if (decoder->any_time && header->timestamp < decoder->last_time)
+        return fail(decoder, "time goes backwards (record at %llu ns)",
+                    (unsigned long long)(header->timestamp));
+    decoder->any_time = true;
+    decoder->last_time = header->timestamp;
+    const uint64_t time = header->timestamp;
+    otfx_ref region = OTFX_REF_NONE;
+
+    switch ((enum capture_record_kind)header->kind) {
+    case CAPTURE_RECORD_ENTER:
+        if (decoder->depth == OTFX_MAX_CALL_DEPTH)
+            return fail(decoder, "calls nested deeper than %llu", (unsigned long long)(OTFX_MAX_CALL_DEPTH));
+        if (!region_of(decoder, header->function_id, &region))
+            return false;
+        next_event(decoder, OTFX_EV_ENTER, time)->u.region.region = region;
+        decoder->depth++;
+        if (place->functions[header->function_id].blocking_collective && !decoder->collective_depth) {
+            next_event(decoder, OTFX_EV_COLL_BEGIN, time);
+            decoder->collective_depth = decoder->depth;
+        }
+        return true;
+    case CAPTURE_RECORD_LEAVE:
+        if (decoder->depth == 0)
+            return fail(decoder, "leave without an open region (function id %llu)",
+                        (unsigned long long)(header->function_id));
+        if (decoder->collective_depth == decoder->depth) {
+            /* The collective returned an error and recorded no payload: close it without one. */
+            otfx_event *end = next_event(decoder, OTFX_EV_COLL_END, time);
+            if (!comm_of(decoder, 0, &end->u.coll.comm))
+                return false;
+            end->u.coll.op = place->functions[header->function_id].collective_op;
+            end->u.coll.root = UINT32_MAX;
+            decoder->collective_depth = 0;
+        }
+        next_event(decoder, OTFX_EV_LEAVE, time);
+        decoder->depth--;
+        return true;
+    case CAPTURE_RECORD_SEND:
+    case CAPTURE_RECORD_RECV:
+    case CAPTURE_RECORD_RECV_POSTED:
+    case CAPTURE_RECORD_PROBE:
+    case CAPTURE_RECORD_REQUEST_DONE:
+        if (header->size < sizeof(struct capture_p2p_record))
+            return fail(decoder, "point-to-point record of %llu bytes", (unsigned long long)(header->size));
+        struct capture_p2p_record p2p;
+        memcpy(&p2p, record, sizeof(p2p));
+        return decode_p2p(decoder, &p2p);
+    case CAPTURE_RECORD_COLLECTIVE: {
+        if (header->size < sizeof(struct capture_collective_record))
+            return fail(decoder, "collective record of %llu bytes", (unsigned long long)(header->size));
+        struct capture_collective_record collective;
+        memcpy(&collective, record, sizeof(collective));
+        otfx_ref comm = OTFX_REF_NONE;
+        if (!comm_of(decoder, collective.comm_id, &comm))
+            return false;
+        if (!decoder->collective_depth)
+            next_event(decoder, OTFX_EV_COLL_BEGIN, time);
+        otfx_event *end = next_event(decoder, OTFX_EV_COLL_END, time);
+        end->u.coll.comm = comm;
+        end->u.coll.op = place->functions[header->function_id].collective_op;
+        end->u.coll.root = collective.root < 0 ? UINT32_MAX : (uint32_t)collective.root;
+        end->u.coll.sent = collective.bytes_sent;
+        end->u.coll.received = collective.bytes_received;
+        decoder->collective_depth = 0;
+        return true;
+    }
+    case CAPTURE_RECORD_COMM_CREATED: {
+        if (header->size < sizeof(struct capture_comm_record))
+            return fail(decoder, "communicator record of %llu bytes", (unsigned long long)(header->size));
+        struct capture_comm_record comm;
+        memcpy(&comm, record, sizeof(comm));
+        uint64_t members = (uint64_t)comm.local_size + comm.remote_size;
+        /* A communicator larger than a batch comes without members (record_format.h). */
+        if (header->size == sizeof(comm))
+            members = 0;
+        else if (members > (header->size - sizeof(comm)) / sizeof(int32_t))
+            return fail(decoder, "communicator record too short for %llu members",
+                        (unsigned long long)(members));
+        int32_t *member_ranks = NULL;
+        if (members) {
+            member_ranks = malloc(members * sizeof(int32_t));
+            if (!member_ranks)
+                return fail(decoder, "out of memory for %llu members", (unsigned long long)(members));
+            memcpy(member_ranks, record + sizeof(comm), members * sizeof(int32_t));
+        }
+        bool defined = define_comm(decoder, &comm, member_ranks, (uint32_t)members, header->function_id);
+        free(member_ranks);
+        return defined;
+    }
+    case CAPTURE_RECORD_PHASE: {
+        if (header->size < sizeof(struct capture_phase_record))
+            return fail(decoder, "phase record of %llu bytes", (unsigned long long)(header->size));
+        struct capture_phase_record phase;
+        memcpy(&phase, record, sizeof(phase));
+        otfx_event *event = next_event(decoder, OTFX_EV_PHASE, time);
+        event->u.phase.region = place->phase_region;
+        event->u.phase.value = phase.level;
+        return true;
+    }
+    case CAPTURE_RECORD_COMM_FREED:
+        return true;
+    }
+    return true; /* a kind this place does not know: skipped, as the format allows */
+}
+
+/* Undoes the communicator announcements of a rejected batch: the definitions stay in the place's
+ * store (never reduced, unused by any trace), the rank's id → definition map forgets them. */
+static void forget_new_comms(struct decoder *decoder)
+{
+    for (size_t i = 0; i < decoder->new_comm_count; i++)
+        decoder->rank->comms[decoder->place->new_comm_ids[i]] = OTFX_REF_NONE;
+}
+
+bool place_ingest_records(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
+                          const unsigned char *records, size_t bytes, uint64_t *record_count)
+{
+    struct decoder decoder = {.place = place,
+                              .rank = rank,
+                              .last_time = stream->last_time,
+                              .any_time = stream->any_time,
+                              .depth = stream->depth,
+                              .collective_depth = stream->collective_depth};
+    size_t offset = 0;
+    bool ok = true;
+    *record_count = 0;
+    while (ok && offset < bytes) {
+        struct capture_record_header header;
+        if (bytes - offset < sizeof(header)) {
+            ok = fail(&decoder, "%llu bytes left over after the last record",
+                      (unsigned long long)(bytes - offset));
+            break;
+        }
+        memcpy(&header, records + offset, sizeof(header));
+        if (header.size < sizeof(header) || header.size > bytes - offset || header.size % 8 != 0) {
+            ok = fail(&decoder, "record of impossible size %llu", (unsigned long long)(header.size));
+            break;
+        }
+        /* Two events per record at most; the scratch holds two per smallest record of a full batch. */
+        if (decoder.event_count + 2 > place->event_capacity) {
+            ok =
+                fail(&decoder, "more records than a batch holds (%llu)", (unsigned long long)(*record_count));
+            break;
+        }
+        ok = decode_record(&decoder, &header, records + offset);
+        offset += header.size;
+        ++*record_count;
+    }
+    if (!ok) {
+        forget_new_comms(&decoder);
+        fprintf(stderr, "otfx-place %d: rank %d thread %u: malformed batch dropped: record %llu: %s\n",
+                place->setup.place_rank, rank->rank, stream->thread, (unsigned long long)*record_count,
+                decoder.problem);
+        return false;
+    }
+    size_t appended = 0;
+    otfx_status status = otfx_trace_append(stream->trace, place->events, decoder.event_count, &appended);
+    /* STOPPED: the `stop` strategy counted the events without storing them, as asked. */
+    if (status != OTFX_OK && status != OTFX_ERR_STOPPED) {
+        /* Not expected after the checks above; the trace kept the `appended` events before the bad one. */
+        fprintf(stderr, "otfx-place %d: rank %d thread %u: the trace refused event %zu of a batch: %s (%s)\n",
+                place->setup.place_rank, rank->rank, stream->thread, appended, otfx_strerror(status),
+                otfx_last_error());
+        return false;
+    }
+    stream->last_time = decoder.last_time;
+    stream->any_time = decoder.any_time;
+    stream->depth = decoder.depth;
+    stream->collective_depth = decoder.collective_depth;
+    return true;
+}

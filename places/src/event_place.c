@@ -1,0 +1,353 @@
+/*
+ * event_place.c — the event place's receive loop, its traces and its end-of-run report
+ * (see otfx/place.h).
+ *
+ * The loop is one thread doing two steps: wait for the next batch (blocking PMPI_Probe + PMPI_Recv:
+ * with MPIR_CVAR_POLLS_BEFORE_YIELD MPICH yields the core while waiting), then ingest it. Queries and
+ * steering (issue 5) will run on a thread of their own: otfx traces take a write lock per append and a
+ * read lock per query, so a slow query delays one append at most, never the receive queue.
+ */
+#include "event_place_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Threads per rank the place accepts: a larger index is a corrupt header, not a real program. */
+#define MAX_THREADS_PER_RANK 4096u
+/* Most events one batch can produce: two per record, records at least a header long. */
+#define EVENTS_PER_BATCH (2 * (CAPTURE_BATCH_BYTES / sizeof(struct capture_record_header)) + 2)
+
+static void destroy_place(struct event_place *place)
+{
+    for (int r = 0; place->ranks && r < place->setup.served_count; r++) {
+        struct served_rank *rank = &place->ranks[r];
+        for (uint32_t t = 0; t < rank->stream_capacity; t++) {
+            if (rank->streams[t]) {
+                otfx_trace_destroy(rank->streams[t]->trace);
+                free(rank->streams[t]);
+            }
+        }
+        free(rank->streams);
+        free(rank->comms);
+    }
+    free(place->ranks);
+    free(place->functions);
+    free(place->batch);
+    free(place->events);
+    free(place->new_comm_ids);
+    if (place->defs)
+        otfx_defs_destroy(place->defs);
+}
+
+static bool create_place(struct event_place *place, const otfx_event_place_setup *setup)
+{
+    memset(place, 0, sizeof(*place));
+    place->setup = *setup;
+    place->defs = otfx_defs_create();
+    place->ranks = calloc((size_t)(setup->served_count > 0 ? setup->served_count : 1), sizeof(*place->ranks));
+    place->batch = malloc(CAPTURE_BATCH_BYTES);
+    place->event_capacity = EVENTS_PER_BATCH;
+    place->events = malloc(place->event_capacity * sizeof(otfx_event));
+    if (!place->defs || !place->ranks || !place->batch || !place->events || !place_describe_functions(place))
+        return false;
+    for (int r = 0; r < setup->served_count; r++)
+        place->ranks[r].rank = setup->first_served + r;
+    return otfx_defs_region(place->defs, "MPI_Pcontrol level", OTFX_ROLE_PHASE, &place->phase_region) ==
+           OTFX_OK;
+}
+
+/* The stream of `thread` on `rank`, its trace created on the thread's first batch. */
+static struct place_stream *stream_of(struct event_place *place, struct served_rank *rank, uint32_t thread)
+{
+    if (thread >= MAX_THREADS_PER_RANK)
+        return NULL;
+    if (thread >= rank->stream_capacity) {
+        uint32_t capacity = rank->stream_capacity ? rank->stream_capacity : 1;
+        while (capacity <= thread)
+            capacity *= 2;
+        struct place_stream **bigger = realloc(rank->streams, capacity * sizeof(*bigger));
+        if (!bigger)
+            return NULL;
+        memset(bigger + rank->stream_capacity, 0, (capacity - rank->stream_capacity) * sizeof(*bigger));
+        rank->streams = bigger;
+        rank->stream_capacity = capacity;
+    }
+    if (rank->streams[thread])
+        return rank->streams[thread];
+    struct place_stream *stream = calloc(1, sizeof(*stream));
+    otfx_ref location;
+    if (!stream || otfx_defs_location(place->defs, (uint32_t)rank->rank, thread, &location) != OTFX_OK ||
+        otfx_trace_create(&place->trace_config, place->defs, location, &stream->trace) != OTFX_OK) {
+        fprintf(stderr, "otfx-place %d: cannot create the trace of rank %d thread %u: %s\n",
+                place->setup.place_rank, rank->rank, thread, otfx_last_error());
+        free(stream);
+        return NULL;
+    }
+    stream->thread = thread;
+    rank->streams[thread] = stream;
+    return stream;
+}
+
+/* Checks a batch's header and hands its records to the decoder. Returns whether it was the rank's
+ * goodbye (counted once even from a malformed batch: the rank sends nothing after it). */
+static bool ingest_batch(struct event_place *place, struct served_rank *rank, size_t bytes)
+{
+    struct capture_batch_header header;
+    const char *problem = NULL;
+    if (bytes < sizeof(header)) {
+        problem = "shorter than its header";
+    } else {
+        memcpy(&header, place->batch, sizeof(header));
+        if (header.magic != CAPTURE_BATCH_MAGIC)
+            problem = "wrong magic number";
+        else if (header.version != CAPTURE_BATCH_VERSION)
+            problem = "other record format version (libotfx-capture and the place differ)";
+        else if (header.record_bytes != bytes - sizeof(header))
+            problem = "record bytes do not match the message size";
+        else if (header.app_rank != rank->rank)
+            problem = "sent on behalf of another rank";
+    }
+    struct place_stream *stream = problem ? NULL : stream_of(place, rank, header.thread);
+    if (!problem && !stream)
+        problem = "no trace for its thread (thread index out of range or out of memory)";
+    if (problem) {
+        fprintf(stderr, "otfx-place %d: malformed batch of %zu bytes from rank %d dropped: %s\n",
+                place->setup.place_rank, bytes, rank->rank, problem);
+        rank->rejected_batches++;
+        return bytes >= sizeof(header) && header.magic == CAPTURE_BATCH_MAGIC &&
+               (header.flags & CAPTURE_BATCH_GOODBYE);
+    }
+    if (header.sequence != stream->next_sequence) {
+        fprintf(stderr, "otfx-place %d: rank %d thread %u: batch %llu arrived, %llu expected\n",
+                place->setup.place_rank, rank->rank, header.thread, (unsigned long long)header.sequence,
+                (unsigned long long)stream->next_sequence);
+        if (header.sequence > stream->next_sequence)
+            rank->lost_batches += header.sequence - stream->next_sequence;
+    }
+    stream->next_sequence = header.sequence + 1;
+    stream->blocked_ns = header.blocked_ns;
+    uint64_t records = 0;
+    if (place_ingest_records(place, rank, stream, place->batch + sizeof(header), (size_t)header.record_bytes,
+                             &records)) {
+        rank->batches++;
+    } else {
+        rank->rejected_batches++;
+        rank->rejected_records += records;
+    }
+    return (header.flags & CAPTURE_BATCH_GOODBYE) != 0;
+}
+
+/* Waits for the next message on the tool communicator and receives it into place->batch. Returns the
+ * served rank it came from, or NULL for a message that is not a batch of one of ours (reported and
+ * consumed). The tool communicator returns errors here, so a message too large for the buffer is
+ * truncated and dropped instead of aborting the job. */
+static struct served_rank *receive_batch(struct event_place *place, size_t *bytes)
+{
+    MPI_Status status;
+    PMPI_Probe(MPI_ANY_SOURCE, CAPTURE_BATCH_TAG, place->setup.tool_comm, &status);
+    int count = 0;
+    PMPI_Get_count(&status, MPI_BYTE, &count);
+    const int source = status.MPI_SOURCE;
+    int result = PMPI_Recv(place->batch, CAPTURE_BATCH_BYTES, MPI_BYTE, source, CAPTURE_BATCH_TAG,
+                           place->setup.tool_comm, MPI_STATUS_IGNORE);
+    const int first = place->setup.first_served;
+    if (result != MPI_SUCCESS || count < 0 || count > CAPTURE_BATCH_BYTES || source < first ||
+        source >= first + place->setup.served_count) {
+        fprintf(stderr, "otfx-place %d: dropped an unexpected %d-byte message from world rank %d%s\n",
+                place->setup.place_rank, count, source,
+                result != MPI_SUCCESS ? " (larger than a batch)" : " (not a rank this place serves)");
+        return NULL;
+    }
+    *bytes = (size_t)count;
+    return &place->ranks[source - first];
+}
+
+/* Insertion sort by name, once per place: C11's qsort has no context argument for the name table. */
+static void sort_by_name(int *order, int count, const char *const *names)
+{
+    for (int i = 1; i < count; i++) {
+        int value = order[i], j = i;
+        while (j > 0 && strcmp(names[order[j - 1]], names[value]) > 0) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = value;
+    }
+}
+
+struct enter_counter {
+    uint64_t *per_region;
+    uint32_t region_count;
+};
+
+static int count_enter(const otfx_event *event, void *user)
+{
+    struct enter_counter *counter = user;
+    if (event->type == OTFX_EV_ENTER && event->u.region.region < counter->region_count)
+        counter->per_region[event->u.region.region]++;
+    return 0;
+}
+
+/* ENTER events per region held in a stream's trace; where reduction removed detail, the profile's
+ * visits (exact under reduction) instead. */
+static bool count_held_calls(struct place_stream *stream, const otfx_trace_status *status,
+                             struct enter_counter *counter)
+{
+    bool reduced = status->stopped;
+    for (int s = 0; s < OTFX_REDUCE_COUNT; s++)
+        reduced = reduced || status->events_reduced[s] > 0;
+    if (!reduced)
+        return otfx_query_events(stream->trace, 0, OTFX_TIME_MAX, false, count_enter, counter) == OTFX_OK;
+    otfx_profile *profile = otfx_profile_create();
+    if (!profile || otfx_query_profile(stream->trace, 0, OTFX_TIME_MAX, profile) != OTFX_OK) {
+        otfx_profile_destroy(profile);
+        return false;
+    }
+    const otfx_profile_entry *entries = otfx_profile_entries(profile);
+    for (size_t i = 0; i < otfx_profile_size(profile); i++)
+        if (entries[i].region < counter->region_count)
+            counter->per_region[entries[i].region] += entries[i].visits;
+    otfx_profile_destroy(profile);
+    return true;
+}
+
+/* Appends " NAME=COUNT" to a growing line; false when out of memory. */
+static bool append_text(char **line, size_t *used, size_t *capacity, const char *name,
+                        unsigned long long count)
+{
+    int length = snprintf(NULL, 0, " %s=%llu", name, count);
+    if (length < 0)
+        return false;
+    if (*used + (size_t)length + 2 > *capacity) {
+        size_t grown = 2 * (*used + (size_t)length + 2);
+        char *bigger = realloc(*line, grown);
+        if (!bigger)
+            return false;
+        *line = bigger;
+        *capacity = grown;
+    }
+    snprintf(*line + *used, *capacity - *used, " %s=%llu", name, count);
+    *used += (size_t)length;
+    return true;
+}
+
+static void report_rank(struct event_place *place, struct served_rank *rank, const int *by_name)
+{
+    otfx_trace_status total = {0};
+    uint64_t reduced = 0, dropped = rank->rejected_records, blocked_ns = 0;
+    const uint32_t region_count = otfx_defs_count_regions(place->defs);
+    struct enter_counter counter = {calloc(region_count ? region_count : 1, sizeof(uint64_t)), region_count};
+    bool counted = counter.per_region != NULL;
+    for (uint32_t t = 0; t < rank->stream_capacity; t++) {
+        struct place_stream *stream = rank->streams[t];
+        otfx_trace_status status;
+        if (!stream || otfx_trace_status_get(stream->trace, &status) != OTFX_OK)
+            continue;
+        total.events_received += status.events_received;
+        total.events_held += status.events_held;
+        total.bytes_used += status.bytes_used;
+        total.budget_bytes += status.budget_bytes;
+        for (int s = 0; s < OTFX_REDUCE_COUNT; s++) {
+            /* Reduction strategies thin what was stored; stop and the drops before the trace lose it. */
+            if (s == OTFX_REDUCE_STOP || s == OTFX_REDUCE_SOURCE_DROP || s == OTFX_REDUCE_THROTTLE)
+                dropped += status.events_reduced[s];
+            else
+                reduced += status.events_reduced[s];
+        }
+        blocked_ns += stream->blocked_ns;
+        if (counted)
+            counted = count_held_calls(stream, &status, &counter);
+    }
+    char report[512];
+    snprintf(report, sizeof(report),
+             "otfx-place: rank %d events received=%llu held=%llu reduced=%llu dropped=%llu blocked_ns=%llu "
+             "bytes_used=%zu/%zu\n",
+             rank->rank, (unsigned long long)total.events_received, (unsigned long long)total.events_held,
+             (unsigned long long)reduced, (unsigned long long)dropped, (unsigned long long)blocked_ns,
+             total.bytes_used, total.budget_bytes);
+    fputs(report, stdout);
+    if (rank->rejected_batches || rank->lost_batches)
+        fprintf(stderr, "otfx-place %d: rank %d: %llu malformed batches dropped, %llu batches lost\n",
+                place->setup.place_rank, rank->rank, (unsigned long long)rank->rejected_batches,
+                (unsigned long long)rank->lost_batches);
+
+    size_t capacity = 256, used = 0;
+    char *line = malloc(capacity);
+    if (!counted || !line) {
+        fprintf(stderr, "otfx-place %d: rank %d: could not count the held calls: %s\n",
+                place->setup.place_rank, rank->rank, otfx_last_error());
+        free(line);
+        free(counter.per_region);
+        return;
+    }
+    used = (size_t)snprintf(line, capacity, "otfx-place: rank %d held-calls", rank->rank);
+    for (int i = 0; i < place->setup.functions.count; i++) {
+        const struct place_function *function = &place->functions[by_name[i]];
+        if (function->region == OTFX_REF_NONE || function->region >= region_count ||
+            !counter.per_region[function->region])
+            continue;
+        if (!append_text(&line, &used, &capacity, place->setup.functions.names[by_name[i]],
+                         (unsigned long long)counter.per_region[function->region]))
+            break;
+    }
+    /* One write per line, so that lines of different places do not mix in mpiexec's output. */
+    line[used++] = '\n';
+    line[used] = '\0';
+    fputs(line, stdout);
+    free(line);
+    free(counter.per_region);
+}
+
+int otfx_event_place_run(const otfx_event_place_setup *setup)
+{
+    struct event_place place;
+    const uint64_t start_hwm_kib = place_vm_hwm_kib();
+    if (!create_place(&place, setup)) {
+        fprintf(stderr, "otfx-place %d: out of memory setting up the place\n", setup->place_rank);
+        destroy_place(&place);
+        return 1;
+    }
+    if (!place_read_trace_config(setup->place_rank, &place.trace_config)) {
+        destroy_place(&place);
+        return 2;
+    }
+    PMPI_Comm_set_errhandler(setup->tool_comm, MPI_ERRORS_RETURN);
+
+    int goodbyes = 0;
+    while (goodbyes < setup->served_count) {
+        size_t bytes = 0;
+        struct served_rank *rank = receive_batch(&place, &bytes);
+        if (!rank)
+            continue;
+        if (ingest_batch(&place, rank, bytes) && !rank->said_goodbye) {
+            rank->said_goodbye = true;
+            goodbyes++;
+        }
+    }
+
+    int *by_name = malloc(sizeof(int) * (size_t)(setup->functions.count > 0 ? setup->functions.count : 1));
+    if (by_name) {
+        for (int i = 0; i < setup->functions.count; i++)
+            by_name[i] = i;
+        sort_by_name(by_name, setup->functions.count, setup->functions.names);
+        for (int r = 0; r < setup->served_count; r++)
+            report_rank(&place, &place.ranks[r], by_name);
+        free(by_name);
+    }
+    size_t budget_total = 0;
+    unsigned traces = 0;
+    for (int r = 0; r < setup->served_count; r++)
+        for (uint32_t t = 0; t < place.ranks[r].stream_capacity; t++)
+            if (place.ranks[r].streams[t]) {
+                traces++;
+                budget_total += place.trace_config.budget_bytes;
+            }
+    printf("otfx-place %d: memory vmhwm_kib=%llu at_start_kib=%llu traces=%u budget_total_kib=%zu "
+           "defs_kib=%zu\n",
+           setup->place_rank, (unsigned long long)place_vm_hwm_kib(), (unsigned long long)start_hwm_kib,
+           traces, budget_total / 1024, otfx_defs_bytes(place.defs) / 1024);
+    fflush(stdout);
+    destroy_place(&place);
+    return 0;
+}

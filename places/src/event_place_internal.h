@@ -1,0 +1,85 @@
+/*
+ * event_place_internal.h — the event place's state, shared by its files (private to places/).
+ *
+ *   event_place.c    receive loop, trace creation, end-of-run report
+ *   batch_decoder.c  one batch of raw records → otfx events of one trace
+ *   place_config.c   OTFX_BUFFER / OTFX_REDUCTION and size parsing
+ */
+#ifndef OTFX_EVENT_PLACE_INTERNAL_H
+#define OTFX_EVENT_PLACE_INTERNAL_H
+
+#include "record_format.h"
+
+#include <otfx/place.h>
+#include <otfx/trace.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the place needs to know about an MPI function beyond its name. */
+struct place_function {
+    otfx_region_role role;
+    bool blocking_collective; /* class "collective": COLL_BEGIN right after its ENTER */
+    uint32_t collective_op;   /* OTF2_CollectiveOp of collectives (COLL_END's op) */
+    otfx_ref region;          /* defined on first use: OTFX_REF_NONE until then */
+};
+
+/* One location (an application rank's thread): one otfx trace, and the decoder's view of where that
+ * trace stands after the last batch appended to it. */
+struct place_stream {
+    otfx_trace *trace;
+    uint32_t thread;
+    uint64_t next_sequence;
+    uint64_t last_time;
+    bool any_time;
+    uint32_t depth; /* regions open */
+    uint32_t
+        collective_depth; /* depth of a blocking collective's ENTER whose COLL_END is still due; 0: none */
+    uint64_t blocked_ns;  /* the thread's blocked time as its last batch reported it */
+};
+
+struct served_rank {
+    int rank;
+    struct place_stream **streams; /* indexed by thread; NULL until the thread's first batch */
+    uint32_t stream_capacity;
+    otfx_ref *comms; /* communicator id of this rank → definition; OTFX_REF_NONE: not announced */
+    uint32_t comm_capacity;
+    uint64_t batches;
+    uint64_t rejected_batches; /* malformed: dropped whole */
+    uint64_t rejected_records; /* records in rejected batches */
+    uint64_t lost_batches;     /* gaps in a thread's batch sequence */
+    bool said_goodbye;
+};
+
+struct event_place {
+    otfx_event_place_setup setup;
+    otfx_defs *defs;
+    otfx_trace_config trace_config;
+    struct place_function *functions;
+    otfx_ref phase_region;
+    struct served_rank *ranks;
+    /* Scratch for one batch: its bytes and its decoded events (at most two per record). */
+    unsigned char *batch;
+    otfx_event *events;
+    size_t event_capacity;
+    /* Communicator ids a batch mapped, undone when the batch is rejected. */
+    uint32_t *new_comm_ids;
+    size_t new_comm_capacity;
+};
+
+/* place_config.c: reads OTFX_BUFFER and OTFX_REDUCTION into *config; prints why and returns false when
+ * either is invalid. */
+bool place_read_trace_config(int place_rank, otfx_trace_config *config);
+/* Peak and current resident set of this process in KiB, from /proc/self/status (0 if unreadable). */
+uint64_t place_vm_hwm_kib(void);
+
+/* place_config.c: the MPI function table → struct place_function (regions still undefined). */
+bool place_describe_functions(struct event_place *place);
+
+/* batch_decoder.c: decodes the records of one batch of `rank`'s thread `stream` and appends them to
+ * its trace. Returns false, having printed why and changed no trace, for a malformed batch. */
+bool place_ingest_records(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
+                          const unsigned char *records, size_t bytes, uint64_t *record_count);
+
+#endif
