@@ -1,0 +1,459 @@
+/* otfx_bench.c — otfx-bench: how fast otfx ingests events, how small it stores them compared with the
+ * OTF2 library's event writer, and how fast a profile over a full buffer is. Prints one key=value
+ * line per figure, shape by shape; docs/benchmarks.md records the figures.
+ *
+ *   otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] [--budget MiB]
+ *
+ * Per shape (synth.h), on one thread:
+ *   events                     N events of rank 0's stream
+ *   otfx_ingest_events_per_s   N / time spent in otfx_trace_append (batches of 4096, budget --budget)
+ *   otfx_bytes_per_event       bytes the trace uses / events it holds, after the N events
+ *   otfx_raw_bytes_per_event   the same without LZ4 (compress = false)
+ *   otf2_bytes_per_event       size of the .evt file the OTF2 event writer wrote for the same N events / N
+ *   otf2_ns_per_event          time spent in OTF2_EvtWriter_* calls (and closing the writer) / N;
+ *                              the archive goes to /dev/shm when there is one (OTF2's cost, not the disk's)
+ *   storage_ratio_otf2_to_otfx otf2_bytes_per_event / otfx_bytes_per_event
+ *   fill_events, fill_events_per_s, reductions   filling a buffer of --budget MiB until it has reduced
+ *   profile_query_ms           otfx_query_profile over the whole full buffer, median of 7
+ *   profile_window_ms          the same over the last tenth of the buffer's time range
+ *   otf2_export_ns_per_event   otfx_otf2_export of the full buffer (to /dev/shm if there) / events held
+ *   otf2_import_ns_per_event   otfx_otf2_import of that archive / events imported
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "otf2_common.h"
+#include "synth.h"
+
+#include <otf2/otf2.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { BATCH = 4096, GRID_SIDE = 8, PROFILE_RUNS = 7 };
+
+/* Filling stops here even if the buffer never reduced (it would mean a broken reduction). */
+static const uint64_t FILL_LIMIT = UINT64_C(2000000000);
+
+typedef struct options {
+    uint64_t events;
+    size_t budget_bytes;
+    bool shapes[SYNTH_SHAPE_COUNT];
+} options;
+
+static void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fprintf(stderr, "otfx-bench: ");
+    vfprintf(stderr, format, args);
+    fprintf(stderr, "\n");
+    va_end(args);
+    exit(1);
+}
+
+static void check(otfx_status status, const char *what)
+{
+    if (status != OTFX_OK && status != OTFX_ERR_STOPPED) {
+        fprintf(stderr, "otfx-bench: %s: %s: %s\n", what, otfx_strerror(status), otfx_last_error());
+        exit(1);
+    }
+}
+
+static double now_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] "
+                    "[--budget MiB]\n");
+    exit(2);
+}
+
+static options parse_options(int argc, char **argv)
+{
+    options opts = {.events = 4000000, .budget_bytes = (size_t)64 << 20};
+    bool any_shape = false;
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--events") == 0 && value) {
+            opts.events = strtoull(value, NULL, 10);
+            if (opts.events < BATCH)
+                die("--events must be at least %d", BATCH);
+        } else if (strcmp(argv[i], "--budget") == 0 && value) {
+            unsigned long mib = strtoul(value, NULL, 10);
+            if (mib < 1)
+                die("--budget must be at least 1 MiB, not %s", value);
+            opts.budget_bytes = (size_t)mib << 20;
+        } else if (strcmp(argv[i], "--shape") == 0 && value) {
+            synth_shape shape;
+            if (strcmp(value, "all") == 0) {
+                for (int s = 0; s < SYNTH_SHAPE_COUNT; s++)
+                    opts.shapes[s] = true;
+            } else if (synth_shape_parse(value, &shape)) {
+                opts.shapes[shape] = true;
+            } else {
+                die("unknown shape %s", value);
+            }
+            any_shape = true;
+        } else {
+            usage();
+        }
+    }
+    for (int s = 0; !any_shape && s < SYNTH_SHAPE_COUNT; s++)
+        opts.shapes[s] = true;
+    return opts;
+}
+
+static synth *new_stream(otfx_defs *defs, synth_shape shape)
+{
+    synth *stream = synth_create(defs, shape, 0, GRID_SIDE, 42);
+    if (!stream)
+        die("cannot create the %s stream", synth_shape_name(shape));
+    return stream;
+}
+
+static otfx_trace *new_trace(otfx_defs *defs, const synth *stream, size_t budget, bool compress)
+{
+    otfx_trace_config config = otfx_trace_config_default(budget);
+    config.compress = compress;
+    otfx_trace *trace;
+    check(otfx_trace_create(&config, defs, synth_location(stream), &trace), "otfx_trace_create");
+    return trace;
+}
+
+/* ---- otfx ---- */
+
+typedef struct ingest_result {
+    double seconds;
+    double bytes_per_event;
+} ingest_result;
+
+/* Appends `events` events to the trace, timing only otfx_trace_append. */
+static ingest_result ingest(otfx_trace *trace, synth *stream, uint64_t events, otfx_event *batch)
+{
+    ingest_result result = {0};
+    for (uint64_t done = 0; done < events; done += BATCH) {
+        size_t n = events - done < BATCH ? (size_t)(events - done) : BATCH;
+        synth_next(stream, batch, n);
+        size_t appended;
+        double start = now_seconds();
+        otfx_status status = otfx_trace_append(trace, batch, n, &appended);
+        result.seconds += now_seconds() - start;
+        check(status, "otfx_trace_append");
+    }
+    otfx_trace_status status;
+    check(otfx_trace_status_get(trace, &status), "otfx_trace_status_get");
+    result.bytes_per_event = status.events_held ? (double)status.bytes_used / (double)status.events_held : 0;
+    return result;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double left = *(const double *)a, right = *(const double *)b;
+    return (left > right) - (left < right);
+}
+
+static double median_profile_ms(otfx_trace *trace, otfx_time from, otfx_time to)
+{
+    otfx_profile *profile = otfx_profile_create();
+    if (!profile)
+        die("out of memory");
+    double runs[PROFILE_RUNS];
+    for (int r = 0; r < PROFILE_RUNS; r++) {
+        otfx_profile_clear(profile);
+        double start = now_seconds();
+        check(otfx_query_profile(trace, from, to, profile), "otfx_query_profile");
+        runs[r] = (now_seconds() - start) * 1e3;
+    }
+    otfx_profile_destroy(profile);
+    qsort(runs, PROFILE_RUNS, sizeof *runs, compare_doubles);
+    return runs[PROFILE_RUNS / 2];
+}
+
+/* ---- OTF2 ---- */
+
+static OTF2_FlushType flush_always(void *user, OTF2_FileType type, OTF2_LocationRef location, void *caller,
+                                   bool final)
+{
+    (void)user;
+    (void)type;
+    (void)location;
+    (void)caller;
+    (void) final;
+    return OTF2_FLUSH;
+}
+
+static const OTF2_FlushCallbacks flush_callbacks = {flush_always, NULL};
+
+static void otf2_check(OTF2_ErrorCode code, const char *what)
+{
+    if (code != OTF2_SUCCESS) {
+        fprintf(stderr, "otfx-bench: %s: %s\n", what, OTF2_Error_GetDescription(code));
+        exit(1);
+    }
+}
+
+/* Payload writers for the record table. The synthetic streams use the world communicator for
+ * messages and rooted collectives, so ranks in the communicator are world ranks; region, communicator
+ * and metric refs are used as they are (the benchmark measures the writer, not a full export). */
+static OTF2_ErrorCode write_REGION(OTF2_EvtWriter *writer, otfx_otf2_REGION_writer record,
+                                   const otfx_event *event)
+{
+    return record(writer, NULL, event->time, event->u.region.region);
+}
+
+static OTF2_ErrorCode write_MESSAGE(OTF2_EvtWriter *writer, otfx_otf2_MESSAGE_writer record,
+                                    const otfx_event *event)
+{
+    return record(writer, NULL, event->time, event->u.msg.peer, event->u.msg.comm, event->u.msg.tag,
+                  event->u.msg.bytes);
+}
+
+static OTF2_ErrorCode write_MESSAGE_REQUEST(OTF2_EvtWriter *writer, otfx_otf2_MESSAGE_REQUEST_writer record,
+                                            const otfx_event *event)
+{
+    return record(writer, NULL, event->time, event->u.msg.peer, event->u.msg.comm, event->u.msg.tag,
+                  event->u.msg.bytes, event->u.msg.request);
+}
+
+static OTF2_ErrorCode write_REQUEST(OTF2_EvtWriter *writer, otfx_otf2_REQUEST_writer record,
+                                    const otfx_event *event)
+{
+    return record(writer, NULL, event->time, event->u.request.request);
+}
+
+static OTF2_ErrorCode write_NONE(OTF2_EvtWriter *writer, otfx_otf2_NONE_writer record,
+                                 const otfx_event *event)
+{
+    return record(writer, NULL, event->time);
+}
+
+static OTF2_ErrorCode write_COLLECTIVE(OTF2_EvtWriter *writer, otfx_otf2_COLLECTIVE_writer record,
+                                       const otfx_event *event)
+{
+    return record(writer, NULL, event->time, (OTF2_CollectiveOp)event->u.coll.op, event->u.coll.comm,
+                  event->u.coll.root, event->u.coll.sent, event->u.coll.received);
+}
+
+static OTF2_ErrorCode write_METRIC(OTF2_EvtWriter *writer, otfx_otf2_METRIC_writer record,
+                                   const otfx_event *event)
+{
+    OTF2_Type type = OTF2_TYPE_DOUBLE; /* the streams' only metric */
+    OTF2_MetricValue value;
+    value.unsigned_int = event->u.metric.value;
+    return record(writer, NULL, event->time, event->u.metric.metric, 1, &type, &value);
+}
+
+static void otf2_write(OTF2_EvtWriter *writer, const otfx_event *event)
+{
+    OTF2_ErrorCode code;
+    switch (event->type) {
+#define BENCH_WRITE_RECORD(otfx_type, record, printed, payload)                                              \
+    case otfx_type:                                                                                          \
+        code = write_##payload(writer, OTF2_EvtWriter_##record, event);                                      \
+        break;
+        OTFX_OTF2_RECORD_TABLE(BENCH_WRITE_RECORD)
+#undef BENCH_WRITE_RECORD
+    default:
+        die("the synthetic streams have no %s events", otfx_event_type_name(event->type));
+    }
+    otf2_check(code, "writing an OTF2 event");
+}
+
+typedef struct otf2_result {
+    double seconds;
+    double bytes_per_event;
+} otf2_result;
+
+/* A fresh directory in memory (tmpfs) when there is one: the figures are OTF2's and otfx's cost, not
+ * the disk's. */
+static void scratch_directory(char *directory, size_t size)
+{
+    struct stat shm;
+    snprintf(directory, size, "%s/otfx-bench-XXXXXX",
+             stat("/dev/shm", &shm) == 0 && S_ISDIR(shm.st_mode) ? "/dev/shm" : "/tmp");
+    if (!mkdtemp(directory))
+        die("cannot create a scratch directory: %s", strerror(errno));
+}
+
+/* Removes `<directory>/<name>.{otf2,def}` and `<directory>/<name>/<location>.{evt,def}` of the
+ * locations 0 .. locations-1, then the directories. */
+static void remove_archive(const char *directory, const char *name, size_t locations)
+{
+    char path[4096];
+    for (size_t l = 0; l < locations; l++) {
+        snprintf(path, sizeof path, "%s/%s/%zu.evt", directory, name, l);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/%s/%zu.def", directory, name, l);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/%s", directory, name);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/%s.otf2", directory, name);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s.def", directory, name);
+    unlink(path);
+    if (rmdir(directory) != 0)
+        fprintf(stderr, "otfx-bench: could not remove %s: %s\n", directory, strerror(errno));
+}
+
+/* The same events through OTF2's event writer into a one-location archive (POSIX, uncompressed). */
+static otf2_result write_otf2(synth *stream, uint64_t events, otfx_event *batch)
+{
+    char directory[64];
+    scratch_directory(directory, sizeof directory);
+    OTF2_Archive *archive = OTF2_Archive_Open(directory, "bench", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
+                                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    if (!archive)
+        die("cannot open an OTF2 archive");
+    otf2_check(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL), "OTF2 flush callbacks");
+    otf2_check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "OTF2 collective callbacks");
+    otf2_check(OTF2_Archive_OpenEvtFiles(archive), "OTF2 event files");
+    OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(archive, 0);
+    if (!writer)
+        die("cannot create an OTF2 event writer");
+
+    otf2_result result = {0};
+    for (uint64_t done = 0; done < events; done += BATCH) {
+        size_t n = events - done < BATCH ? (size_t)(events - done) : BATCH;
+        synth_next(stream, batch, n);
+        double start = now_seconds();
+        for (size_t e = 0; e < n; e++)
+            otf2_write(writer, &batch[e]);
+        result.seconds += now_seconds() - start;
+    }
+    double start = now_seconds();
+    otf2_check(OTF2_Archive_CloseEvtWriter(archive, writer), "closing the OTF2 event writer");
+    result.seconds += now_seconds() - start;
+    otf2_check(OTF2_Archive_CloseEvtFiles(archive), "closing the OTF2 event files");
+    OTF2_GlobalDefWriter *global = OTF2_Archive_GetGlobalDefWriter(archive);
+    if (!global)
+        die("cannot write OTF2 definitions");
+    otf2_check(OTF2_GlobalDefWriter_WriteClockProperties(global, 1000000000, 0, 0, OTF2_UNDEFINED_TIMESTAMP),
+               "OTF2 clock properties");
+    otf2_check(OTF2_Archive_CloseGlobalDefWriter(archive, global), "closing the OTF2 definitions");
+    otf2_check(OTF2_Archive_Close(archive), "closing the OTF2 archive");
+
+    char path[4096];
+    struct stat info;
+    snprintf(path, sizeof path, "%s/bench/0.evt", directory);
+    if (stat(path, &info) != 0)
+        die("cannot stat %s", path);
+    result.bytes_per_event = (double)info.st_size / (double)events;
+    remove_archive(directory, "bench", 1);
+    return result;
+}
+
+/* ---- export and import of the full buffer ---- */
+
+static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget, uint64_t events_held)
+{
+    char directory[64];
+    scratch_directory(directory, sizeof directory);
+    otfx_export_options whole = otfx_export_options_default();
+    double start = now_seconds();
+    check(otfx_otf2_export(directory, "full", defs, &trace, 1, &whole), "otfx_otf2_export");
+    printf("otf2_export_ns_per_event=%.1f\n", (now_seconds() - start) * 1e9 / (double)events_held);
+
+    char anchor[96];
+    snprintf(anchor, sizeof anchor, "%s/full.otf2", directory);
+    otfx_trace_config config = otfx_trace_config_default(budget);
+    otfx_defs *imported_defs;
+    otfx_trace **imported;
+    size_t count;
+    otfx_import_stats stats;
+    start = now_seconds();
+    check(otfx_otf2_import_with_stats(anchor, &config, &imported_defs, &imported, &count, &stats),
+          "otfx_otf2_import");
+    printf("otf2_import_ns_per_event=%.1f\n", (now_seconds() - start) * 1e9 / (double)stats.events_imported);
+    for (size_t t = 0; t < count; t++)
+        otfx_trace_destroy(imported[t]);
+    free(imported);
+    otfx_defs_destroy(imported_defs);
+    remove_archive(directory, "full", GRID_SIDE * GRID_SIDE); /* the world: exported rank and placeholders */
+}
+
+/* ---- one shape ---- */
+
+static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
+{
+    printf("shape=%s\n", synth_shape_name(shape));
+    printf("events=%llu\n", (unsigned long long)opts->events);
+
+    otfx_defs *defs = otfx_defs_create();
+    if (!defs)
+        die("out of memory");
+
+    /* Ingest, then keep appending until the buffer has reduced, then profile the full buffer. */
+    synth *stream = new_stream(defs, shape);
+    otfx_trace *trace = new_trace(defs, stream, opts->budget_bytes, true);
+    ingest_result ingested = ingest(trace, stream, opts->events, batch);
+    printf("otfx_ingest_events_per_s=%.0f\n", (double)opts->events / ingested.seconds);
+    printf("otfx_bytes_per_event=%.3f\n", ingested.bytes_per_event);
+
+    synth *raw_stream = new_stream(defs, shape);
+    otfx_trace *raw = new_trace(defs, raw_stream, (size_t)1 << 30, false);
+    uint64_t raw_events = opts->events < 2000000 ? opts->events : 2000000;
+    printf("otfx_raw_bytes_per_event=%.3f\n", ingest(raw, raw_stream, raw_events, batch).bytes_per_event);
+    otfx_trace_destroy(raw);
+    synth_destroy(raw_stream);
+
+    synth *otf2_stream = new_stream(defs, shape);
+    otf2_result written = write_otf2(otf2_stream, opts->events, batch);
+    synth_destroy(otf2_stream);
+    printf("otf2_bytes_per_event=%.3f\n", written.bytes_per_event);
+    printf("otf2_ns_per_event=%.1f\n", written.seconds * 1e9 / (double)opts->events);
+    printf("storage_ratio_otf2_to_otfx=%.2f\n", written.bytes_per_event / ingested.bytes_per_event);
+
+    uint64_t filled = opts->events;
+    double fill_seconds = ingested.seconds;
+    otfx_trace_status status;
+    check(otfx_trace_status_get(trace, &status), "otfx_trace_status_get");
+    while (status.reductions == 0 && filled < FILL_LIMIT) {
+        ingest_result more = ingest(trace, stream, 1 << 20, batch);
+        fill_seconds += more.seconds;
+        filled += 1 << 20;
+        check(otfx_trace_status_get(trace, &status), "otfx_trace_status_get");
+    }
+    if (status.reductions == 0)
+        die("the %s buffer never reduced", synth_shape_name(shape));
+    printf("fill_events=%llu\n", (unsigned long long)filled);
+    printf("fill_events_per_s=%.0f\n", (double)filled / fill_seconds);
+    printf("fill_events_held=%llu\n", (unsigned long long)status.events_held);
+    printf("fill_bytes_used=%zu\n", status.bytes_used);
+    printf("reductions=%llu\n", (unsigned long long)status.reductions);
+    printf("profile_query_ms=%.2f\n", median_profile_ms(trace, 0, OTFX_TIME_MAX));
+    otfx_time tenth = (status.last_time - status.first_time) / 10;
+    printf("profile_window_ms=%.2f\n", median_profile_ms(trace, status.last_time - tenth, OTFX_TIME_MAX));
+
+    export_and_import(defs, trace, opts->budget_bytes, status.events_held);
+
+    otfx_trace_destroy(trace);
+    synth_destroy(stream);
+    otfx_defs_destroy(defs);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    options opts = parse_options(argc, argv);
+    otfx_event *batch = malloc(BATCH * sizeof *batch);
+    if (!batch)
+        die("out of memory");
+    for (int s = 0; s < SYNTH_SHAPE_COUNT; s++)
+        if (opts.shapes[s])
+            run_shape((synth_shape)s, &opts, batch);
+    free(batch);
+    return 0;
+}

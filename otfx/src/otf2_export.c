@@ -1,0 +1,1489 @@
+/* otf2_export.c — writes otfx traces as one OTF2 archive (serial, POSIX, uncompressed).
+ *
+ * The archive is written in the order OTF2 allows and Score-P uses: first every trace's events (so
+ * the clock properties and the definitions can say what the events used), then empty local
+ * definition files, then the global definitions. How events, windows and reduced ranges map to OTF2
+ * is described in docs/otfx-format.md, "OTF2 export and import". */
+#define _POSIX_C_SOURCE 200809L
+#include "otf2_common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    EVENT_CHUNK_BYTES = 1 << 20,
+    /* A compressed 64-bit group member takes at most 9 bytes; the rest of a Group record is small. */
+    GROUP_MEMBER_BYTES = 9,
+    GROUP_RECORD_SLACK = 64 << 10,
+    /* OTF2 region refs: reduced-range regions first (one per strategy), then otfx region r at
+     * REGION_REF_OFFSET + r, so regions defined while the export runs can never collide with them. */
+    REGION_REF_OFFSET = OTFX_REDUCE_COUNT,
+    /* String refs written first, in this order, so events can use them before definitions exist. */
+    STRING_EMPTY = 0,
+    STRING_STRATEGY_FIRST = 1,
+    /* Group refs: the MPI location group, then one group per communicator. */
+    GROUP_COMM_LOCATIONS = 0,
+    GROUP_COMM_FIRST = 1,
+};
+
+#define OTF2_TRY(call, what)                                                                                 \
+    do {                                                                                                     \
+        OTF2_ErrorCode otf2_code_ = (call);                                                                  \
+        if (otf2_code_ != OTF2_SUCCESS)                                                                      \
+            return otfx_otf2_fail_call(otf2_code_, "%s", "OTF2 export: " what);                              \
+    } while (0)
+
+#define OTFX_TRY(call)                                                                                       \
+    do {                                                                                                     \
+        otfx_status otfx_status_ = (call);                                                                   \
+        if (otfx_status_ != OTFX_OK)                                                                         \
+            return otfx_status_;                                                                             \
+    } while (0)
+
+otfx_export_options otfx_export_options_default(void)
+{
+    return (otfx_export_options){.from = 0, .to = OTFX_TIME_MAX, .overwrite = false, .creator = NULL};
+}
+
+/* Grows *items (of `size` bytes each) to hold at least `needed`. */
+static bool reserve(void **items, size_t *capacity, size_t needed, size_t size)
+{
+    if (needed <= *capacity)
+        return true;
+    size_t grown = *capacity ? *capacity * 2 : 16;
+    while (grown < needed)
+        grown *= 2;
+    void *moved = realloc(*items, grown * size);
+    if (!moved)
+        return false;
+    *items = moved;
+    *capacity = grown;
+    return true;
+}
+
+static otfx_status out_of_memory(void)
+{
+    return otfx_fail(OTFX_ERR_NOMEM, "OTF2 export: out of memory");
+}
+
+/* World rank -> rank in one communicator (OTF2 events name peers and roots by communicator rank). */
+typedef struct rank_pair {
+    uint32_t world, local;
+} rank_pair;
+
+typedef struct comm_ranks {
+    bool built;
+    bool identity; /* member i is world rank i: no lookup needed */
+    uint32_t size;
+    rank_pair *by_world; /* sorted by world rank */
+} comm_ranks;
+
+typedef struct exported_location {
+    uint32_t rank, thread;
+    uint64_t events;
+    bool placeholder; /* not exported; completes the MPI location group */
+} exported_location;
+
+typedef struct exporter {
+    otfx_defs *defs;
+    OTF2_Archive *archive;
+    OTF2_AttributeList *attributes;
+    OTF2_GlobalDefWriter *global;
+    OTF2_StringRef next_string;
+
+    /* Lazily cached definitions (the store may grow while the export runs; it never shrinks). */
+    uint32_t known_regions, known_comms, known_metrics;
+    comm_ranks *comms;
+    size_t comm_capacity;
+    otfx_metric_type *metric_types;
+    size_t metric_type_capacity;
+
+    bool any_time;
+    otfx_time earliest, latest;
+
+    exported_location *locations;
+    size_t location_count, location_capacity;
+} exporter;
+
+/* A reduction record and the region that shows its range (see "Reduced ranges" below). */
+typedef enum range_state {
+    RANGE_WAITING, /* its begin has not come yet */
+    RANGE_OPEN,    /* its region is open (or is about to be re-entered) */
+    RANGE_CLOSING, /* its end has passed, but regions entered inside it are still open above it */
+    RANGE_DONE
+} range_state;
+
+typedef struct reduced_range {
+    otfx_event record;    /* as the trace reported it (its time clamped to the window) */
+    otfx_time begin, end; /* clipped to the window: where its region is shown */
+    uint32_t pieces;      /* Enters written so far; the first one carries the record */
+    range_state state;
+} reduced_range;
+
+/* A region open in the archive: an otfx region or a piece of a reduced range. */
+typedef struct open_frame {
+    bool reduced;
+    uint32_t index; /* otfx region ref, or index into ranges */
+} open_frame;
+
+/* Planning pass: an open region and the earliest end of the ranges that were open when it was entered. */
+typedef struct planned_frame {
+    uint64_t sequence;
+    otfx_time time, earliest_range_end;
+    otfx_ref region;
+} planned_frame;
+
+/* A region entered inside a reduced range that is still open after the range's end. */
+typedef struct outliving_enter {
+    uint64_t sequence; /* which ENTER of the trace's stream */
+    otfx_time time, leave;
+    otfx_ref region;
+} outliving_enter;
+
+typedef enum export_pass { PASS_COLLECT, PASS_PLAN, PASS_WRITE } export_pass;
+
+typedef struct trace_export {
+    exporter *x;
+    OTF2_EvtWriter *writer;
+    uint32_t rank, thread;
+    otfx_time from, to;
+    export_pass pass;
+    otfx_time position; /* time of the record being placed: records never go back in time */
+    uint64_t enter_sequence;
+    bool wrote_any;
+    otfx_time first_written, last_written;
+
+    reduced_range *ranges; /* [0, range_count) from the first pass; late ones after */
+    size_t range_count, range_capacity, late_count;
+    size_t *by_begin, *by_end; /* range indices in order of begin and of end */
+    otfx_time last_range_end;
+    size_t next_begin, next_end;
+
+    /* PASS_PLAN */
+    otfx_time *open_range_ends; /* min-heap */
+    size_t open_range_count, open_range_capacity;
+    planned_frame *planned;
+    size_t planned_depth, planned_capacity;
+    outliving_enter *outliving; /* sorted by sequence after the plan */
+    size_t outliving_count, outliving_capacity, next_outliving;
+
+    /* PASS_WRITE */
+    open_frame *frames;
+    size_t depth, frame_capacity;
+    open_frame *lifted; /* range pieces taken off the stack to let a region pass, re-entered after it */
+    size_t lifted_capacity;
+
+    otfx_status status;
+} trace_export;
+
+static void wrote(trace_export *te, otfx_time time)
+{
+    if (!te->wrote_any)
+        te->first_written = time;
+    te->wrote_any = true;
+    te->last_written = time;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Definitions used by events
+ * -------------------------------------------------------------------------------------------- */
+
+static otfx_status check_region(exporter *x, otfx_ref region)
+{
+    if (region >= x->known_regions)
+        x->known_regions = otfx_defs_count_regions(x->defs);
+    if (region >= x->known_regions || region > UINT32_MAX - 1 - REGION_REF_OFFSET)
+        return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: event refers to undefined region %u", region);
+    return OTFX_OK;
+}
+
+static int compare_rank_pairs(const void *a, const void *b)
+{
+    const rank_pair *left = a, *right = b;
+    return (left->world > right->world) - (left->world < right->world);
+}
+
+static otfx_status comm_ranks_get(exporter *x, otfx_ref comm, const comm_ranks **out)
+{
+    if (comm >= x->known_comms)
+        x->known_comms = otfx_defs_count_comms(x->defs);
+    if (comm >= x->known_comms)
+        return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: event refers to undefined communicator %u", comm);
+    if (comm >= x->comm_capacity) {
+        size_t old = x->comm_capacity;
+        if (!reserve((void **)&x->comms, &x->comm_capacity, (size_t)comm + 1, sizeof *x->comms))
+            return out_of_memory();
+        memset(x->comms + old, 0, (x->comm_capacity - old) * sizeof *x->comms);
+    }
+    comm_ranks *ranks = &x->comms[comm];
+    if (!ranks->built) {
+        otfx_comm_def def = {0};
+        OTFX_TRY(otfx_defs_get_comm(x->defs, comm, &def));
+        ranks->size = def.size;
+        ranks->identity = true;
+        for (uint32_t i = 0; i < def.size; i++)
+            ranks->identity = ranks->identity && def.world_ranks[i] == i;
+        if (!ranks->identity) {
+            ranks->by_world = malloc((def.size ? def.size : 1) * sizeof *ranks->by_world);
+            if (!ranks->by_world)
+                return out_of_memory();
+            for (uint32_t i = 0; i < def.size; i++)
+                ranks->by_world[i] = (rank_pair){def.world_ranks[i], i};
+            otfx_otf2_sort(ranks->by_world, def.size, sizeof *ranks->by_world, compare_rank_pairs);
+        }
+        ranks->built = true;
+    }
+    *out = ranks;
+    return OTFX_OK;
+}
+
+/* The rank of world rank `world` in communicator `comm`. */
+static otfx_status comm_rank_of(exporter *x, otfx_ref comm, uint32_t world, uint32_t *local)
+{
+    const comm_ranks *ranks = NULL;
+    OTFX_TRY(comm_ranks_get(x, comm, &ranks));
+    if (ranks->identity && world < ranks->size) {
+        *local = world;
+        return OTFX_OK;
+    }
+    if (!ranks->identity) {
+        rank_pair key = {world, 0};
+        const rank_pair *found =
+            otfx_otf2_search(&key, ranks->by_world, ranks->size, sizeof key, compare_rank_pairs);
+        if (found) {
+            *local = found->local;
+            return OTFX_OK;
+        }
+    }
+    return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: world rank %u is not a member of communicator %u", world,
+                     comm);
+}
+
+static otfx_status metric_type_of(exporter *x, otfx_ref metric, OTF2_Type *type)
+{
+    if (metric >= x->known_metrics) {
+        uint32_t count = otfx_defs_count_metrics(x->defs);
+        if (metric >= count)
+            return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: event refers to undefined metric %u", metric);
+        if (!reserve((void **)&x->metric_types, &x->metric_type_capacity, count, sizeof *x->metric_types))
+            return out_of_memory();
+        for (uint32_t m = x->known_metrics; m < count; m++) {
+            otfx_metric_def def = {0};
+            OTFX_TRY(otfx_defs_get_metric(x->defs, m, &def));
+            x->metric_types[m] = def.type;
+        }
+        x->known_metrics = count;
+    }
+    switch (x->metric_types[metric]) {
+    case OTFX_METRIC_INT64:
+        *type = OTF2_TYPE_INT64;
+        return OTFX_OK;
+    case OTFX_METRIC_UINT64:
+        *type = OTF2_TYPE_UINT64;
+        return OTFX_OK;
+    case OTFX_METRIC_DOUBLE:
+        *type = OTF2_TYPE_DOUBLE;
+        return OTFX_OK;
+    }
+    return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: metric %u has an unknown value type", metric);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Event records: one writer per payload shape of OTFX_OTF2_RECORD_TABLE
+ * -------------------------------------------------------------------------------------------- */
+
+static otfx_status write_REGION(trace_export *te, otfx_otf2_REGION_writer record, OTF2_TimeStamp time,
+                                const otfx_event *event)
+{
+    OTFX_TRY(check_region(te->x, event->u.region.region));
+    OTF2_TRY(record(te->writer, NULL, time, REGION_REF_OFFSET + event->u.region.region),
+             "writing a region event");
+    return OTFX_OK;
+}
+
+static otfx_status write_MESSAGE(trace_export *te, otfx_otf2_MESSAGE_writer record, OTF2_TimeStamp time,
+                                 const otfx_event *event)
+{
+    uint32_t peer = 0;
+    OTFX_TRY(comm_rank_of(te->x, event->u.msg.comm, event->u.msg.peer, &peer));
+    OTF2_TRY(record(te->writer, NULL, time, peer, event->u.msg.comm, event->u.msg.tag, event->u.msg.bytes),
+             "writing a message event");
+    return OTFX_OK;
+}
+
+static otfx_status write_MESSAGE_REQUEST(trace_export *te, otfx_otf2_MESSAGE_REQUEST_writer record,
+                                         OTF2_TimeStamp time, const otfx_event *event)
+{
+    uint32_t peer = 0;
+    OTFX_TRY(comm_rank_of(te->x, event->u.msg.comm, event->u.msg.peer, &peer));
+    OTF2_TRY(record(te->writer, NULL, time, peer, event->u.msg.comm, event->u.msg.tag, event->u.msg.bytes,
+                    event->u.msg.request),
+             "writing a nonblocking message event");
+    return OTFX_OK;
+}
+
+static otfx_status write_REQUEST(trace_export *te, otfx_otf2_REQUEST_writer record, OTF2_TimeStamp time,
+                                 const otfx_event *event)
+{
+    OTF2_TRY(record(te->writer, NULL, time, event->u.request.request), "writing a request event");
+    return OTFX_OK;
+}
+
+static otfx_status write_NONE(trace_export *te, otfx_otf2_NONE_writer record, OTF2_TimeStamp time,
+                              const otfx_event *event)
+{
+    (void)event;
+    OTF2_TRY(record(te->writer, NULL, time), "writing a collective begin");
+    return OTFX_OK;
+}
+
+static otfx_status write_COLLECTIVE(trace_export *te, otfx_otf2_COLLECTIVE_writer record, OTF2_TimeStamp time,
+                                    const otfx_event *event)
+{
+    const comm_ranks *ranks = NULL; /* also checks that the communicator is defined when there is no root */
+    OTFX_TRY(comm_ranks_get(te->x, event->u.coll.comm, &ranks));
+    uint32_t root = OTF2_UNDEFINED_UINT32; /* otfx and OTF2 both use UINT32_MAX for "no root" */
+    if (event->u.coll.root != UINT32_MAX)
+        OTFX_TRY(comm_rank_of(te->x, event->u.coll.comm, event->u.coll.root, &root));
+    OTF2_TRY(record(te->writer, NULL, time, (OTF2_CollectiveOp)event->u.coll.op, event->u.coll.comm, root,
+                    event->u.coll.sent, event->u.coll.received),
+             "writing a collective end");
+    return OTFX_OK;
+}
+
+static otfx_status write_METRIC(trace_export *te, otfx_otf2_METRIC_writer record, OTF2_TimeStamp time,
+                                const otfx_event *event)
+{
+    OTF2_Type type = OTF2_TYPE_NONE;
+    OTFX_TRY(metric_type_of(te->x, event->u.metric.metric, &type));
+    OTF2_MetricValue value;
+    value.unsigned_int = event->u.metric.value; /* the event holds the value's bits */
+    OTF2_TRY(record(te->writer, NULL, time, event->u.metric.metric, 1, &type, &value),
+             "writing a metric event");
+    return OTFX_OK;
+}
+
+static otfx_status add_attribute(exporter *x, otfx_otf2_attribute attribute, OTF2_AttributeValue value)
+{
+    OTF2_TRY(OTF2_AttributeList_AddAttribute(x->attributes, attribute, otfx_otf2_attributes[attribute].type,
+                                             value),
+             "adding an attribute");
+    return OTFX_OK;
+}
+
+static otfx_status write_phase(trace_export *te, OTF2_TimeStamp time, const otfx_event *event)
+{
+    OTFX_TRY(check_region(te->x, event->u.phase.region));
+    OTF2_AttributeValue value;
+    value.int64 = event->u.phase.value;
+    OTFX_TRY(add_attribute(te->x, OTFX_OTF2_ATTR_PHASE_VALUE, value));
+    OTF2_RegionRef region = REGION_REF_OFFSET + event->u.phase.region;
+    OTF2_TRY(OTF2_EvtWriter_Enter(te->writer, te->x->attributes, time, region), "writing a phase marker");
+    OTF2_TRY(OTF2_EvtWriter_Leave(te->writer, NULL, time, region), "writing a phase marker");
+    return OTFX_OK;
+}
+
+/* Writes the record(s) of one event that is not a reduction record. */
+static otfx_status write_event(trace_export *te, OTF2_TimeStamp time, const otfx_event *event)
+{
+    switch (event->type) {
+#define OTFX_WRITE_RECORD(otfx_type, record, printed, payload)                                               \
+    case otfx_type:                                                                                          \
+        return write_##payload(te, OTF2_EvtWriter_##record, time, event);
+        OTFX_OTF2_RECORD_TABLE(OTFX_WRITE_RECORD)
+#undef OTFX_WRITE_RECORD
+    case OTFX_EV_PHASE:
+        return write_phase(te, time, event);
+    default:
+        return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: unknown event type %d", (int)event->type);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Reduced ranges. A reduction record says that detail of [begin, end) was removed; its range is shown
+ * as the region "otfx reduced: <strategy>" entered at the begin and left at the end, on the trace's own
+ * location. OTF2 needs each location's regions well nested, so the region
+ *  - nests the detail that begins and ends inside the range;
+ *  - is left and entered again on top of a region that begins inside the range and outlives it (a
+ *    planning pass finds those), and likewise on top of a range that begins inside it and outlives it;
+ *  - is left and entered again one level lower when a region that was open before it is left.
+ * So a range may be shown as several pieces; each Enter carries otfx::piece, the first one also the
+ * record itself (strategy, events removed, unclipped range, the record's own time), which is what the
+ * importer rebuilds the record from. At one timestamp: ranges that begin there, then the trace's
+ * records there, then ranges that end there.
+ *
+ * The trace is read three times (collect ranges, plan, write). A live trace may change in between; a
+ * range whose end then finds regions above it is left as soon as they are (the archive stays well
+ * nested, the range looks longer), and a reduction record that appeared in between is written as a
+ * piece of length zero where it is met.
+ * -------------------------------------------------------------------------------------------- */
+
+static bool clip_range(const trace_export *te, const otfx_event *event, reduced_range *range)
+{
+    otfx_time begin = event->u.reduction.begin, end = event->u.reduction.end;
+    if (end < begin)
+        end = begin;
+    if (begin < te->from)
+        begin = te->from;
+    if (end > te->to)
+        end = te->to;
+    if (end < begin || (unsigned)event->u.reduction.strategy >= OTFX_REDUCE_COUNT)
+        return false;
+    *range = (reduced_range){.record = *event, .begin = begin, .end = end, .state = RANGE_WAITING};
+    if (range->record.time < te->from)
+        range->record.time = te->from;
+    return true;
+}
+
+static int compare_values(uint64_t left, uint64_t right)
+{
+    return (left > right) - (left < right);
+}
+
+/* Identity of a range: the record as reported. */
+static int compare_ranges(const void *a, const void *b)
+{
+    const otfx_event *left = &((const reduced_range *)a)->record,
+                     *right = &((const reduced_range *)b)->record;
+    int order = compare_values(left->time, right->time);
+    if (!order)
+        order = compare_values(left->u.reduction.strategy, right->u.reduction.strategy);
+    if (!order)
+        order = compare_values(left->u.reduction.begin, right->u.reduction.begin);
+    if (!order)
+        order = compare_values(left->u.reduction.end, right->u.reduction.end);
+    if (!order)
+        order = compare_values(left->u.reduction.events_removed, right->u.reduction.events_removed);
+    return order;
+}
+
+typedef struct range_key {
+    otfx_time time;
+    size_t index;
+} range_key;
+
+static int compare_keys(const void *a, const void *b)
+{
+    const range_key *left = a, *right = b;
+    int order = compare_values(left->time, right->time);
+    return order ? order : compare_values(left->index, right->index);
+}
+
+static otfx_status add_range(trace_export *te, const reduced_range *range)
+{
+    if (!reserve((void **)&te->ranges, &te->range_capacity, te->range_count + 1, sizeof *te->ranges))
+        return out_of_memory();
+    te->ranges[te->range_count++] = *range;
+    return OTFX_OK;
+}
+
+/* After the first pass: ranges in identity order, and their orders of begin and of end. */
+static otfx_status order_ranges(trace_export *te)
+{
+    size_t count = te->range_count;
+    otfx_otf2_sort(te->ranges, count, sizeof *te->ranges, compare_ranges);
+    te->by_begin = malloc((count + 1) * sizeof *te->by_begin);
+    te->by_end = malloc((count + 1) * sizeof *te->by_end);
+    range_key *keys = malloc((count + 1) * sizeof *keys);
+    if (!te->by_begin || !te->by_end || !keys) {
+        free(keys);
+        return out_of_memory();
+    }
+    for (size_t r = 0; r < count; r++)
+        keys[r] = (range_key){te->ranges[r].begin, r};
+    otfx_otf2_sort(keys, count, sizeof *keys, compare_keys);
+    for (size_t r = 0; r < count; r++)
+        te->by_begin[r] = keys[r].index;
+    for (size_t r = 0; r < count; r++)
+        keys[r] = (range_key){te->ranges[r].end, r};
+    otfx_otf2_sort(keys, count, sizeof *keys, compare_keys);
+    for (size_t r = 0; r < count; r++)
+        te->by_end[r] = keys[r].index;
+    te->last_range_end = count ? te->ranges[te->by_end[count - 1]].end : 0;
+    free(keys);
+    return OTFX_OK;
+}
+
+/* ---- planning pass: which regions begin inside a range and outlive it ---- */
+
+static otfx_status push_range_end(trace_export *te, otfx_time end)
+{
+    if (!reserve((void **)&te->open_range_ends, &te->open_range_capacity, te->open_range_count + 1,
+                 sizeof *te->open_range_ends))
+        return out_of_memory();
+    size_t at = te->open_range_count++;
+    while (at > 0 && te->open_range_ends[(at - 1) / 2] > end) {
+        te->open_range_ends[at] = te->open_range_ends[(at - 1) / 2];
+        at = (at - 1) / 2;
+    }
+    te->open_range_ends[at] = end;
+    return OTFX_OK;
+}
+
+static void pop_range_end(trace_export *te)
+{
+    if (te->open_range_count == 0)
+        return;
+    otfx_time moved = te->open_range_ends[--te->open_range_count];
+    size_t at = 0, count = te->open_range_count;
+    for (;;) {
+        size_t child = 2 * at + 1;
+        if (child >= count)
+            break;
+        if (child + 1 < count && te->open_range_ends[child + 1] < te->open_range_ends[child])
+            child++;
+        if (te->open_range_ends[child] >= moved)
+            break;
+        te->open_range_ends[at] = te->open_range_ends[child];
+        at = child;
+    }
+    if (count > 0)
+        te->open_range_ends[at] = moved;
+}
+
+static otfx_status note_outliving(trace_export *te, const planned_frame *frame, otfx_time leave)
+{
+    if (leave <= frame->earliest_range_end)
+        return OTFX_OK;
+    if (!reserve((void **)&te->outliving, &te->outliving_capacity, te->outliving_count + 1,
+                 sizeof *te->outliving))
+        return out_of_memory();
+    te->outliving[te->outliving_count++] =
+        (outliving_enter){frame->sequence, frame->time, leave, frame->region};
+    return OTFX_OK;
+}
+
+static otfx_status plan_record(trace_export *te, const otfx_event *event)
+{
+    if (event->type == OTFX_EV_ENTER) {
+        if (!reserve((void **)&te->planned, &te->planned_capacity, te->planned_depth + 1,
+                     sizeof *te->planned))
+            return out_of_memory();
+        otfx_time earliest = te->open_range_count ? te->open_range_ends[0] : OTFX_TIME_MAX;
+        te->planned[te->planned_depth++] =
+            (planned_frame){te->enter_sequence++, te->position, earliest, event->u.region.region};
+    } else if (event->type == OTFX_EV_LEAVE && te->planned_depth > 0) {
+        planned_frame frame = te->planned[--te->planned_depth];
+        OTFX_TRY(note_outliving(te, &frame, te->position));
+    }
+    return OTFX_OK;
+}
+
+static int compare_outliving(const void *a, const void *b)
+{
+    return compare_values(((const outliving_enter *)a)->sequence, ((const outliving_enter *)b)->sequence);
+}
+
+/* When the region of the write pass's ENTER number `sequence` is left: OTFX_TIME_MAX if it stays open,
+ * 0 if it outlives no range that is open when it is entered. */
+static otfx_time outliving_leave(trace_export *te, const otfx_event *event, otfx_time time)
+{
+    uint64_t sequence = te->enter_sequence++;
+    while (te->next_outliving < te->outliving_count && te->outliving[te->next_outliving].sequence < sequence)
+        te->next_outliving++;
+    if (te->next_outliving == te->outliving_count)
+        return 0;
+    const outliving_enter *found = &te->outliving[te->next_outliving];
+    if (found->sequence != sequence || found->time != time || found->region != event->u.region.region)
+        return 0; /* the trace changed since the plan */
+    return found->leave;
+}
+
+/* ---- writing pass: the stack of regions open in the archive ---- */
+
+static otfx_status push_frame(trace_export *te, open_frame frame)
+{
+    if (!reserve((void **)&te->frames, &te->frame_capacity, te->depth + 1, sizeof *te->frames))
+        return out_of_memory();
+    te->frames[te->depth++] = frame;
+    return OTFX_OK;
+}
+
+static otfx_status write_piece_enter(trace_export *te, size_t index)
+{
+    exporter *x = te->x;
+    reduced_range *range = &te->ranges[index];
+    const otfx_event *record = &range->record;
+    OTF2_AttributeValue value;
+    value.uint32 = range->pieces;
+    OTFX_TRY(add_attribute(x, OTFX_OTF2_ATTR_PIECE, value));
+    if (range->pieces == 0) {
+        value.stringRef = STRING_STRATEGY_FIRST + record->u.reduction.strategy;
+        OTFX_TRY(add_attribute(x, OTFX_OTF2_ATTR_STRATEGY, value));
+        value.uint64 = record->u.reduction.events_removed;
+        OTFX_TRY(add_attribute(x, OTFX_OTF2_ATTR_EVENTS_REMOVED, value));
+        value.uint64 = record->u.reduction.begin;
+        OTFX_TRY(add_attribute(x, OTFX_OTF2_ATTR_RANGE_BEGIN, value));
+        value.uint64 = record->u.reduction.end;
+        OTFX_TRY(add_attribute(x, OTFX_OTF2_ATTR_RANGE_END, value));
+        value.uint64 = record->time;
+        OTFX_TRY(add_attribute(x, OTFX_OTF2_ATTR_RECORD_TIME, value));
+    }
+    range->pieces++;
+    OTF2_TRY(OTF2_EvtWriter_Enter(te->writer, x->attributes, te->position, record->u.reduction.strategy),
+             "writing a reduced range");
+    wrote(te, te->position);
+    return OTFX_OK;
+}
+
+static otfx_status write_piece_leave(trace_export *te, size_t index)
+{
+    OTF2_TRY(
+        OTF2_EvtWriter_Leave(te->writer, NULL, te->position, te->ranges[index].record.u.reduction.strategy),
+        "writing a reduced range");
+    wrote(te, te->position);
+    return OTFX_OK;
+}
+
+/* Leaves the ranges on top of the stack whose end has passed. */
+static otfx_status leave_closing(trace_export *te)
+{
+    while (te->depth > 0 && te->frames[te->depth - 1].reduced &&
+           te->ranges[te->frames[te->depth - 1].index].state == RANGE_CLOSING) {
+        size_t index = te->frames[--te->depth].index;
+        OTFX_TRY(write_piece_leave(te, index));
+        te->ranges[index].state = RANGE_DONE;
+    }
+    return OTFX_OK;
+}
+
+/* Takes off the stack the ranges on top that end before `until` (or every range on top for
+ * OTFX_TIME_MAX + lift_all), keeping the open ones to be entered again by restore_lifted. */
+static otfx_status lift_ranges(trace_export *te, otfx_time until, bool lift_all, size_t *lifted)
+{
+    *lifted = 0;
+    while (te->depth > 0 && te->frames[te->depth - 1].reduced) {
+        size_t index = te->frames[te->depth - 1].index;
+        if (!lift_all && te->ranges[index].end >= until)
+            break;
+        te->depth--;
+        OTFX_TRY(write_piece_leave(te, index));
+        if (te->ranges[index].state != RANGE_OPEN) {
+            te->ranges[index].state = RANGE_DONE;
+            continue;
+        }
+        if (!reserve((void **)&te->lifted, &te->lifted_capacity, *lifted + 1, sizeof *te->lifted))
+            return out_of_memory();
+        te->lifted[(*lifted)++] = te->frames[te->depth];
+    }
+    return OTFX_OK;
+}
+
+/* Enters the lifted ranges again, in their old order (they were lifted from the top down). */
+static otfx_status restore_lifted(trace_export *te, size_t lifted)
+{
+    while (lifted > 0) {
+        open_frame frame = te->lifted[--lifted];
+        OTFX_TRY(write_piece_enter(te, frame.index));
+        OTFX_TRY(push_frame(te, frame));
+    }
+    return OTFX_OK;
+}
+
+static otfx_status begin_range(trace_export *te, size_t index)
+{
+    reduced_range *range = &te->ranges[index];
+    range->state = RANGE_OPEN;
+    if (te->pass == PASS_PLAN)
+        return push_range_end(te, range->end);
+    if (range->begin > te->position)
+        te->position = range->begin;
+    OTFX_TRY(leave_closing(te));
+    size_t lifted;
+    OTFX_TRY(lift_ranges(te, range->end, false, &lifted)); /* ranges it outlives go on top of it */
+    OTFX_TRY(write_piece_enter(te, index));
+    OTFX_TRY(push_frame(te, (open_frame){true, (uint32_t)index}));
+    return restore_lifted(te, lifted);
+}
+
+static otfx_status end_range(trace_export *te, size_t index)
+{
+    reduced_range *range = &te->ranges[index];
+    if (te->pass == PASS_PLAN) {
+        range->state = RANGE_DONE;
+        pop_range_end(te);
+        return OTFX_OK;
+    }
+    if (range->end > te->position)
+        te->position = range->end;
+    range->state = RANGE_CLOSING;
+    return leave_closing(te); /* unless regions entered inside it are still open above it */
+}
+
+/* Processes the range boundaries before a record at `time`: begins at or before it and ends before it
+ * (or at it too, with `through`), in time order, a begin before an end of the same time. */
+static otfx_status pass_boundaries(trace_export *te, otfx_time time, bool through)
+{
+    for (;;) {
+        const reduced_range *begin =
+            te->next_begin < te->range_count ? &te->ranges[te->by_begin[te->next_begin]] : NULL;
+        const reduced_range *end =
+            te->next_end < te->range_count ? &te->ranges[te->by_end[te->next_end]] : NULL;
+        bool begin_due = begin && begin->begin <= time;
+        bool end_due = end && (end->end < time || (through && end->end == time));
+        if (begin_due && (!end_due || begin->begin <= end->end))
+            OTFX_TRY(begin_range(te, te->by_begin[te->next_begin++]));
+        else if (end_due)
+            OTFX_TRY(end_range(te, te->by_end[te->next_end++]));
+        else
+            return OTFX_OK;
+    }
+}
+
+/* Writes one of the trace's records (not a reduction record) at te->position. */
+static otfx_status place_record(trace_export *te, const otfx_event *event)
+{
+    OTFX_TRY(leave_closing(te));
+    size_t lifted = 0;
+    if (event->type == OTFX_EV_ENTER) {
+        otfx_time leave = outliving_leave(te, event, te->position);
+        OTFX_TRY(lift_ranges(te, leave, false, &lifted));
+        OTFX_TRY(write_event(te, te->position, event));
+        OTFX_TRY(push_frame(te, (open_frame){false, event->u.region.region}));
+    } else if (event->type == OTFX_EV_LEAVE) {
+        OTFX_TRY(lift_ranges(te, OTFX_TIME_MAX, true, &lifted));
+        if (te->depth == 0 || te->frames[te->depth - 1].reduced ||
+            te->frames[te->depth - 1].index != event->u.region.region)
+            return otfx_fail(OTFX_ERR_CORRUPT,
+                             "OTF2 export: the trace of rank %u thread %u leaves region %u, which is not the "
+                             "innermost open region",
+                             te->rank, te->thread, event->u.region.region);
+        OTFX_TRY(write_event(te, te->position, event));
+        te->depth--;
+    } else {
+        OTFX_TRY(write_event(te, te->position, event));
+    }
+    wrote(te, te->position);
+    OTFX_TRY(restore_lifted(te, lifted));
+    return leave_closing(te);
+}
+
+/* A reduction record the first pass did not see (the trace reduced meanwhile): a piece of length
+ * zero here, carrying the whole record. */
+static otfx_status place_late_range(trace_export *te, const reduced_range *range)
+{
+    if (otfx_otf2_search(range, te->ranges, te->range_count, sizeof *range, compare_ranges))
+        return OTFX_OK;
+    size_t index = te->range_count + te->late_count;
+    if (!reserve((void **)&te->ranges, &te->range_capacity, index + 1, sizeof *te->ranges))
+        return out_of_memory();
+    te->ranges[index] = *range;
+    te->late_count++;
+    OTFX_TRY(write_piece_enter(te, index));
+    return write_piece_leave(te, index);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * One trace
+ * -------------------------------------------------------------------------------------------- */
+
+static int on_event(const otfx_event *event, void *user)
+{
+    trace_export *te = user;
+    if (event->type == OTFX_EV_REDUCTION) {
+        reduced_range range;
+        if (te->pass != PASS_PLAN && clip_range(te, event, &range))
+            te->status = te->pass == PASS_COLLECT ? add_range(te, &range) : place_late_range(te, &range);
+        return te->status != OTFX_OK;
+    }
+    if (te->pass == PASS_COLLECT)
+        return 0;
+    /* Regions open at the window's start come with their enter times: they enter at the start. */
+    otfx_time time = event->time > te->position ? event->time : te->position;
+    if (time >= te->to)
+        return 1;
+    /* A region still open after the last range's end outlives every range: the plan can stop there. */
+    if (te->pass == PASS_PLAN && time > te->last_range_end)
+        return 1;
+    te->status = pass_boundaries(te, time, false);
+    if (te->status == OTFX_OK) {
+        te->position = time;
+        te->status = te->pass == PASS_PLAN ? plan_record(te, event) : place_record(te, event);
+    }
+    return te->status != OTFX_OK;
+}
+
+/* Where the trace's part of the archive ends: its last record, its last reduced range, and what it
+ * has received (a region still open was open until then); never past the window. */
+static otfx_time trace_end(const trace_export *te, const otfx_trace_status *status)
+{
+    otfx_time end = te->position;
+    for (size_t r = 0; r < te->range_count; r++)
+        if (te->ranges[r].end > end)
+            end = te->ranges[r].end;
+    if (te->depth > 0 && status->first_time <= status->last_time) {
+        otfx_time received = status->last_time < te->to ? status->last_time : te->to;
+        if (received > end)
+            end = received;
+    }
+    return end;
+}
+
+static otfx_status run_pass(trace_export *te, otfx_trace *trace, export_pass pass)
+{
+    te->pass = pass;
+    te->position = te->from;
+    te->enter_sequence = 0;
+    te->next_begin = te->next_end = 0;
+    for (size_t r = 0; r < te->range_count; r++)
+        te->ranges[r] = (reduced_range){.record = te->ranges[r].record,
+                                        .begin = te->ranges[r].begin,
+                                        .end = te->ranges[r].end,
+                                        .state = RANGE_WAITING};
+    otfx_status status = otfx_query_events(trace, te->from, te->to, true, on_event, te);
+    return status != OTFX_OK ? status : te->status;
+}
+
+static otfx_status write_trace_events(trace_export *te, otfx_trace *trace)
+{
+    OTFX_TRY(run_pass(te, trace, PASS_COLLECT));
+    OTFX_TRY(order_ranges(te));
+
+    if (te->range_count > 0) {
+        OTFX_TRY(run_pass(te, trace, PASS_PLAN));
+        OTFX_TRY(pass_boundaries(te, OTFX_TIME_MAX, true));
+        while (te->planned_depth > 0) /* open at the end (of the plan): they outlive every range */
+            OTFX_TRY(note_outliving(te, &te->planned[--te->planned_depth], OTFX_TIME_MAX));
+        otfx_otf2_sort(te->outliving, te->outliving_count, sizeof *te->outliving, compare_outliving);
+    }
+
+    OTFX_TRY(run_pass(te, trace, PASS_WRITE));
+    otfx_trace_status trace_status;
+    OTFX_TRY(otfx_trace_status_get(trace, &trace_status));
+    otfx_time end = trace_end(te, &trace_status);
+    OTFX_TRY(pass_boundaries(te, end, true));
+    if (end > te->position)
+        te->position = end;
+    while (te->depth > 0) {
+        open_frame frame = te->frames[--te->depth];
+        if (frame.reduced) {
+            OTFX_TRY(write_piece_leave(te, frame.index));
+            continue;
+        }
+        OTF2_TRY(OTF2_EvtWriter_Leave(te->writer, NULL, te->position, REGION_REF_OFFSET + frame.index),
+                 "writing a leave at the window's end");
+        wrote(te, te->position);
+    }
+    return OTFX_OK;
+}
+
+static void trace_export_free(trace_export *te)
+{
+    free(te->ranges);
+    free(te->by_begin);
+    free(te->by_end);
+    free(te->open_range_ends);
+    free(te->planned);
+    free(te->outliving);
+    free(te->frames);
+    free(te->lifted);
+}
+
+static otfx_status add_location(exporter *x, uint32_t rank, uint32_t thread, uint64_t events,
+                                bool placeholder)
+{
+    if (!reserve((void **)&x->locations, &x->location_capacity, x->location_count + 1, sizeof *x->locations))
+        return out_of_memory();
+    x->locations[x->location_count++] = (exported_location){rank, thread, events, placeholder};
+    return OTFX_OK;
+}
+
+static otfx_status export_trace(exporter *x, otfx_trace *trace, const otfx_location_def *where,
+                                const otfx_export_options *options)
+{
+    uint64_t location = otfx_otf2_location_id(where->rank, where->thread);
+    OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(x->archive, location);
+    if (!writer)
+        return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening an event writer");
+    trace_export te = {.x = x,
+                       .writer = writer,
+                       .rank = where->rank,
+                       .thread = where->thread,
+                       .from = options->from,
+                       .to = options->to,
+                       .position = options->from,
+                       .status = OTFX_OK};
+    otfx_status status = write_trace_events(&te, trace);
+    uint64_t events = 0;
+    if (status == OTFX_OK) {
+        OTF2_ErrorCode code = OTF2_EvtWriter_GetNumberOfEvents(writer, &events);
+        if (code != OTF2_SUCCESS)
+            status = otfx_otf2_fail_call(code, "OTF2 export: counting the events written");
+    }
+    if (status == OTFX_OK && te.wrote_any) {
+        if (!x->any_time || te.first_written < x->earliest)
+            x->earliest = te.first_written;
+        if (!x->any_time || te.last_written > x->latest)
+            x->latest = te.last_written;
+        x->any_time = true;
+    }
+    OTF2_ErrorCode code = OTF2_Archive_CloseEvtWriter(x->archive, writer);
+    if (status == OTFX_OK && code != OTF2_SUCCESS)
+        status = otfx_otf2_fail_call(code, "OTF2 export: closing an event writer");
+    trace_export_free(&te);
+    if (status == OTFX_OK)
+        status = add_location(x, where->rank, where->thread, events, false);
+    return status;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Global definitions
+ * -------------------------------------------------------------------------------------------- */
+
+static otfx_status define_string(exporter *x, const char *text, OTF2_StringRef *ref)
+{
+    *ref = x->next_string++;
+    OTF2_TRY(OTF2_GlobalDefWriter_WriteString(x->global, *ref, text), "writing a string definition");
+    return OTFX_OK;
+}
+
+static otfx_status define_stringf(exporter *x, OTF2_StringRef *ref, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static otfx_status define_stringf(exporter *x, OTF2_StringRef *ref, const char *format, ...)
+{
+    char text[128];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    return define_string(x, text, ref);
+}
+
+static int compare_locations(const void *a, const void *b)
+{
+    const exported_location *left = a, *right = b;
+    if (left->rank != right->rank)
+        return (left->rank > right->rank) - (left->rank < right->rank);
+    return (left->thread > right->thread) - (left->thread < right->thread);
+}
+
+/* The MPI location group must list a location for every world rank a communicator names, in world
+ * rank order: ranks whose main thread is not exported get an empty placeholder location. Returns the
+ * number of world ranks (0 when there are no communicators, and then no MPI groups are written). */
+static otfx_status add_placeholders(exporter *x, uint32_t *world_size)
+{
+    uint32_t comms = otfx_defs_count_comms(x->defs);
+    uint64_t size = 0;
+    for (uint32_t c = 0; c < comms; c++) {
+        otfx_comm_def def = {0};
+        OTFX_TRY(otfx_defs_get_comm(x->defs, c, &def));
+        for (uint32_t i = 0; i < def.size; i++)
+            if ((uint64_t)def.world_ranks[i] + 1 > size)
+                size = (uint64_t)def.world_ranks[i] + 1;
+    }
+    if (comms > 0)
+        for (size_t l = 0; l < x->location_count; l++)
+            if ((uint64_t)x->locations[l].rank + 1 > size)
+                size = (uint64_t)x->locations[l].rank + 1;
+    if (size > UINT32_MAX)
+        return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: communicator names world rank %u",
+                         (unsigned)(size - 1));
+    otfx_otf2_sort(x->locations, x->location_count, sizeof *x->locations, compare_locations);
+    size_t exported = x->location_count;
+    for (uint32_t rank = 0; rank < size; rank++) {
+        exported_location key = {.rank = rank, .thread = 0};
+        if (!otfx_otf2_search(&key, x->locations, exported, sizeof key, compare_locations))
+            OTFX_TRY(add_location(x, rank, 0, 0, true));
+    }
+    otfx_otf2_sort(x->locations, x->location_count, sizeof *x->locations, compare_locations);
+    *world_size = (uint32_t)size;
+    return OTFX_OK;
+}
+
+/* Placeholders get an empty event file, like every other location, so every reader finds one. */
+static otfx_status write_placeholder_event_files(exporter *x)
+{
+    for (size_t l = 0; l < x->location_count; l++) {
+        if (!x->locations[l].placeholder)
+            continue;
+        OTF2_EvtWriter *writer =
+            OTF2_Archive_GetEvtWriter(x->archive, otfx_otf2_location_id(x->locations[l].rank, 0));
+        if (!writer)
+            return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening an event writer");
+        OTF2_TRY(OTF2_Archive_CloseEvtWriter(x->archive, writer), "closing an event writer");
+    }
+    return OTFX_OK;
+}
+
+static otfx_status write_local_definition_files(exporter *x)
+{
+    OTF2_TRY(OTF2_Archive_OpenDefFiles(x->archive), "opening the local definition files");
+    for (size_t l = 0; l < x->location_count; l++) {
+        uint64_t location = otfx_otf2_location_id(x->locations[l].rank, x->locations[l].thread);
+        OTF2_DefWriter *writer = OTF2_Archive_GetDefWriter(x->archive, location);
+        if (!writer)
+            return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening a local definition writer");
+        OTF2_TRY(OTF2_Archive_CloseDefWriter(x->archive, writer), "closing a local definition writer");
+    }
+    OTF2_TRY(OTF2_Archive_CloseDefFiles(x->archive), "closing the local definition files");
+    return OTFX_OK;
+}
+
+static otfx_status define_system_tree(exporter *x, OTF2_StringRef placeholder_name)
+{
+    OTF2_StringRef name = STRING_EMPTY, class_name = STRING_EMPTY;
+    OTFX_TRY(define_string(x, "job", &name));
+    OTFX_TRY(define_string(x, "machine", &class_name));
+    OTF2_TRY(OTF2_GlobalDefWriter_WriteSystemTreeNode(x->global, 0, name, class_name,
+                                                      OTF2_UNDEFINED_SYSTEM_TREE_NODE),
+             "writing the system tree");
+    for (size_t l = 0; l < x->location_count; l++) {
+        const exported_location *location = &x->locations[l];
+        if (l == 0 || location->rank != x->locations[l - 1].rank) {
+            OTFX_TRY(define_stringf(x, &name, "rank %u", location->rank));
+            OTF2_TRY(OTF2_GlobalDefWriter_WriteLocationGroup(x->global, location->rank, name,
+                                                             OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                                             OTF2_UNDEFINED_LOCATION_GROUP),
+                     "writing a location group");
+        }
+    }
+    for (size_t l = 0; l < x->location_count; l++) {
+        const exported_location *location = &x->locations[l];
+        if (location->placeholder)
+            OTFX_TRY(define_stringf(x, &name, "rank %u (not exported)", location->rank));
+        else if (location->thread == 0)
+            OTFX_TRY(define_stringf(x, &name, "rank %u", location->rank));
+        else
+            OTFX_TRY(define_stringf(x, &name, "rank %u thread %u", location->rank, location->thread));
+        uint64_t id = otfx_otf2_location_id(location->rank, location->thread);
+        OTF2_TRY(OTF2_GlobalDefWriter_WriteLocation(x->global, id, name, OTF2_LOCATION_TYPE_CPU_THREAD,
+                                                    location->events, location->rank),
+                 "writing a location");
+    }
+    for (size_t l = 0; l < x->location_count; l++) {
+        if (!x->locations[l].placeholder)
+            continue;
+        OTF2_AttributeValue yes;
+        yes.uint8 = 1;
+        OTF2_TRY(OTF2_GlobalDefWriter_WriteLocationProperty(
+                     x->global, otfx_otf2_location_id(x->locations[l].rank, 0), placeholder_name,
+                     otfx_otf2_attributes[OTFX_OTF2_ATTR_PLACEHOLDER].type, yes),
+                 "writing a location property");
+    }
+    return OTFX_OK;
+}
+
+static otfx_status define_regions(exporter *x)
+{
+    /* All of them, used or not: readers expect region refs to be dense and in definition order. */
+    for (int strategy = 0; strategy < OTFX_REDUCE_COUNT; strategy++) {
+        OTF2_StringRef name = STRING_EMPTY, description = STRING_EMPTY;
+        OTFX_TRY(define_stringf(x, &name, "%s%s", OTFX_OTF2_REDUCED_PREFIX,
+                                otfx_reduction_name((otfx_reduction)strategy)));
+        OTFX_TRY(define_string(x, "detail removed by otfx: see otfx::events_removed", &description));
+        OTF2_TRY(OTF2_GlobalDefWriter_WriteRegion(
+                     x->global, (OTF2_RegionRef)strategy, name, name, description, OTFX_OTF2_REDUCED_ROLE,
+                     OTFX_OTF2_REDUCED_PARADIGM, OTF2_REGION_FLAG_NONE, STRING_EMPTY, 0, 0),
+                 "writing a region");
+    }
+    uint32_t regions = otfx_defs_count_regions(x->defs);
+    for (uint32_t r = 0; r < regions; r++) {
+        otfx_region_def def = {0};
+        OTFX_TRY(otfx_defs_get_region(x->defs, r, &def));
+        const otfx_otf2_role_mapping *mapping = otfx_otf2_role_to_otf2(def.role);
+        OTF2_StringRef name = STRING_EMPTY;
+        OTFX_TRY(define_string(x, def.name, &name));
+        OTF2_TRY(OTF2_GlobalDefWriter_WriteRegion(x->global, REGION_REF_OFFSET + r, name, name, STRING_EMPTY,
+                                                  mapping->otf2_role, mapping->paradigm,
+                                                  OTF2_REGION_FLAG_NONE, STRING_EMPTY, 0, 0),
+                 "writing a region");
+    }
+    return OTFX_OK;
+}
+
+/* Communicators: the MPI location group (member i = location of world rank i), then per
+ * communicator a group of its members as world ranks, i.e. indexes into that group. */
+static otfx_status define_comms(exporter *x, uint32_t world_size)
+{
+    uint32_t comms = otfx_defs_count_comms(x->defs);
+    if (comms == 0)
+        return OTFX_OK;
+    uint64_t *members = malloc(((size_t)world_size + 1) * sizeof *members);
+    if (!members)
+        return out_of_memory();
+    otfx_status status = OTFX_OK;
+    for (uint32_t rank = 0; rank < world_size; rank++)
+        members[rank] = otfx_otf2_location_id(rank, 0);
+    OTF2_ErrorCode code = OTF2_GlobalDefWriter_WriteGroup(x->global, GROUP_COMM_LOCATIONS, STRING_EMPTY,
+                                                          OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                                          OTF2_GROUP_FLAG_NONE, world_size, members);
+    if (code != OTF2_SUCCESS)
+        status = otfx_otf2_fail_call(code, "OTF2 export: writing the MPI location group");
+    for (uint32_t c = 0; c < comms && status == OTFX_OK; c++) {
+        otfx_comm_def def;
+        OTF2_StringRef name;
+        status = otfx_defs_get_comm(x->defs, c, &def);
+        if (status == OTFX_OK)
+            status = define_string(x, def.name, &name);
+        if (status != OTFX_OK)
+            break;
+        for (uint32_t i = 0; i < def.size; i++)
+            members[i] = def.world_ranks[i];
+        code =
+            OTF2_GlobalDefWriter_WriteGroup(x->global, GROUP_COMM_FIRST + c, name, OTF2_GROUP_TYPE_COMM_GROUP,
+                                            OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, def.size, members);
+        if (code == OTF2_SUCCESS)
+            code = OTF2_GlobalDefWriter_WriteComm(x->global, c, name, GROUP_COMM_FIRST + c,
+                                                  OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+        if (code != OTF2_SUCCESS)
+            status = otfx_otf2_fail_call(code, "OTF2 export: writing a communicator");
+    }
+    free(members);
+    return status;
+}
+
+/* Each otfx metric is a metric member with a metric class of its own (the class is what Metric
+ * records refer to), asynchronous: otfx records metric values whenever they come. */
+static otfx_status define_metrics(exporter *x)
+{
+    uint32_t metrics = otfx_defs_count_metrics(x->defs);
+    for (uint32_t m = 0; m < metrics; m++) {
+        otfx_metric_def def = {0};
+        OTFX_TRY(otfx_defs_get_metric(x->defs, m, &def));
+        OTF2_Type type = def.type == OTFX_METRIC_INT64    ? OTF2_TYPE_INT64
+                         : def.type == OTFX_METRIC_UINT64 ? OTF2_TYPE_UINT64
+                                                          : OTF2_TYPE_DOUBLE;
+        OTF2_StringRef name = STRING_EMPTY, unit = STRING_EMPTY;
+        OTFX_TRY(define_string(x, def.name, &name));
+        OTFX_TRY(define_string(x, def.unit ? def.unit : "", &unit));
+        OTF2_TRY(OTF2_GlobalDefWriter_WriteMetricMember(x->global, m, name, STRING_EMPTY,
+                                                        OTF2_METRIC_TYPE_USER, OTF2_METRIC_ABSOLUTE_POINT,
+                                                        type, OTF2_BASE_DECIMAL, 0, unit),
+                 "writing a metric member");
+        OTF2_MetricMemberRef member = m;
+        OTF2_TRY(OTF2_GlobalDefWriter_WriteMetricClass(x->global, m, 1, &member, OTF2_METRIC_ASYNCHRONOUS,
+                                                       OTF2_RECORDER_KIND_ABSTRACT),
+                 "writing a metric class");
+    }
+    return OTFX_OK;
+}
+
+static otfx_status write_global_definitions(exporter *x, uint32_t world_size)
+{
+    x->global = OTF2_Archive_GetGlobalDefWriter(x->archive);
+    if (!x->global)
+        return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening the global definition writer");
+    otfx_time offset = x->any_time ? x->earliest : 0;
+    otfx_time length = x->any_time ? x->latest - x->earliest : 0;
+    OTF2_TRY(OTF2_GlobalDefWriter_WriteClockProperties(x->global, OTFX_OTF2_TIMER_RESOLUTION, offset, length,
+                                                       OTF2_UNDEFINED_TIMESTAMP),
+             "writing the clock properties");
+
+    /* The string refs events already used: "" and the strategy names. */
+    OTF2_StringRef ref;
+    OTFX_TRY(define_string(x, "", &ref));
+    for (int strategy = 0; strategy < OTFX_REDUCE_COUNT; strategy++)
+        OTFX_TRY(define_string(x, otfx_reduction_name((otfx_reduction)strategy), &ref));
+
+    OTF2_StringRef placeholder_name = STRING_EMPTY;
+    for (int a = 0; a < OTFX_OTF2_ATTR_COUNT; a++) {
+        OTF2_StringRef name = STRING_EMPTY, description = STRING_EMPTY;
+        OTFX_TRY(define_string(x, otfx_otf2_attributes[a].name, &name));
+        OTFX_TRY(define_string(x, otfx_otf2_attributes[a].description, &description));
+        if (a == OTFX_OTF2_ATTR_PLACEHOLDER)
+            placeholder_name = name;
+        OTF2_TRY(OTF2_GlobalDefWriter_WriteAttribute(x->global, (OTF2_AttributeRef)a, name, description,
+                                                     otfx_otf2_attributes[a].type),
+                 "writing an attribute definition");
+    }
+    OTFX_TRY(define_system_tree(x, placeholder_name));
+    OTFX_TRY(define_regions(x));
+    OTFX_TRY(define_comms(x, world_size));
+    OTFX_TRY(define_metrics(x));
+    OTF2_TRY(OTF2_Archive_CloseGlobalDefWriter(x->archive, x->global), "closing the global definitions");
+    x->global = NULL;
+    return OTFX_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Archive files
+ * -------------------------------------------------------------------------------------------- */
+
+typedef struct archive_paths {
+    char *directory; /* <dir>/<name>: the per-location files */
+    char *anchor;    /* <dir>/<name>.otf2 */
+    char *global;    /* <dir>/<name>.def */
+    char *marker;    /* <dir>/<name>.marker (OTF2 writes it only on request; removed on overwrite) */
+} archive_paths;
+
+static char *join(const char *directory, const char *name, const char *suffix)
+{
+    size_t size = strlen(directory) + strlen(name) + strlen(suffix) + 2;
+    char *path = malloc(size);
+    if (path)
+        snprintf(path, size, "%s/%s%s", directory, name, suffix);
+    return path;
+}
+
+static void archive_paths_free(archive_paths *paths)
+{
+    free(paths->directory);
+    free(paths->anchor);
+    free(paths->global);
+    free(paths->marker);
+}
+
+static bool exists(const char *path)
+{
+    struct stat info;
+    return lstat(path, &info) == 0;
+}
+
+static bool archive_exists(const archive_paths *paths)
+{
+    return exists(paths->anchor) || exists(paths->global) || exists(paths->directory);
+}
+
+static bool is_archive_file(const char *entry)
+{
+    static const char *const suffixes[] = {".evt", ".def", ".snap"};
+    size_t length = strlen(entry);
+    for (size_t s = 0; s < sizeof suffixes / sizeof *suffixes; s++) {
+        size_t suffix = strlen(suffixes[s]);
+        if (length > suffix && strcmp(entry + length - suffix, suffixes[s]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Removes an existing archive. Only files an OTF2 archive consists of are removed: a directory that
+ * holds anything else is not ours to delete, and the export is refused. */
+static otfx_status remove_archive(const archive_paths *paths)
+{
+    DIR *dir = opendir(paths->directory);
+    if (!dir && errno != ENOENT)
+        return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot read %s: %s", paths->directory, strerror(errno));
+    if (dir) {
+        otfx_status status = OTFX_OK;
+        struct dirent *entry;
+        while (status == OTFX_OK && (entry = readdir(dir)) != NULL) {
+            if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+                continue;
+            char *path = join(paths->directory, entry->d_name, "");
+            struct stat info;
+            if (!path)
+                status = out_of_memory();
+            else if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode) || !is_archive_file(entry->d_name))
+                status = otfx_fail(OTFX_ERR_IO,
+                                   "OTF2 export: will not overwrite %s: %s is not part of an OTF2 archive",
+                                   paths->directory, entry->d_name);
+            else if (unlink(path) != 0)
+                status = otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot remove %s: %s", path, strerror(errno));
+            free(path);
+        }
+        closedir(dir);
+        if (status != OTFX_OK)
+            return status;
+        if (rmdir(paths->directory) != 0)
+            return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot remove %s: %s", paths->directory,
+                             strerror(errno));
+    }
+    const char *files[] = {paths->anchor, paths->global, paths->marker};
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++)
+        if (unlink(files[f]) != 0 && errno != ENOENT)
+            return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot remove %s: %s", files[f], strerror(errno));
+    return OTFX_OK;
+}
+
+/* mkdir -p */
+static otfx_status make_directory(const char *directory)
+{
+    char *path = strdup(directory);
+    if (!path)
+        return out_of_memory();
+    otfx_status status = OTFX_OK;
+    for (char *slash = path + 1;; slash++) {
+        bool last = *slash == '\0';
+        if (*slash != '/' && !last)
+            continue;
+        *slash = '\0';
+        struct stat info;
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            status = otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot create %s: %s", path, strerror(errno));
+            break;
+        }
+        if (stat(path, &info) != 0 || !S_ISDIR(info.st_mode)) {
+            status = otfx_fail(OTFX_ERR_IO, "OTF2 export: %s is not a directory", path);
+            break;
+        }
+        if (last)
+            break;
+        *slash = '/';
+    }
+    free(path);
+    return status;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Entry point
+ * -------------------------------------------------------------------------------------------- */
+
+static otfx_status check_arguments(const char *directory, const char *name, otfx_defs *defs,
+                                   otfx_trace *const *traces, size_t trace_count,
+                                   const otfx_export_options *options)
+{
+    if (!directory || !*directory || !name || !*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0)
+        return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: needs a directory and an archive name without '/'");
+    if (!defs || (trace_count > 0 && !traces) || !options)
+        return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: needs definitions, traces and options");
+    if (options->from >= options->to)
+        return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: empty window [%llu, %llu)",
+                         (unsigned long long)options->from, (unsigned long long)options->to);
+    for (size_t t = 0; t < trace_count; t++) {
+        if (!traces[t] || otfx_trace_defs(traces[t]) != defs)
+            return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: trace %zu does not use the given definitions",
+                             t);
+        for (size_t u = 0; u < t; u++)
+            if (otfx_trace_location(traces[u]) == otfx_trace_location(traces[t]))
+                return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: traces %zu and %zu record the same location",
+                                 u, t);
+    }
+    return OTFX_OK;
+}
+
+/* Full event chunks go to the file (memory stays bounded by the chunks of one trace). No post-flush
+ * callback: OTF2 then writes no BufferFlush records into the traces. */
+static OTF2_FlushType always_flush(void *user, OTF2_FileType type, OTF2_LocationRef location, void *caller,
+                                   bool final)
+{
+    (void)user;
+    (void)type;
+    (void)location;
+    (void)caller;
+    (void) final;
+    return OTF2_FLUSH;
+}
+
+static const OTF2_FlushCallbacks flush_to_file = {.otf2_pre_flush = always_flush, .otf2_post_flush = NULL};
+
+/* The definition chunk size: a record must fit in one chunk, and the largest is the Group of the MPI
+ * location group (one member per world rank) or of the largest communicator. Readers allocate (and
+ * clear) a chunk per definition file they read, so it is no larger than that needs. */
+static otfx_status definition_chunk_bytes(otfx_defs *defs, otfx_trace *const *traces, size_t trace_count,
+                                          uint64_t *bytes)
+{
+    uint64_t members = 0;
+    uint32_t comms = otfx_defs_count_comms(defs);
+    for (uint32_t c = 0; c < comms; c++) {
+        otfx_comm_def def = {0};
+        OTFX_TRY(otfx_defs_get_comm(defs, c, &def));
+        if (def.size > members)
+            members = def.size;
+        for (uint32_t i = 0; i < def.size; i++)
+            if ((uint64_t)def.world_ranks[i] + 1 > members)
+                members = (uint64_t)def.world_ranks[i] + 1;
+    }
+    for (size_t t = 0; t < trace_count; t++) {
+        otfx_location_def where = {0};
+        OTFX_TRY(otfx_defs_get_location(defs, otfx_trace_location(traces[t]), &where));
+        if ((uint64_t)where.rank + 1 > members)
+            members = (uint64_t)where.rank + 1;
+    }
+    uint64_t needed = members * GROUP_MEMBER_BYTES + GROUP_RECORD_SLACK;
+    if (needed > OTF2_CHUNK_SIZE_MAX)
+        return otfx_fail(OTFX_ERR_INVALID,
+                         "OTF2 export: a group of %llu members does not fit in an OTF2 definition chunk",
+                         (unsigned long long)members);
+    *bytes = OTF2_CHUNK_SIZE_MIN;
+    while (*bytes < needed)
+        *bytes *= 2;
+    return OTFX_OK;
+}
+
+static otfx_status write_archive(exporter *x, otfx_trace *const *traces, size_t trace_count,
+                                 const otfx_export_options *options)
+{
+    OTF2_TRY(OTF2_Archive_SetSerialCollectiveCallbacks(x->archive), "setting up the archive");
+    OTF2_TRY(OTF2_Archive_SetFlushCallbacks(x->archive, &flush_to_file, NULL), "setting up the archive");
+    OTF2_TRY(OTF2_Archive_SetCreator(x->archive, options->creator ? options->creator : "otfx"),
+             "setting the creator");
+    char description[96];
+    snprintf(description, sizeof description, "otfx export of [%llu, %llu) ns",
+             (unsigned long long)options->from, (unsigned long long)options->to);
+    OTF2_TRY(OTF2_Archive_SetDescription(x->archive, description), "setting the description");
+    OTF2_TRY(OTF2_Archive_OpenEvtFiles(x->archive), "opening the event files");
+    for (size_t t = 0; t < trace_count; t++) {
+        otfx_location_def where = {0};
+        OTFX_TRY(otfx_defs_get_location(x->defs, otfx_trace_location(traces[t]), &where));
+        OTFX_TRY(export_trace(x, traces[t], &where, options));
+    }
+    uint32_t world_size = 0;
+    OTFX_TRY(add_placeholders(x, &world_size));
+    OTFX_TRY(write_placeholder_event_files(x));
+    OTF2_TRY(OTF2_Archive_CloseEvtFiles(x->archive), "closing the event files");
+    OTFX_TRY(write_local_definition_files(x));
+    return write_global_definitions(x, world_size);
+}
+
+otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs *defs,
+                             otfx_trace *const *traces, size_t trace_count,
+                             const otfx_export_options *options)
+{
+    otfx_otf2_capture_errors();
+    OTFX_TRY(check_arguments(directory, name, defs, traces, trace_count, options));
+    archive_paths paths = {join(directory, name, ""), join(directory, name, ".otf2"),
+                           join(directory, name, ".def"), join(directory, name, ".marker")};
+    otfx_status status = OTFX_OK;
+    if (!paths.directory || !paths.anchor || !paths.global || !paths.marker)
+        status = out_of_memory();
+    else if (archive_exists(&paths) && !options->overwrite)
+        status = otfx_fail(OTFX_ERR_IO, "OTF2 export: %s already exists (set overwrite to replace it)",
+                           paths.anchor);
+    else if (archive_exists(&paths))
+        status = remove_archive(&paths);
+    if (status == OTFX_OK)
+        status = make_directory(directory);
+    if (status != OTFX_OK) {
+        archive_paths_free(&paths);
+        return status;
+    }
+
+    exporter x = {.defs = defs, .next_string = 0};
+    uint64_t definition_chunk = 0;
+    status = definition_chunk_bytes(defs, traces, trace_count, &definition_chunk);
+    if (status != OTFX_OK) {
+        archive_paths_free(&paths);
+        return status;
+    }
+    x.archive = OTF2_Archive_Open(directory, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK_BYTES, definition_chunk,
+                                  OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    x.attributes = OTF2_AttributeList_New();
+    if (!x.archive)
+        status = otfx_otf2_fail_call(OTF2_ERROR_FILE_CAN_NOT_OPEN, "OTF2 export: creating the archive");
+    else if (!x.attributes)
+        status = out_of_memory();
+    else
+        status = write_archive(&x, traces, trace_count, options);
+    if (x.archive) {
+        OTF2_ErrorCode code = OTF2_Archive_Close(x.archive);
+        if (status == OTFX_OK && code != OTF2_SUCCESS)
+            status = otfx_otf2_fail_call(code, "OTF2 export: closing the archive");
+    }
+    if (x.attributes)
+        OTF2_AttributeList_Delete(x.attributes);
+    if (status != OTFX_OK) {
+        /* Leave nothing half-written behind, but keep the message of the failure. */
+        char message[512];
+        snprintf(message, sizeof message, "%s", otfx_last_error());
+        if (remove_archive(&paths) == OTFX_OK)
+            otfx_fail(status, "%s", message);
+        else
+            otfx_fail(status, "%s (and the partial archive could not be removed: %s)", message,
+                      otfx_last_error());
+    }
+    for (size_t c = 0; c < x.comm_capacity; c++)
+        free(x.comms[c].by_world);
+    free(x.comms);
+    free(x.metric_types);
+    free(x.locations);
+    archive_paths_free(&paths);
+    return status;
+}
