@@ -1059,6 +1059,7 @@ otfx_status otfx_trace_status_get(otfx_trace *trace, otfx_trace_status *out)
     pthread_rwlock_rdlock(&trace->lock);
     out->bytes_used = trace->bytes_used;
     out->budget_bytes = trace->config.budget_bytes;
+    out->bytes_open = (size_t)trace->open_events + trace->open_operand_bytes;
     out->events_received = trace->events_received;
     out->events_held = trace->events_in_pieces + (trace->open_refused ? 0 : trace->open_events);
     memcpy(out->events_reduced, trace->events_reduced, sizeof out->events_reduced);

@@ -247,6 +247,7 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
         total.events_received += status.events_received;
         total.events_held += status.events_held;
         total.bytes_used += status.bytes_used;
+        total.bytes_open += status.bytes_open;
         total.budget_bytes += status.budget_bytes;
         for (int s = 0; s < OTFX_REDUCE_COUNT; s++) {
             /* Reduction strategies thin what was stored; stop and the drops before the trace lose it. */
@@ -262,10 +263,10 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
     char report[512];
     snprintf(report, sizeof(report),
              "otfx-place: rank %d events received=%llu held=%llu reduced=%llu dropped=%llu blocked_ns=%llu "
-             "bytes_used=%zu/%zu\n",
+             "bytes_used=%zu/%zu bytes_open=%zu\n",
              rank->rank, (unsigned long long)total.events_received, (unsigned long long)total.events_held,
              (unsigned long long)reduced, (unsigned long long)dropped, (unsigned long long)blocked_ns,
-             total.bytes_used, total.budget_bytes);
+             total.bytes_used, total.budget_bytes, total.bytes_open);
     fputs(report, stdout);
     if (rank->rejected_batches || rank->lost_batches)
         fprintf(stderr, "otfx-place %d: rank %d: %llu malformed batches dropped, %llu batches lost\n",

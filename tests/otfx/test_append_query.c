@@ -81,6 +81,8 @@ static void test_lossless_round_trip(void **state)
         assert_int_equal(status.last_time, f->input.events[f->input.count - 1].time);
         assert_int_equal(status.oldest_detail, f->input.events[0].time);
         assert_true(status.bytes_used <= status.budget_bytes);
+        /* The events after the last seal wait, encoded, in the open chunk. */
+        assert_true(status.bytes_open > 0 && status.bytes_open <= 32u << 10);
         event_log_free(&output);
         fixture_close(f);
     }

@@ -249,7 +249,8 @@ otfx_ref otfx_trace_location(const otfx_trace *trace);
 otfx_defs *otfx_trace_defs(const otfx_trace *trace);
 
 typedef struct otfx_trace_status {
-    size_t bytes_used, budget_bytes;
+    size_t bytes_used, budget_bytes; /* sealed data held, and its budget */
+    size_t bytes_open; /* encoded events in the open chunk, not yet sealed (part of the fixed overhead) */
     uint64_t events_received;                   /* every event ever appended (stored or not) */
     uint64_t events_held;                       /* events currently stored in detail */
     uint64_t events_reduced[OTFX_REDUCE_COUNT]; /* events removed per strategy */

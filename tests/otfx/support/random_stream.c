@@ -56,6 +56,7 @@ struct random_stream {
     otfx_ref mpi[MPI_REGION_COUNT];
     otfx_ref *user_regions;
     otfx_ref world, row_comm;
+    uint32_t row_root; /* world rank of the row communicator's first member */
     otfx_ref metric_cycles, metric_temperature, metric_delta;
     otfx_time time;
     uint64_t produced;
@@ -250,7 +251,9 @@ static void mpi_call(random_stream *stream, otfx_time mean)
         event = emit(stream, OTFX_EV_COLL_END);
         event->u.coll.comm = random_below(stream, 2) ? stream->world : stream->row_comm;
         event->u.coll.op = collectives[which].op;
-        event->u.coll.root = collectives[which].op == COLLECTIVE_OP_BCAST ? 0 : UINT32_MAX;
+        /* The root must be a member of the communicator: rank 0 is not in the upper row. */
+        uint32_t root = event->u.coll.comm == stream->world ? 0 : stream->row_root;
+        event->u.coll.root = collectives[which].op == COLLECTIVE_OP_BCAST ? root : UINT32_MAX;
         event->u.coll.sent =
             collectives[which].op == COLLECTIVE_OP_BARRIER ? 0 : random_message_bytes(stream);
         event->u.coll.received = event->u.coll.sent;
@@ -521,6 +524,7 @@ static bool define_all(random_stream *stream, otfx_defs *defs)
     /* The row communicator: the ranks of this rank's half of the world. */
     uint32_t half = config->world_size / 2, row_start = config->rank < half ? 0 : half;
     uint32_t row_size = config->rank < half ? half : config->world_size - half;
+    stream->row_root = row_start;
     ok = otfx_defs_comm(defs, "MPI_COMM_WORLD", members, config->world_size, &stream->world) == OTFX_OK &&
          otfx_defs_comm(defs, row_start ? "row 1" : "row 0", members + row_start, row_size,
                         &stream->row_comm) == OTFX_OK &&
