@@ -183,19 +183,6 @@ static double median_profile_ms(otfx_trace *trace, otfx_time from, otfx_time to)
 
 /* ---- OTF2 ---- */
 
-static OTF2_FlushType flush_always(void *user, OTF2_FileType type, OTF2_LocationRef location, void *caller,
-                                   bool final)
-{
-    (void)user;
-    (void)type;
-    (void)location;
-    (void)caller;
-    (void) final;
-    return OTF2_FLUSH;
-}
-
-static const OTF2_FlushCallbacks flush_callbacks = {flush_always, NULL};
-
 static void otf2_check(OTF2_ErrorCode code, const char *what)
 {
     if (code != OTF2_SUCCESS) {
@@ -317,7 +304,8 @@ static otf2_result write_otf2(synth *stream, uint64_t events, otfx_event *batch)
                                               OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!archive)
         die("cannot open an OTF2 archive");
-    otf2_check(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL), "OTF2 flush callbacks");
+    otf2_check(OTF2_Archive_SetFlushCallbacks(archive, &otfx_otf2_flush_always, NULL),
+               "OTF2 flush callbacks");
     otf2_check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "OTF2 collective callbacks");
     otf2_check(OTF2_Archive_OpenEvtFiles(archive), "OTF2 event files");
     OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(archive, 0);

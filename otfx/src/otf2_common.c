@@ -125,3 +125,17 @@ otfx_status otfx_otf2_fail_call(OTF2_ErrorCode code, const char *format, ...)
     otf2_message[0] = '\0';
     return status;
 }
+
+static OTF2_FlushType flush_every_buffer(void *user, OTF2_FileType type, OTF2_LocationRef location,
+                                         void *caller, bool final)
+{
+    (void)user;
+    (void)type;
+    (void)location;
+    (void)caller;
+    (void) final;
+    return OTF2_FLUSH;
+}
+
+const OTF2_FlushCallbacks otfx_otf2_flush_always = {.otf2_pre_flush = flush_every_buffer,
+                                                    .otf2_post_flush = NULL};

@@ -129,4 +129,24 @@ void otfx_otf2_capture_errors(void);
 otfx_status otfx_otf2_fail_call(OTF2_ErrorCode code, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Flush callbacks: every full OTF2 buffer goes to its file (memory stays bounded by one chunk per
+ * location). No post-flush callback: OTF2 then writes no BufferFlush records into the traces. */
+extern const OTF2_FlushCallbacks otfx_otf2_flush_always;
+
+/* Return from the calling function on failure. OTF2_TRY reports the OTF2 error with the including
+ * file's OTF2_TRY_CONTEXT ("OTF2 export: ") and `what` as the message. */
+#define OTF2_TRY(call, what)                                                                                 \
+    do {                                                                                                     \
+        OTF2_ErrorCode otf2_code_ = (call);                                                                  \
+        if (otf2_code_ != OTF2_SUCCESS)                                                                      \
+            return otfx_otf2_fail_call(otf2_code_, "%s", OTF2_TRY_CONTEXT what);                             \
+    } while (0)
+
+#define OTFX_TRY(call)                                                                                       \
+    do {                                                                                                     \
+        otfx_status otfx_status_ = (call);                                                                   \
+        if (otfx_status_ != OTFX_OK)                                                                         \
+            return otfx_status_;                                                                             \
+    } while (0)
+
 #endif

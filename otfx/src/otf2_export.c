@@ -32,19 +32,8 @@ enum {
     GROUP_COMM_FIRST = 1,
 };
 
-#define OTF2_TRY(call, what)                                                                                 \
-    do {                                                                                                     \
-        OTF2_ErrorCode otf2_code_ = (call);                                                                  \
-        if (otf2_code_ != OTF2_SUCCESS)                                                                      \
-            return otfx_otf2_fail_call(otf2_code_, "%s", "OTF2 export: " what);                              \
-    } while (0)
-
-#define OTFX_TRY(call)                                                                                       \
-    do {                                                                                                     \
-        otfx_status otfx_status_ = (call);                                                                   \
-        if (otfx_status_ != OTFX_OK)                                                                         \
-            return otfx_status_;                                                                             \
-    } while (0)
+/* Prefix of the error messages of OTF2_TRY (otf2_common.h). */
+#define OTF2_TRY_CONTEXT "OTF2 export: "
 
 otfx_export_options otfx_export_options_default(void)
 {
@@ -1349,21 +1338,6 @@ static otfx_status check_arguments(const char *directory, const char *name, otfx
     return OTFX_OK;
 }
 
-/* Full event chunks go to the file (memory stays bounded by the chunks of one trace). No post-flush
- * callback: OTF2 then writes no BufferFlush records into the traces. */
-static OTF2_FlushType always_flush(void *user, OTF2_FileType type, OTF2_LocationRef location, void *caller,
-                                   bool final)
-{
-    (void)user;
-    (void)type;
-    (void)location;
-    (void)caller;
-    (void) final;
-    return OTF2_FLUSH;
-}
-
-static const OTF2_FlushCallbacks flush_to_file = {.otf2_pre_flush = always_flush, .otf2_post_flush = NULL};
-
 /* The definition chunk size: a record must fit in one chunk, and the largest is the Group of the MPI
  * location group (one member per world rank) or of the largest communicator. Readers allocate (and
  * clear) a chunk per definition file they read, so it is no larger than that needs. */
@@ -1402,7 +1376,8 @@ static otfx_status write_archive(exporter *x, otfx_trace *const *traces, size_t 
                                  const otfx_export_options *options)
 {
     OTF2_TRY(OTF2_Archive_SetSerialCollectiveCallbacks(x->archive), "setting up the archive");
-    OTF2_TRY(OTF2_Archive_SetFlushCallbacks(x->archive, &flush_to_file, NULL), "setting up the archive");
+    OTF2_TRY(OTF2_Archive_SetFlushCallbacks(x->archive, &otfx_otf2_flush_always, NULL),
+             "setting up the archive");
     OTF2_TRY(OTF2_Archive_SetCreator(x->archive, options->creator ? options->creator : "otfx"),
              "setting the creator");
     char description[96];

@@ -18,19 +18,8 @@
 
 enum { APPEND_BATCH = 1024 };
 
-#define OTF2_TRY(call, what)                                                                                 \
-    do {                                                                                                     \
-        OTF2_ErrorCode otf2_code_ = (call);                                                                  \
-        if (otf2_code_ != OTF2_SUCCESS)                                                                      \
-            return otfx_otf2_fail_call(otf2_code_, "%s", "OTF2 import: " what);                              \
-    } while (0)
-
-#define OTFX_TRY(call)                                                                                       \
-    do {                                                                                                     \
-        otfx_status otfx_status_ = (call);                                                                   \
-        if (otfx_status_ != OTFX_OK)                                                                         \
-            return otfx_status_;                                                                             \
-    } while (0)
+/* Prefix of the error messages of OTF2_TRY (otf2_common.h). */
+#define OTF2_TRY_CONTEXT "OTF2 import: "
 
 static otfx_status out_of_memory(void)
 {

@@ -286,19 +286,6 @@ enum {
     STRING_PARAMETER,
 };
 
-static OTF2_FlushType flush_always(void *user, OTF2_FileType type, OTF2_LocationRef location, void *caller,
-                                   bool final)
-{
-    (void)user;
-    (void)type;
-    (void)location;
-    (void)caller;
-    (void) final;
-    return OTF2_FLUSH;
-}
-
-static const OTF2_FlushCallbacks flush_callbacks = {flush_always, NULL};
-
 /* Locations 10 (rank 0), 11 (rank 1) and 12 (rank 0's second thread): ids that do not follow the
  * otfx scheme, so threads are numbered per rank in definition order. */
 typedef enum foreign_case {
@@ -312,7 +299,7 @@ static void write_foreign_archive(const char *dir, foreign_case which)
     OTF2_Archive *archive = OTF2_Archive_Open(dir, "foreign", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
                                               OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     assert_non_null(archive);
-    assert_int_equal(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL), OTF2_SUCCESS);
+    assert_int_equal(OTF2_Archive_SetFlushCallbacks(archive, &otfx_otf2_flush_always, NULL), OTF2_SUCCESS);
     assert_int_equal(OTF2_Archive_SetSerialCollectiveCallbacks(archive), OTF2_SUCCESS);
     assert_int_equal(OTF2_Archive_OpenEvtFiles(archive), OTF2_SUCCESS);
 
