@@ -277,14 +277,18 @@ int main(int argc, char **argv)
         command[n++] = options.program[i];
     command[n] = NULL;
 
+    int status = 0;
     if (options.dry_run) {
         for (size_t i = 0; i < n; i++)
             printf("%s%s", i ? " " : "", command[i]);
         putchar('\n');
-        return 0;
+    } else {
+        fflush(stdout);
+        execvp(mpiexec, (char *const *)command);
+        fprintf(stderr, "otfx-run: cannot run %s: %s\n", mpiexec, strerror(errno));
+        status = 127;
     }
-    fflush(stdout);
-    execvp(mpiexec, (char *const *)command);
-    fprintf(stderr, "otfx-run: cannot run %s: %s\n", mpiexec, strerror(errno));
-    return 127;
+    free(command);
+    free(capture);
+    return status;
 }
