@@ -316,6 +316,22 @@ static void mixed_step(random_stream *stream)
     }
 }
 
+/* An 8-byte MPI_Allreduce on the world, as iterative codes do once per step. */
+static void world_allreduce(random_stream *stream)
+{
+    enter(stream, stream->mpi[MPI_ALLREDUCE_REGION]);
+    advance(stream, jittered(stream, 300, 0.3));
+    emit(stream, OTFX_EV_COLL_BEGIN);
+    advance(stream, jittered(stream, 5000, 0.5));
+    otfx_event *event = emit(stream, OTFX_EV_COLL_END);
+    event->u.coll.comm = stream->world;
+    event->u.coll.op = COLLECTIVE_OP_ALLREDUCE;
+    event->u.coll.root = UINT32_MAX;
+    event->u.coll.sent = event->u.coll.received = 8;
+    advance(stream, jittered(stream, 300, 0.3));
+    leave(stream);
+}
+
 static void stencil_step(random_stream *stream)
 {
     const random_stream_config *config = &stream->config;
@@ -365,17 +381,7 @@ static void stencil_step(random_stream *stream)
     leave(stream);
     if (++stream->iteration % ALLREDUCE_EVERY == 0) {
         advance(stream, jittered(stream, 200, 0.3));
-        enter(stream, stream->mpi[MPI_ALLREDUCE_REGION]);
-        advance(stream, jittered(stream, 300, 0.3));
-        emit(stream, OTFX_EV_COLL_BEGIN);
-        advance(stream, jittered(stream, 5000, 0.5));
-        otfx_event *event = emit(stream, OTFX_EV_COLL_END);
-        event->u.coll.comm = stream->world;
-        event->u.coll.op = COLLECTIVE_OP_ALLREDUCE;
-        event->u.coll.root = UINT32_MAX;
-        event->u.coll.sent = event->u.coll.received = 8;
-        advance(stream, jittered(stream, 300, 0.3));
-        leave(stream);
+        world_allreduce(stream);
     }
     advance(stream, jittered(stream, 200, 0.3));
 }
@@ -411,17 +417,7 @@ static void user_heavy_step(random_stream *stream)
     double call_probability = 0.75 - 0.6 * (double)stream->depth / (double)config->max_depth;
     if (stream->depth == 1 && random_below(stream, 200) == 0) {
         advance(stream, code_gap(stream, top, ACTION_COLLECTIVE, config->mean_gap));
-        enter(stream, stream->mpi[MPI_ALLREDUCE_REGION]);
-        advance(stream, jittered(stream, 300, 0.3));
-        emit(stream, OTFX_EV_COLL_BEGIN);
-        advance(stream, jittered(stream, 5000, 0.5));
-        otfx_event *event = emit(stream, OTFX_EV_COLL_END);
-        event->u.coll.comm = stream->world;
-        event->u.coll.op = COLLECTIVE_OP_ALLREDUCE;
-        event->u.coll.root = UINT32_MAX;
-        event->u.coll.sent = event->u.coll.received = 8;
-        advance(stream, jittered(stream, 300, 0.3));
-        leave(stream);
+        world_allreduce(stream);
     } else if (stream->depth + 1 < config->max_depth &&
                (stream->depth == 1 || random_unit(stream) < call_probability)) {
         /* Each depth calls its own few functions, like a real call tree. */
