@@ -13,6 +13,8 @@ pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 pkg_check_modules(OTF2 REQUIRED IMPORTED_TARGET otf2)
 pkg_check_modules(LIBEVENT REQUIRED IMPORTED_TARGET libevent libevent_pthreads)
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+# User-function names on the event places (libdwfl reads the application's symbol tables).
+pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
 find_package(ZLIB REQUIRED)
 
 set(OTFX_HAVE_QT5 OFF)

@@ -46,7 +46,8 @@ static const char usage[] =
     "  --no-record             start with recording off (the ranks run untraced until steering turns it\n"
     "                          on; steering comes with issue 5)\n"
     "  --start-paused          not available yet: needs steering (issue 5); exits with code 2\n"
-    "  --filter FILE           not available yet: needs user-function hooks; exits with code 2\n"
+    "  --filter FILE           user functions (-finstrument-functions) to record: lines 'include GLOB' /\n"
+    "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER)\n"
     "  --mpiexec PATH          the mpiexec to run (default: the one found at build time)\n"
     "  --dry-run               print the mpiexec command instead of running it\n"
     "  -h, --help              this text\n"
@@ -68,6 +69,7 @@ struct run_options {
     const char *reduction;
     bool no_record;
     bool dry_run;
+    char *filter; /* absolute path of --filter's file, NULL without */
     const char *mpiexec;
     char **program; /* PROGRAM ARGS..., NULL-terminated (argv's tail) */
 };
@@ -164,7 +166,11 @@ static void parse_options(int argc, char **argv, struct run_options *options)
         } else if (strcmp(argument, "--start-paused") == 0) {
             usage_error("--start-paused needs steering (issue 5), not available yet");
         } else if (matches(argument, "--filter")) {
-            usage_error("--filter needs user-function hooks, not available yet");
+            const char *file = option_value(argc, argv, &i, "--filter");
+            free(options->filter);
+            options->filter = realpath(file, NULL);
+            if (!options->filter || access(options->filter, R_OK) != 0)
+                usage_error("--filter: cannot read '%s': %s", file, strerror(errno));
         } else if (matches(argument, "--mpiexec")) {
             options->mpiexec = option_value(argc, argv, &i, "--mpiexec");
         } else if (strcmp(argument, "--dry-run") == 0) {
@@ -270,6 +276,8 @@ int main(int argc, char **argv)
     GENV("OTFX_REDUCTION", options.reduction);
     if (options.no_record)
         GENV("OTFX_RECORD", "0");
+    if (options.filter)
+        GENV("OTFX_FILTER", options.filter);
     if (!getenv("MPIR_CVAR_POLLS_BEFORE_YIELD"))
         GENV("MPIR_CVAR_POLLS_BEFORE_YIELD", "10");
 #undef GENV
@@ -290,5 +298,6 @@ int main(int argc, char **argv)
     }
     free(command);
     free(capture);
+    free(options.filter);
     return status;
 }

@@ -112,7 +112,12 @@ static void split_world(int init_function, uint64_t init_entered)
         capture_place_loop(world_rank);
     }
     capture_app_world = own_side;
+    if (!capture_user_functions_start(world_rank)) {
+        PMPI_Barrier(capture_app_world);
+        PMPI_Abort(MPI_COMM_WORLD, 2);
+    }
     capture_recorder_start(world_rank, recording);
+    capture_send_load_map(); /* before any record that names a user function */
     if (recording)
         capture_enter_at(init_function, init_entered);
     capture_comm_lookup(capture_app_world); /* defines the application's world as communicator 0 */

@@ -48,20 +48,34 @@ struct capture_batch_header {
 };
 
 enum capture_record_kind {
-    CAPTURE_RECORD_ENTER = 1,        /* header only: an MPI function was entered */
-    CAPTURE_RECORD_LEAVE = 2,        /* header only: it returned */
-    CAPTURE_RECORD_SEND = 3,         /* capture_p2p_record: a message was sent (or a nonblocking /
-                                      * persistent send started) */
-    CAPTURE_RECORD_RECV = 4,         /* capture_p2p_record: a message was received (from the status) */
-    CAPTURE_RECORD_RECV_POSTED = 5,  /* capture_p2p_record: a nonblocking receive was posted; peer/tag
-                                      * as requested (may be MPI_ANY_SOURCE/MPI_ANY_TAG) */
-    CAPTURE_RECORD_PROBE = 6,        /* capture_p2p_record: a probe found a message (from the status) */
-    CAPTURE_RECORD_REQUEST_DONE = 7, /* capture_p2p_record: a request completed in the Wait/Test family;
-                                      * request_kind says what it was */
-    CAPTURE_RECORD_COLLECTIVE = 8,   /* capture_collective_record */
-    CAPTURE_RECORD_COMM_CREATED = 9, /* capture_comm_record + members */
-    CAPTURE_RECORD_COMM_FREED = 10,  /* capture_comm_record without members */
-    CAPTURE_RECORD_PHASE = 11,       /* capture_phase_record: MPI_Pcontrol(level) */
+    CAPTURE_RECORD_ENTER = 1,         /* header only: an MPI function was entered */
+    CAPTURE_RECORD_LEAVE = 2,         /* header only: it returned */
+    CAPTURE_RECORD_SEND = 3,          /* capture_p2p_record: a message was sent (or a nonblocking /
+                                       * persistent send started) */
+    CAPTURE_RECORD_RECV = 4,          /* capture_p2p_record: a message was received (from the status) */
+    CAPTURE_RECORD_RECV_POSTED = 5,   /* capture_p2p_record: a nonblocking receive was posted; peer/tag
+                                       * as requested (may be MPI_ANY_SOURCE/MPI_ANY_TAG) */
+    CAPTURE_RECORD_PROBE = 6,         /* capture_p2p_record: a probe found a message (from the status) */
+    CAPTURE_RECORD_REQUEST_DONE = 7,  /* capture_p2p_record: a request completed in the Wait/Test family;
+                                       * request_kind says what it was */
+    CAPTURE_RECORD_COLLECTIVE = 8,    /* capture_collective_record */
+    CAPTURE_RECORD_COMM_CREATED = 9,  /* capture_comm_record + members */
+    CAPTURE_RECORD_COMM_FREED = 10,   /* capture_comm_record without members */
+    CAPTURE_RECORD_PHASE = 11,        /* capture_phase_record: MPI_Pcontrol(level) */
+    CAPTURE_RECORD_USER_ENTER = 12,   /* capture_user_record: a user function was entered
+                                       * (-finstrument-functions); function_id 0 */
+    CAPTURE_RECORD_USER_LEAVE = 13,   /* capture_user_record: it returned */
+    CAPTURE_RECORD_OBJECT = 14,       /* capture_object_record + path: one loaded object of the load map
+                                       * (the program and its shared libraries), sent in the rank's first
+                                       * batch before any user record; not an event (no time order) */
+    CAPTURE_RECORD_NAME = 15,         /* capture_name_record + name: a name of otfx.h's API gets an id
+                                       * in this thread's stream; sent before its first use; not an
+                                       * event (no time order) */
+    CAPTURE_RECORD_REGION_BEGIN = 16, /* capture_user_record, address = name id: otfx_region_begin */
+    CAPTURE_RECORD_REGION_END = 17,   /* capture_user_record, address = name id: otfx_region_end */
+    CAPTURE_RECORD_NAMED_PHASE = 18,  /* capture_user_record, address = name id: otfx_phase */
+    CAPTURE_RECORD_THROTTLED = 19,    /* capture_throttle_record: a user function was switched off (short
+                                       * and frequent), or at the end how many calls it skipped */
 };
 
 enum capture_request_kind {
@@ -114,6 +128,35 @@ struct capture_phase_record {
     struct capture_record_header header;
     int32_t level;
     uint32_t reserved;
+};
+
+/* User functions are named by their run-time address; the place resolves it with the load map. */
+struct capture_user_record {
+    struct capture_record_header header;
+    uint64_t address; /* the function's address as __cyg_profile_func_enter/exit received it */
+};
+
+struct capture_object_record {
+    struct capture_record_header header;
+    uint64_t base;       /* load bias (dl_iterate_phdr's dlpi_addr): run-time address - ELF address */
+    uint32_t path_bytes; /* the path's bytes with its terminating NUL; padded to a multiple of 8 */
+    uint32_t reserved;
+    /* char path[path_bytes] (absolute path of the file, the program's from /proc/self/exe) */
+};
+
+struct capture_throttle_record {
+    struct capture_record_header header;
+    uint64_t address; /* the function */
+    uint64_t calls;   /* recorded calls when it was throttled */
+    uint64_t mean_ns; /* their mean duration */
+    uint64_t skipped; /* 0 when it was switched off; in the rank's last batch: calls not recorded */
+};
+
+struct capture_name_record {
+    struct capture_record_header header;
+    uint32_t name_id;    /* per thread (stream), dense from 0 */
+    uint32_t name_bytes; /* with the terminating NUL; padded to a multiple of 8 */
+    /* char name[name_bytes] */
 };
 
 #endif

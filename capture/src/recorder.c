@@ -92,8 +92,15 @@ static inline void *reserve(size_t size)
     struct thread_recorder *recorder = this_thread;
     if (__builtin_expect(!recorder, 0))
         recorder = create_thread_recorder();
-    if (__builtin_expect(recorder->used + size > RECORD_CAPACITY, 0))
+    if (__builtin_expect(recorder->used + size > RECORD_CAPACITY, 0)) {
         send_batch(recorder, 0);
+        /* Once per batch: objects dlopen'ed since the load map was sent go at the head of the next. */
+        if (capture_load_map_changed()) {
+            capture_write_load_map();
+            if (recorder->used + size > RECORD_CAPACITY)
+                send_batch(recorder, 0);
+        }
+    }
     void *record =
         recorder->batches[recorder->current] + sizeof(struct capture_batch_header) + recorder->used;
     recorder->used += size;
@@ -154,6 +161,62 @@ void capture_collective(int function_id, const struct capture_collective_info *i
     record->bytes_received = info->bytes_received > 0 ? (uint64_t)info->bytes_received : 0;
 }
 
+void capture_user_event_at(enum capture_record_kind kind, const void *address, uint64_t timestamp)
+{
+    struct capture_user_record *record = reserve(sizeof(*record));
+    fill_header(&record->header, kind, 0, sizeof(*record), timestamp);
+    record->address = (uint64_t)(uintptr_t)address;
+}
+
+void capture_user_event(enum capture_record_kind kind, const void *address)
+{
+    capture_user_event_at(kind, address, capture_now());
+}
+
+void capture_throttled(uint64_t address, uint64_t calls, uint64_t mean_ns, uint64_t skipped)
+{
+    struct capture_throttle_record *record = reserve(sizeof(*record));
+    fill_header(&record->header, CAPTURE_RECORD_THROTTLED, 0, sizeof(*record), capture_now());
+    record->address = address;
+    record->calls = calls;
+    record->mean_ns = mean_ns;
+    record->skipped = skipped;
+}
+
+void capture_write_object(const char *path, uint64_t base)
+{
+    const size_t path_bytes = strlen(path) + 1;
+    size_t size = (sizeof(struct capture_object_record) + path_bytes + 7) & ~(size_t)7;
+    if (size > RECORD_CAPACITY)
+        return;
+    struct capture_object_record *record = reserve(size);
+    memset(record, 0, size);
+    fill_header(&record->header, CAPTURE_RECORD_OBJECT, 0, size, 0);
+    record->base = base;
+    record->path_bytes = (uint32_t)path_bytes;
+    memcpy(record + 1, path, path_bytes);
+}
+
+void capture_write_name(uint32_t name_id, const char *name, size_t length)
+{
+    if (length > 4000)
+        length = 4000; /* a name longer than that is cut, not refused */
+    size_t size = (sizeof(struct capture_name_record) + length + 1 + 7) & ~(size_t)7;
+    struct capture_name_record *record = reserve(size);
+    memset(record, 0, size);
+    fill_header(&record->header, CAPTURE_RECORD_NAME, 0, size, 0);
+    record->name_id = name_id;
+    record->name_bytes = (uint32_t)length + 1;
+    memcpy(record + 1, name, length);
+}
+
+void capture_send_now(void)
+{
+    struct thread_recorder *recorder = this_thread;
+    if (recorder && recorder->used)
+        send_batch(recorder, 0);
+}
+
 void capture_phase(int function_id, int level)
 {
     struct capture_phase_record *record = reserve(sizeof(*record));
@@ -196,6 +259,8 @@ void capture_recorder_finish(void)
     struct thread_recorder *calling = this_thread;
     if (!calling)
         calling = create_thread_recorder();
+    if (capture_recording)
+        capture_user_functions_finish();
     capture_recording = false;
     /* Other threads are done with MPI by now (MPI_Finalize's rule): send what they left behind. */
     for (struct thread_recorder *recorder = all_threads; recorder; recorder = recorder->next) {

@@ -130,6 +130,27 @@ CAPTURE_INTERNAL int64_t capture_sumw_count(const MPI_Count *counts, const MPI_D
 /* MPI_Pcontrol(level): a phase marker. */
 CAPTURE_INTERNAL void capture_phase(int function_id, int level);
 
+/* User functions (user_functions.c): USER_ENTER/USER_LEAVE with the function's address; the load map
+ * as OBJECT records; capture_send_now sends the calling thread's records at once (the load map must
+ * reach the place before any other thread's batch). */
+CAPTURE_INTERNAL void capture_user_event(enum capture_record_kind kind, const void *address);
+CAPTURE_INTERNAL void capture_user_event_at(enum capture_record_kind kind, const void *address,
+                                            uint64_t timestamp);
+/* A function was throttled (skipped 0: just now) or, at MPI_Finalize, how many calls it skipped. */
+CAPTURE_INTERNAL void capture_throttled(uint64_t address, uint64_t calls, uint64_t mean_ns, uint64_t skipped);
+/* OTFX_FILTER / OTFX_THROTTLE, read in MPI_Init; false after saying why when malformed. */
+CAPTURE_INTERNAL bool capture_user_functions_start(int app_rank);
+CAPTURE_INTERNAL void capture_user_functions_finish(void);
+CAPTURE_INTERNAL void capture_write_object(const char *path, uint64_t base);
+CAPTURE_INTERNAL void capture_send_now(void);
+/* otfx.h's names: the definition of this thread's name id (NAME record). */
+CAPTURE_INTERNAL void capture_write_name(uint32_t name_id, const char *name, size_t length);
+CAPTURE_INTERNAL void capture_send_load_map(void);
+/* Whether objects were loaded since the map was last written (dl_iterate_phdr's dlpi_adds: one call,
+ * once per batch); capture_write_load_map writes the whole map again (the place ignores what it knows). */
+CAPTURE_INTERNAL bool capture_load_map_changed(void);
+CAPTURE_INTERNAL void capture_write_load_map(void);
+
 /* Recorder life cycle (manual_wrappers.c): start after the world split, stop in MPI_Finalize by
  * sending every thread's remaining records, the calling thread's batch flagged as goodbye. */
 CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording);

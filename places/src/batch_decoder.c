@@ -17,6 +17,13 @@
  *                               persistent collectives started by MPI_Start)
  *   COMM_CREATED                a communicator definition (members as world ranks)
  *   PHASE                       PHASE on the region "MPI_Pcontrol level" with the level as value
+ *   USER_ENTER / USER_LEAVE     ENTER / LEAVE of the user function's region (named from the address)
+ *   OBJECT                      the rank's load map grows (no event; not subject to time order)
+ *   NAME                        the stream's otfx.h name id → name (no event; no time order)
+ *   REGION_BEGIN / REGION_END   ENTER / LEAVE of the named region (role USER_FUNCTION)
+ *   NAMED_PHASE                 PHASE on the named region of role PHASE, value 0
+ *   THROTTLED                   REDUCTION (strategy throttle; events_removed = 2 x the skipped calls
+ *                               reported in the rank's last batch), and the rank's throttled list
  *   PROBE, COMM_FREED, REQUEST_DONE of collectives (recorded when started), unknown kinds: no event.
  */
 #include "event_place_internal.h"
@@ -32,6 +39,7 @@
 struct decoder {
     struct event_place *place;
     struct served_rank *rank;
+    struct place_stream *stream;
     size_t event_count;
     size_t new_comm_count;
     /* The stream's state as the batch advances it; committed only when the batch is accepted. */
@@ -198,12 +206,68 @@ static bool decode_p2p(struct decoder *decoder, const struct capture_p2p_record 
     }
 }
 
+/* Names of otfx.h ids are dense per stream; anything far beyond is corruption. */
+#define MAX_NAME_ID (1u << 20)
+
+static bool define_name(struct decoder *decoder, const struct capture_record_header *header,
+                        const unsigned char *record)
+{
+    struct capture_name_record name;
+    if (header->size < sizeof(name))
+        return fail(decoder, "name record of %llu bytes", (unsigned long long)(header->size));
+    memcpy(&name, record, sizeof(name));
+    const char *text = (const char *)record + sizeof(name);
+    if (name.name_bytes == 0 || name.name_bytes > header->size - sizeof(name) ||
+        text[name.name_bytes - 1] != '\0')
+        return fail(decoder, "name record with a malformed name");
+    if (name.name_id >= MAX_NAME_ID)
+        return fail(decoder, "name id %llu out of range", (unsigned long long)(name.name_id));
+    struct place_stream *stream = decoder->stream;
+    uint32_t old_capacity = stream->name_capacity;
+    if (!grow_array((void **)&stream->names, &stream->name_capacity, name.name_id + 1, sizeof(char *)))
+        return fail(decoder, "out of memory for name %llu", (unsigned long long)(name.name_id));
+    for (uint32_t i = old_capacity; i < stream->name_capacity; i++)
+        stream->names[i] = NULL;
+    char *copy = malloc(name.name_bytes);
+    if (!copy)
+        return fail(decoder, "out of memory for name %llu", (unsigned long long)(name.name_id));
+    memcpy(copy, text, name.name_bytes);
+    free(stream->names[name.name_id]);
+    stream->names[name.name_id] = copy;
+    return true;
+}
+
+static bool named_region(struct decoder *decoder, uint64_t name_id, otfx_region_role role, otfx_ref *region)
+{
+    const struct place_stream *stream = decoder->stream;
+    if (name_id >= stream->name_capacity || !stream->names[name_id])
+        return fail(decoder, "name id %llu used before it was defined", (unsigned long long)(name_id));
+    if (otfx_defs_region(decoder->place->defs, stream->names[name_id], role, region) != OTFX_OK)
+        return fail(decoder, "cannot define the region '%s'", stream->names[name_id]);
+    return true;
+}
+
 static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
                           const unsigned char *record)
 {
     struct event_place *place = decoder->place;
     if (header->function_id >= place->setup.functions.count)
         return fail(decoder, "unknown function id %llu", (unsigned long long)(header->function_id));
+    if (header->kind == CAPTURE_RECORD_OBJECT) {
+        struct capture_object_record object;
+        if (header->size < sizeof(object))
+            return fail(decoder, "object record of %llu bytes", (unsigned long long)(header->size));
+        memcpy(&object, record, sizeof(object));
+        const char *path = (const char *)record + sizeof(object);
+        if (object.path_bytes == 0 || object.path_bytes > header->size - sizeof(object) ||
+            path[object.path_bytes - 1] != '\0')
+            return fail(decoder, "object record with a malformed path");
+        if (!place_symbols_add_object(&decoder->rank->symbols, path, object.base))
+            return fail(decoder, "out of memory for the load map");
+        return true;
+    }
+    if (header->kind == CAPTURE_RECORD_NAME)
+        return define_name(decoder, header, record);
     if (decoder->any_time && header->timestamp < decoder->last_time)
         return fail(decoder, "time goes backwards (record at %llu ns)",
                     (unsigned long long)(header->timestamp));
@@ -303,6 +367,87 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         event->u.phase.value = phase.level;
         return true;
     }
+    case CAPTURE_RECORD_USER_ENTER:
+    case CAPTURE_RECORD_USER_LEAVE: {
+        if (header->size < sizeof(struct capture_user_record))
+            return fail(decoder, "user-function record of %llu bytes", (unsigned long long)(header->size));
+        struct capture_user_record user;
+        memcpy(&user, record, sizeof(user));
+        if (header->kind == CAPTURE_RECORD_USER_LEAVE) {
+            if (decoder->depth == 0)
+                return fail(decoder, "user-function leave without an open region");
+            next_event(decoder, OTFX_EV_LEAVE, time);
+            decoder->depth--;
+            return true;
+        }
+        if (decoder->depth == OTFX_MAX_CALL_DEPTH)
+            return fail(decoder, "calls nested deeper than %llu", (unsigned long long)(OTFX_MAX_CALL_DEPTH));
+        if (!place_symbols_region(&decoder->rank->symbols, place->defs, user.address, &region))
+            return fail(decoder, "cannot define the region of user function 0x%llx",
+                        (unsigned long long)user.address);
+        next_event(decoder, OTFX_EV_ENTER, time)->u.region.region = region;
+        decoder->depth++;
+        return true;
+    }
+    case CAPTURE_RECORD_REGION_BEGIN:
+    case CAPTURE_RECORD_REGION_END:
+    case CAPTURE_RECORD_NAMED_PHASE: {
+        if (header->size < sizeof(struct capture_user_record))
+            return fail(decoder, "region record of %llu bytes", (unsigned long long)(header->size));
+        struct capture_user_record user;
+        memcpy(&user, record, sizeof(user));
+        if (header->kind == CAPTURE_RECORD_REGION_END) {
+            if (decoder->depth == 0)
+                return fail(decoder, "otfx_region_end without an open region");
+            next_event(decoder, OTFX_EV_LEAVE, time);
+            decoder->depth--;
+            return true;
+        }
+        if (header->kind == CAPTURE_RECORD_NAMED_PHASE) {
+            if (!named_region(decoder, user.address, OTFX_ROLE_PHASE, &region))
+                return false;
+            otfx_event *event = next_event(decoder, OTFX_EV_PHASE, time);
+            event->u.phase.region = region;
+            event->u.phase.value = 0;
+            return true;
+        }
+        if (decoder->depth == OTFX_MAX_CALL_DEPTH)
+            return fail(decoder, "calls nested deeper than %llu", (unsigned long long)(OTFX_MAX_CALL_DEPTH));
+        if (!named_region(decoder, user.address, OTFX_ROLE_USER_FUNCTION, &region))
+            return false;
+        next_event(decoder, OTFX_EV_ENTER, time)->u.region.region = region;
+        decoder->depth++;
+        return true;
+    }
+    case CAPTURE_RECORD_THROTTLED: {
+        if (header->size < sizeof(struct capture_throttle_record))
+            return fail(decoder, "throttle record of %llu bytes", (unsigned long long)(header->size));
+        struct capture_throttle_record throttle;
+        memcpy(&throttle, record, sizeof(throttle));
+        if (!place_symbols_region(&decoder->rank->symbols, place->defs, throttle.address, &region))
+            return fail(decoder, "cannot define the region of user function 0x%llx",
+                        (unsigned long long)throttle.address);
+        struct served_rank *rank = decoder->rank;
+        uint32_t i = 0;
+        while (i < rank->throttled_count && rank->throttled[i].region != region)
+            i++;
+        if (i == rank->throttled_count) {
+            if (!grow_array((void **)&rank->throttled, &rank->throttled_capacity, i + 1,
+                            sizeof(*rank->throttled)))
+                return fail(decoder, "out of memory for the throttled functions");
+            rank->throttled_count++;
+        }
+        rank->throttled[i] =
+            (struct throttled_function){region, throttle.calls, throttle.mean_ns, throttle.skipped};
+        otfx_event *event = next_event(decoder, OTFX_EV_REDUCTION, time);
+        event->u.reduction.strategy = OTFX_REDUCE_THROTTLE;
+        event->u.reduction.begin = time;
+        event->u.reduction.end = time;
+        event->u.reduction.events_removed = 2 * throttle.skipped;
+        return true;
+    }
+    case CAPTURE_RECORD_NAME:
+    case CAPTURE_RECORD_OBJECT: /* handled above */
     case CAPTURE_RECORD_COMM_FREED:
         return true;
     }
@@ -322,6 +467,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
 {
     struct decoder decoder = {.place = place,
                               .rank = rank,
+                              .stream = stream,
                               .last_time = stream->last_time,
                               .any_time = stream->any_time,
                               .depth = stream->depth,

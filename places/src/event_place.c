@@ -25,11 +25,16 @@ static void destroy_place(struct event_place *place)
         for (uint32_t t = 0; t < rank->stream_capacity; t++) {
             if (rank->streams[t]) {
                 otfx_trace_destroy(rank->streams[t]->trace);
+                for (uint32_t n = 0; n < rank->streams[t]->name_capacity; n++)
+                    free(rank->streams[t]->names[n]);
+                free(rank->streams[t]->names);
                 free(rank->streams[t]);
             }
         }
         free(rank->streams);
         free(rank->comms);
+        place_symbols_destroy(rank->symbols);
+        free(rank->throttled);
     }
     free(place->ranks);
     free(place->functions);
@@ -186,6 +191,8 @@ static int count_enter(const otfx_event *event, void *user)
     struct enter_counter *counter = user;
     if (event->type == OTFX_EV_ENTER && event->u.region.region < counter->region_count)
         counter->per_region[event->u.region.region]++;
+    else if (event->type == OTFX_EV_PHASE && event->u.phase.region < counter->region_count)
+        counter->per_region[event->u.phase.region]++;
     return 0;
 }
 
@@ -230,6 +237,78 @@ static bool append_text(char **line, size_t *used, size_t *capacity, const char 
     snprintf(*line + *used, *capacity - *used, " %s=%llu", name, count);
     *used += (size_t)length;
     return true;
+}
+
+struct named_count {
+    const char *name;
+    uint64_t count;
+};
+
+static int compare_named_counts(const void *a, const void *b)
+{
+    return strcmp(((const struct named_count *)a)->name, ((const struct named_count *)b)->name);
+}
+
+/* "otfx-place: rank R held-functions NAME=COUNT …": ENTER events per user-function region (sorted by
+ * name), from the same counts as held-calls; "held-phases": PHASE events per phase region (counted only
+ * where no reduction removed detail: a profile has no phases). */
+static void report_regions(struct event_place *place, struct served_rank *rank,
+                           const struct enter_counter *counter, otfx_region_role role, const char *label)
+{
+    struct named_count *functions =
+        calloc(counter->region_count ? counter->region_count : 1, sizeof(*functions));
+    size_t capacity = 256, used = 0, count = 0;
+    char *line = malloc(capacity);
+    if (!functions || !line) {
+        fprintf(stderr, "otfx-place %d: rank %d: out of memory for the %s line\n", place->setup.place_rank,
+                rank->rank, label);
+        free(functions);
+        free(line);
+        return;
+    }
+    for (uint32_t region = 0; region < counter->region_count; region++) {
+        otfx_region_def def;
+        if (counter->per_region[region] && otfx_defs_get_region(place->defs, region, &def) == OTFX_OK &&
+            def.role == role)
+            functions[count++] = (struct named_count){def.name, counter->per_region[region]};
+    }
+    qsort(functions, count, sizeof(*functions), compare_named_counts);
+    used = (size_t)snprintf(line, capacity, "otfx-place: rank %d %s", rank->rank, label);
+    for (size_t i = 0; i < count; i++)
+        if (!append_text(&line, &used, &capacity, functions[i].name, (unsigned long long)functions[i].count))
+            break;
+    line[used++] = '\n';
+    line[used] = '\0';
+    fputs(line, stdout);
+    free(line);
+    free(functions);
+}
+
+/* "otfx-place: rank R throttled NAME=CALLS/MEAN_NSns/SKIPPED …" when the rank switched functions off. */
+static void report_throttled(struct event_place *place, struct served_rank *rank)
+{
+    if (!rank->throttled_count)
+        return;
+    size_t capacity = 256;
+    char *line = malloc(capacity);
+    if (!line)
+        return;
+    size_t used = (size_t)snprintf(line, capacity, "otfx-place: rank %d throttled", rank->rank);
+    for (uint32_t i = 0; i < rank->throttled_count; i++) {
+        const struct throttled_function *function = &rank->throttled[i];
+        otfx_region_def def;
+        if (otfx_defs_get_region(place->defs, function->region, &def) != OTFX_OK)
+            continue;
+        char text[600];
+        snprintf(text, sizeof(text), "%s(calls=%llu,mean_ns=%llu,skipped)", def.name,
+                 (unsigned long long)function->calls, (unsigned long long)function->mean_ns);
+        if (!append_text(&line, &used, &capacity, text, (unsigned long long)function->skipped))
+            break;
+    }
+    line[used++] = '\n';
+    line[used] = '\0';
+    fputs(line, stdout);
+    free(line);
 }
 
 static void report_rank(struct event_place *place, struct served_rank *rank, const int *by_name)
@@ -297,6 +376,9 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
     line[used] = '\0';
     fputs(line, stdout);
     free(line);
+    report_regions(place, rank, &counter, OTFX_ROLE_USER_FUNCTION, "held-functions");
+    report_regions(place, rank, &counter, OTFX_ROLE_PHASE, "held-phases");
+    report_throttled(place, rank);
     free(counter.per_region);
 }
 

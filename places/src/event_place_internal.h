@@ -4,6 +4,7 @@
  *   event_place.c    receive loop, trace creation, end-of-run report
  *   batch_decoder.c  one batch of raw records → otfx events of one trace
  *   place_config.c   OTFX_BUFFER / OTFX_REDUCTION and size parsing
+ *   user_symbols.c   user-function addresses → regions (load map, libdwfl)
  */
 #ifndef OTFX_EVENT_PLACE_INTERNAL_H
 #define OTFX_EVENT_PLACE_INTERNAL_H
@@ -37,6 +38,8 @@ struct place_stream {
     uint32_t
         collective_depth; /* depth of a blocking collective's ENTER whose COLL_END is still due; 0: none */
     uint64_t blocked_ns;  /* the thread's blocked time as its last batch reported it */
+    char **names;         /* otfx.h names by the thread's name id (NULL: not defined) */
+    uint32_t name_capacity;
 };
 
 struct served_rank {
@@ -50,6 +53,12 @@ struct served_rank {
     uint64_t rejected_records; /* records in rejected batches */
     uint64_t lost_batches;     /* gaps in a thread's batch sequence */
     bool said_goodbye;
+    struct place_symbols *symbols; /* user functions: load map and address → region (user_symbols.c) */
+    struct throttled_function {
+        otfx_ref region;
+        uint64_t calls, mean_ns, skipped;
+    } * throttled; /* user functions the rank switched off (THROTTLED records) */
+    uint32_t throttled_count, throttled_capacity;
 };
 
 struct event_place {
@@ -81,5 +90,13 @@ bool place_describe_functions(struct event_place *place);
  * its trace. Returns false, having printed why and changed no trace, for a malformed batch. */
 bool place_ingest_records(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
                           const unsigned char *records, size_t bytes, uint64_t *record_count);
+
+/* user_symbols.c: a served rank's load map and user-function names. Both create *symbols on first use;
+ * false when out of memory (or the region cannot be defined). */
+struct place_symbols;
+bool place_symbols_add_object(struct place_symbols **symbols, const char *path, uint64_t base);
+bool place_symbols_region(struct place_symbols **symbols, otfx_defs *defs, uint64_t address,
+                          otfx_ref *region);
+void place_symbols_destroy(struct place_symbols *symbols);
 
 #endif

@@ -4,7 +4,8 @@
  * An event place receives the batches of raw records its application ranks send
  * (capture/src/record_format.h), converts each batch into otfx events and appends them with one
  * otfx_trace_append call to the otfx trace of that rank and thread. All traces of a place share one
- * otfx_defs: regions come from the MPI function table (role from the function's event class),
+ * otfx_defs: regions come from the MPI function table (role from the function's event class), user
+ * functions from their addresses and the rank's load map (libdwfl), otfx.h names,
  * communicators from the ranks' communicator records, phases from MPI_Pcontrol. Every trace has the
  * same fixed budget (OTFX_BUFFER, default 64M) and reduction strategy (OTFX_REDUCTION, default ring).
  *
@@ -14,6 +15,9 @@
  * At the end (every served rank sent its goodbye batch) it prints one report per rank:
  *   otfx-place: rank R events received=… held=… reduced=… dropped=… blocked_ns=… bytes_used=U/B
  *   otfx-place: rank R held-calls MPI_X=C …      (ENTER events per MPI function, from the traces)
+ *   otfx-place: rank R held-functions NAME=C …   (the same for user functions and otfx.h regions)
+ *   otfx-place: rank R held-phases NAME=C …      (PHASE events per phase region)
+ *   otfx-place: rank R throttled NAME(calls=C,mean_ns=T,skipped)=S …   (only when functions were)
  * and one line about its own memory (VmHWM, the peak resident set of the place process).
  *
  * libotfx-capture runs it inside MPI_Init on the place ranks (in-binary places and otfx-place, MPMD).

@@ -1,0 +1,371 @@
+/*
+ * capture_bench.c — capture-bench: what recording costs, in one run of two application ranks and one
+ * place (issue 4). Linked with libotfx-capture (link-time mode), run as
+ *
+ *   OTFX_PLACES=1 mpiexec -n 3 ./capture-bench [calls]
+ *
+ * and prints key=value lines (rank 0):
+ *
+ *   user_event_ns              cost per recorded event in the application process. The recorder's
+ *                              capture_enter/capture_leave are hidden inside libotfx-capture.so, so they
+ *                              are measured through the cheapest wrapper that records nothing else:
+ *                              MPI_Comm_rank (class "other": one ENTER and one LEAVE record) minus
+ *                              PMPI_Comm_rank called directly, halved. Includes the wrapper, the
+ *                              two clock_gettime calls, the record stores and the amortised batch sends.
+ *   clock_gettime_ns           one clock_gettime(CLOCK_MONOTONIC), for comparison
+ *   mpi_pair_untraced_ns       MPI_Send+MPI_Recv pair in a 8-byte ping-pong between ranks 0 and 1,
+ *                              through PMPI_* directly (not traced), round trip / 2
+ *   mpi_pair_traced_ns         the same through the MPI_* wrappers (recorded)
+ *   mpi_call_overhead_ns       traced minus untraced (best of several alternating repetitions of each)
+ *   otf2_event_ns              OTF2_EvtWriter_Enter/Leave per event into a real archive in /tmp (POSIX
+ *                              substrate, no compression), closing the writer included
+ *   user_event_vs_otf2         user_event_ns / otf2_event_ns (target <= 0.3)
+ *   place_ingest_events_per_s  the event place's decoder (place_ingest_records, private to places/)
+ *                              decoding full batches of MPI_Send/MPI_Recv records and appending them to an
+ *                              otfx trace (64 MiB, ring), single-threaded, no MPI involved
+ * The traced/untraced split happens inside one run (PMPI_* bypasses the wrappers), so both sides share
+ * the same processes, placement and MPI state.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "capture_functions.h"
+#include "event_place_internal.h"
+#include "record_format.h"
+
+#include <mpi.h>
+#include <otf2/otf2.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PING_PONG_REPETITIONS 5
+#define INGEST_BATCHES        200
+
+static double now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec * 1e9 + (double)now.tv_nsec;
+}
+
+static void fail_and_abort(const char *what)
+{
+    fprintf(stderr, "capture-bench: %s\n", what);
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+    exit(1);
+}
+
+/* ---- application side ---------------------------------------------------------------------------- */
+
+static double clock_gettime_ns(long calls)
+{
+    struct timespec sink = {0, 0};
+    double start = now_ns();
+    for (long i = 0; i < calls; i++) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        sink.tv_nsec ^= now.tv_nsec;
+    }
+    double elapsed = now_ns() - start;
+    if (sink.tv_nsec == -1)
+        puts("");
+    return elapsed / (double)calls;
+}
+
+/* Nanoseconds per MPI_Comm_rank call, through the wrapper (traced) or straight to PMPI (untraced). */
+static double comm_rank_ns(long calls, int traced)
+{
+    int rank = 0;
+    long sum = 0;
+    double start = now_ns();
+    if (traced)
+        for (long i = 0; i < calls; i++) {
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            sum += rank;
+        }
+    else
+        for (long i = 0; i < calls; i++) {
+            PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            sum += rank;
+        }
+    double elapsed = now_ns() - start;
+    if (sum < 0)
+        puts("");
+    return elapsed / (double)calls;
+}
+
+/* Round trip / 2 of an 8-byte ping-pong between world ranks 0 and 1 (application ranks 0 and 1 in
+ * both worlds), through MPI_* (traced) or PMPI_* (untraced). */
+static double ping_pong_pair_ns(int rank, long rounds, int traced)
+{
+    int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm) = traced ? MPI_Send : PMPI_Send;
+    int (*recv)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Status *) = traced ? MPI_Recv : PMPI_Recv;
+    double message = 0;
+    MPI_Barrier(MPI_COMM_WORLD); /* the application's world: the place never joins the real one */
+    double start = now_ns();
+    for (long i = 0; i < rounds; i++) {
+        if (rank == 0) {
+            send(&message, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+            recv(&message, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            recv(&message, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            send(&message, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+    return (now_ns() - start) / (double)rounds / 2;
+}
+
+static double minimum(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+/* ---- OTF2 ----------------------------------------------------------------------------------------- */
+
+static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef location, void *data,
+                                bool final)
+{
+    (void)user, (void)type, (void)location, (void)data, (void) final;
+    return OTF2_FLUSH;
+}
+
+static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRef location)
+{
+    (void)user, (void)type, (void)location;
+    return 0;
+}
+
+static const OTF2_FlushCallbacks flush_callbacks = {.otf2_pre_flush = pre_flush,
+                                                    .otf2_post_flush = post_flush};
+
+static void otf2_check(OTF2_ErrorCode code, const char *what)
+{
+    if (code != OTF2_SUCCESS) {
+        fprintf(stderr, "capture-bench: %s: %s\n", what, OTF2_Error_GetDescription(code));
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+/* Nanoseconds per OTF2 ENTER/LEAVE event written into an archive under /tmp (removed afterwards). */
+static double otf2_event_ns(long events)
+{
+    char directory[64];
+    snprintf(directory, sizeof(directory), "/tmp/capture-bench-otf2-%ld", (long)getpid());
+    OTF2_Archive *archive = OTF2_Archive_Open(directory, "bench", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
+                                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    if (!archive)
+        fail_and_abort("cannot open an OTF2 archive in /tmp");
+    otf2_check(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL), "OTF2 flush callbacks");
+    otf2_check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "OTF2 collective callbacks");
+    otf2_check(OTF2_Archive_OpenEvtFiles(archive), "OTF2 event files");
+    OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(archive, 0);
+    if (!writer)
+        fail_and_abort("no OTF2 event writer");
+    double start = now_ns();
+    for (long i = 0; i < events; i += 2) {
+        OTF2_EvtWriter_Enter(writer, NULL, (OTF2_TimeStamp)(1000 + i), 0);
+        OTF2_EvtWriter_Leave(writer, NULL, (OTF2_TimeStamp)(1001 + i), 0);
+    }
+    otf2_check(OTF2_Archive_CloseEvtWriter(archive, writer), "closing the OTF2 event writer");
+    double elapsed = now_ns() - start;
+    otf2_check(OTF2_Archive_CloseEvtFiles(archive), "closing the OTF2 event files");
+    OTF2_GlobalDefWriter *global = OTF2_Archive_GetGlobalDefWriter(archive);
+    otf2_check(OTF2_GlobalDefWriter_WriteClockProperties(global, 1000000000, 0, (uint64_t)events + 2,
+                                                         OTF2_UNDEFINED_TIMESTAMP),
+               "OTF2 clock properties");
+    otf2_check(OTF2_Archive_CloseGlobalDefWriter(archive, global), "closing the OTF2 definitions");
+    otf2_check(OTF2_Archive_Close(archive), "closing the OTF2 archive");
+    char command[sizeof(directory) + 16];
+    snprintf(command, sizeof(command), "rm -rf '%s'", directory); /* the archive is bench.* inside it */
+    if (system(command) != 0)
+        fprintf(stderr, "capture-bench: could not remove %s\n", directory);
+    return elapsed / (double)events;
+}
+
+/* ---- the place's decoder -------------------------------------------------------------------------- */
+
+static size_t add_record(unsigned char *batch, size_t used, const void *record, size_t size)
+{
+    memcpy(batch + used, record, size);
+    return used + size;
+}
+
+/* A full batch of MPI_Send and MPI_Recv calls as the recorder writes them (ENTER, SEND/RECV, LEAVE),
+ * times from *time on. Returns the record bytes; *events gets the events they decode into. */
+static size_t fill_batch(unsigned char *batch, uint64_t *time, uint64_t *events)
+{
+    const size_t call_bytes = 2 * sizeof(struct capture_record_header) + sizeof(struct capture_p2p_record);
+    size_t used = 0;
+    for (unsigned call = 0; used + call_bytes <= CAPTURE_BATCH_BYTES - sizeof(struct capture_batch_header);
+         call++) {
+        const bool send = call % 2 == 0;
+        const uint16_t function = send ? CAPTURE_FN_MPI_Send : CAPTURE_FN_MPI_Recv;
+        struct capture_record_header enter = {
+            .kind = CAPTURE_RECORD_ENTER, .function_id = function, .size = 16, .timestamp = *time += 100};
+        struct capture_p2p_record message = {
+            .header = {.kind = send ? CAPTURE_RECORD_SEND : CAPTURE_RECORD_RECV,
+                       .function_id = function,
+                       .size = sizeof(message),
+                       .timestamp = *time += 50},
+            .comm_id = 0,
+            .peer = 1,
+            .tag = (int32_t)(call % 16),
+            .bytes = 8 * (uint64_t)(call % 64 + 1)};
+        struct capture_record_header leave = {
+            .kind = CAPTURE_RECORD_LEAVE, .function_id = function, .size = 16, .timestamp = *time += 50};
+        used = add_record(batch, used, &enter, sizeof(enter));
+        used = add_record(batch, used, &message, sizeof(message));
+        used = add_record(batch, used, &leave, sizeof(leave));
+        *events += 3;
+    }
+    return used;
+}
+
+/* A place serving one rank with one thread, set up as event_place.c does, without MPI. */
+struct ingest_place {
+    struct event_place place;
+    struct served_rank rank;
+    struct place_stream stream;
+    struct place_stream *stream_slot;
+};
+
+static void create_ingest_place(struct ingest_place *ingest)
+{
+    memset(ingest, 0, sizeof(*ingest));
+    struct event_place *place = &ingest->place;
+    place->setup.served_count = 1;
+    place->setup.functions =
+        (otfx_place_functions){capture_function_names, capture_function_classes, CAPTURE_FUNCTION_COUNT};
+    place->defs = otfx_defs_create();
+    place->event_capacity = 2 * (CAPTURE_BATCH_BYTES / sizeof(struct capture_record_header)) + 2;
+    place->events = malloc(place->event_capacity * sizeof(otfx_event));
+    place->ranks = &ingest->rank;
+    place->trace_config = otfx_trace_config_default((size_t)64 << 20); /* the place's default budget */
+    otfx_ref location;
+    if (!place->defs || !place->events || !place_describe_functions(place) ||
+        otfx_defs_region(place->defs, "MPI_Pcontrol level", OTFX_ROLE_PHASE, &place->phase_region) !=
+            OTFX_OK ||
+        otfx_defs_location(place->defs, 0, 0, &location) != OTFX_OK ||
+        otfx_trace_create(&place->trace_config, place->defs, location, &ingest->stream.trace) != OTFX_OK)
+        fail_and_abort("cannot set up the place for the ingest benchmark");
+    ingest->stream_slot = &ingest->stream;
+    ingest->rank.streams = &ingest->stream_slot;
+    ingest->rank.stream_capacity = 1;
+}
+
+static void destroy_ingest_place(struct ingest_place *ingest)
+{
+    otfx_trace_destroy(ingest->stream.trace);
+    for (uint32_t n = 0; n < ingest->stream.name_capacity; n++)
+        free(ingest->stream.names[n]);
+    free(ingest->stream.names);
+    free(ingest->rank.comms);
+    place_symbols_destroy(ingest->rank.symbols);
+    free(ingest->rank.throttled);
+    free(ingest->place.functions);
+    free(ingest->place.events);
+    free(ingest->place.new_comm_ids);
+    otfx_defs_destroy(ingest->place.defs);
+}
+
+static double place_ingest_events_per_s(void)
+{
+    struct ingest_place ingest;
+    create_ingest_place(&ingest);
+    /* The world's announcement, as every rank's first batch carries it. */
+    struct {
+        struct capture_comm_record comm;
+        int32_t members[2];
+    } world = {.comm = {.header = {.kind = CAPTURE_RECORD_COMM_CREATED,
+                                   .function_id = CAPTURE_FN_MPI_Init,
+                                   .size = sizeof(world),
+                                   .timestamp = 1},
+                        .comm_id = 0,
+                        .local_size = 2},
+               .members = {0, 1}};
+    uint64_t records = 0;
+    if (!place_ingest_records(&ingest.place, &ingest.rank, &ingest.stream, (const unsigned char *)&world,
+                              sizeof(world), &records))
+        fail_and_abort("the place refused the world's announcement");
+
+    unsigned char *batches = malloc((size_t)INGEST_BATCHES * CAPTURE_BATCH_BYTES);
+    size_t sizes[INGEST_BATCHES];
+    if (!batches)
+        fail_and_abort("out of memory for the ingest batches");
+    uint64_t time = 1000, events = 0;
+    for (int b = 0; b < INGEST_BATCHES; b++)
+        sizes[b] = fill_batch(batches + (size_t)b * CAPTURE_BATCH_BYTES, &time, &events);
+    double start = now_ns();
+    for (int b = 0; b < INGEST_BATCHES; b++)
+        if (!place_ingest_records(&ingest.place, &ingest.rank, &ingest.stream,
+                                  batches + (size_t)b * CAPTURE_BATCH_BYTES, sizes[b], &records))
+            fail_and_abort("the place refused a benchmark batch");
+    double elapsed = now_ns() - start;
+    otfx_trace_status status;
+    if (otfx_trace_status_get(ingest.stream.trace, &status) != OTFX_OK || status.events_received != events)
+        fail_and_abort("the trace did not receive every benchmark event");
+    free(batches);
+    destroy_ingest_place(&ingest);
+    return (double)events / (elapsed / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv); /* place ranks run their place in here and never return */
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *places = getenv("OTFX_PLACES");
+    if (size != 2 || !places || atoi(places) < 1) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "capture-bench: run as OTFX_PLACES=1 mpiexec -n 3 %s [calls]: two application "
+                    "ranks and a place (got %d application ranks, OTFX_PLACES=%s)\n",
+                    argv[0], size, places ? places : "unset");
+        MPI_Finalize();
+        return 2;
+    }
+    const long calls = argc > 1 ? atol(argv[1]) : 2000000;
+    if (calls < 1000)
+        fail_and_abort("calls must be at least 1000");
+
+    double user_event_ns = 0, clock_ns = 0, otf2_ns = 0, ingest_per_s = 0;
+    if (rank == 0) {
+        clock_ns = clock_gettime_ns(calls);
+        double untraced = comm_rank_ns(calls / 10, 0), traced = comm_rank_ns(calls / 10, 1); /* warm up */
+        untraced = comm_rank_ns(calls, 0);
+        traced = comm_rank_ns(calls, 1);
+        user_event_ns = (traced - untraced) / 2;
+    }
+
+    const long rounds = calls / 40;
+    double untraced_pair = 1e30, traced_pair = 1e30;
+    ping_pong_pair_ns(rank, rounds / 10, 0);
+    ping_pong_pair_ns(rank, rounds / 10, 1);
+    for (int repetition = 0; repetition < PING_PONG_REPETITIONS; repetition++) {
+        untraced_pair = minimum(untraced_pair, ping_pong_pair_ns(rank, rounds, 0));
+        traced_pair = minimum(traced_pair, ping_pong_pair_ns(rank, rounds, 1));
+    }
+
+    if (rank == 0) {
+        otf2_ns = otf2_event_ns(calls);
+        ingest_per_s = place_ingest_events_per_s();
+        printf("user_event_ns=%.1f\n", user_event_ns);
+        printf("user_event_method=MPI_Comm_rank wrapper minus PMPI_Comm_rank, per ENTER or LEAVE record\n");
+        printf("clock_gettime_ns=%.1f\n", clock_ns);
+        printf("mpi_pair_untraced_ns=%.1f\n", untraced_pair);
+        printf("mpi_pair_traced_ns=%.1f\n", traced_pair);
+        printf("mpi_call_overhead_ns=%.1f\n", traced_pair - untraced_pair);
+        printf("otf2_event_ns=%.1f\n", otf2_ns);
+        printf("user_event_vs_otf2=%.2f\n", user_event_ns / otf2_ns);
+        printf("place_ingest_events_per_s=%.0f\n", ingest_per_s);
+        printf("target_user_event_40ns=%s\n", user_event_ns <= 40 ? "met" : "missed");
+        printf("target_user_event_0.3_otf2=%s\n", user_event_ns <= 0.3 * otf2_ns ? "met" : "missed");
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+}

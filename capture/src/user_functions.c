@@ -1,0 +1,510 @@
+/*
+ * user_functions.c — user-function hooks for programs built with -finstrument-functions, the load map
+ * the place needs to name them, the filter (OTFX_FILTER) and throttling (OTFX_THROTTLE), and the manual
+ * API of otfx.h (otfx_region_begin/end, otfx_phase).
+ *
+ * The hooks record USER_ENTER / USER_LEAVE with the function's address only (no name lookup, no lock,
+ * no system call, no allocation once the thread's tables hold the function: one fixed-size record, as
+ * for MPI calls). Names are found on the
+ * place: capture_send_load_map() sends every loaded object's path and load bias once, from MPI_Init,
+ * before any user record (record_format.h), and the place resolves addresses with libdwfl.
+ *
+ * A function entered before recording started (main, or whatever called MPI_Init) is not recorded, so
+ * its exit must not be either: each thread counts the user regions it has open in the trace and
+ * records an exit only when one is open.
+ *
+ * Objects dlopen'ed later: each thread checks once per batch whether objects were loaded
+ * (dl_iterate_phdr's dlpi_adds) and then sends the map again at the head of its next batch. Calls of
+ * a new object's functions recorded before that (at most one batch) are named 0x<address>@?.
+ */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include "recorder.h"
+
+#include <elfutils/libdwfl.h>
+#include <fnmatch.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NO_INSTRUMENT __attribute__((no_instrument_function))
+
+/* User regions this thread has open in the trace. */
+static _Thread_local uint32_t open_user_regions;
+
+/* ---- filter and throttling ----------------------------------------------------------------------
+ * Without OTFX_FILTER and with throttling off (OTFX_THROTTLE=0) the hooks record every call. Otherwise
+ * each thread keeps a table address → state: the filter's decision is made once per function (its
+ * name from libdwfl on this process, under a lock, on the function's first call in the thread), calls
+ * and their total duration are counted, and a function called more than `throttle_calls` times with
+ * a mean duration below `throttle_ns` is switched off for the rest of the run (a THROTTLED record,
+ * REDUCTION in the trace). A switched-off or excluded function costs one table lookup per hook. */
+
+enum function_state { FUNCTION_ON = 1, FUNCTION_EXCLUDED, FUNCTION_THROTTLED };
+
+struct function_slot {
+    uint64_t address; /* 0: empty */
+    uint64_t calls;   /* recorded calls that returned */
+    uint64_t total_ns;
+    uint64_t skipped; /* calls not recorded since it was throttled */
+    uint32_t open;    /* recorded enters without their exit yet (recursion) */
+    uint32_t state;   /* enum function_state */
+};
+
+struct function_table {
+    struct function_slot *slots;
+    uint32_t slot_count; /* a power of two */
+    uint32_t used;
+};
+
+enum { TIMED_DEPTH = 256 };
+
+static _Thread_local struct function_table function_table;
+static _Thread_local uint64_t enter_times[TIMED_DEPTH];
+
+struct filter_rule {
+    bool include;
+    char *pattern;
+};
+static struct filter_rule *filter_rules;
+static size_t filter_rule_count;
+static bool hooks_filtered; /* a filter or throttling: the table is used */
+static uint64_t throttle_calls = 100000, throttle_ns = 1000;
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static Dwfl *process_dwfl;
+
+static const Dwfl_Callbacks process_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+/* The filter's verdict for the function at `address` (its name from this process's symbol tables). */
+NO_INSTRUMENT static bool filter_includes(uint64_t address)
+{
+    if (!filter_rule_count)
+        return true;
+    pthread_mutex_lock(&names_lock);
+    const char *name = NULL;
+    for (int attempt = 0; attempt < 2 && !name; attempt++) {
+        /* Built on first use, rebuilt once when an address lies outside every known object (dlopen). */
+        if (!process_dwfl || attempt == 1) {
+            if (process_dwfl)
+                dwfl_end(process_dwfl);
+            process_dwfl = dwfl_begin(&process_callbacks);
+            if (process_dwfl) {
+                dwfl_report_begin(process_dwfl);
+                dwfl_linux_proc_report(process_dwfl, getpid());
+                dwfl_report_end(process_dwfl, NULL, NULL);
+            }
+        }
+        Dwfl_Module *module = process_dwfl ? dwfl_addrmodule(process_dwfl, address) : NULL;
+        if (module)
+            name = dwfl_module_addrname(module, address);
+        if (module)
+            break;
+    }
+    bool include = true;
+    char unnamed[32];
+    if (!name) {
+        snprintf(unnamed, sizeof(unnamed), "0x%llx", (unsigned long long)address);
+        name = unnamed;
+    }
+    for (size_t i = 0; i < filter_rule_count; i++)
+        if (fnmatch(filter_rules[i].pattern, name, 0) == 0) {
+            include = filter_rules[i].include;
+            break;
+        }
+    pthread_mutex_unlock(&names_lock);
+    return include;
+}
+
+NO_INSTRUMENT static size_t slot_index(uint64_t address, uint32_t slot_count)
+{
+    return (size_t)((address * 0x9e3779b97f4a7c15ull) >> 24) & (slot_count - 1);
+}
+
+NO_INSTRUMENT static bool grow_functions(struct function_table *table)
+{
+    uint32_t count = table->slot_count ? 2 * table->slot_count : 256;
+    struct function_slot *slots = calloc(count, sizeof(*slots));
+    if (!slots)
+        return false;
+    for (uint32_t i = 0; i < table->slot_count; i++) {
+        if (!table->slots[i].address)
+            continue;
+        size_t j = slot_index(table->slots[i].address, count);
+        while (slots[j].address)
+            j = (j + 1) & (count - 1);
+        slots[j] = table->slots[i];
+    }
+    free(table->slots);
+    table->slots = slots;
+    table->slot_count = count;
+    return true;
+}
+
+/* This thread's slot of the function at `address`, decided by the filter on first sight; NULL when out
+ * of memory (the function is then not recorded, enter and exit alike). */
+NO_INSTRUMENT static struct function_slot *function_slot(uint64_t address, bool create)
+{
+    struct function_table *table = &function_table;
+    if (table->slot_count) {
+        for (size_t j = slot_index(address, table->slot_count); table->slots[j].address;
+             j = (j + 1) & (table->slot_count - 1))
+            if (table->slots[j].address == address)
+                return &table->slots[j];
+    }
+    if (!create || (2 * (table->used + 1) > table->slot_count && !grow_functions(table)))
+        return NULL;
+    size_t j = slot_index(address, table->slot_count);
+    while (table->slots[j].address)
+        j = (j + 1) & (table->slot_count - 1);
+    struct function_slot *slot = &table->slots[j];
+    slot->address = address;
+    slot->state = filter_includes(address) ? FUNCTION_ON : FUNCTION_EXCLUDED;
+    table->used++;
+    return slot;
+}
+
+CAPTURE_EXPORT void __cyg_profile_func_enter(void *function, void *call_site) NO_INSTRUMENT;
+CAPTURE_EXPORT void __cyg_profile_func_exit(void *function, void *call_site) NO_INSTRUMENT;
+
+NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
+{
+    (void)call_site;
+    if (!capture_is_recording())
+        return;
+    if (hooks_filtered) {
+        struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, true);
+        if (!slot)
+            return;
+        if (slot->state != FUNCTION_ON) {
+            slot->skipped += slot->state == FUNCTION_THROTTLED;
+            return;
+        }
+        slot->open++;
+        const uint64_t now = capture_now();
+        if (open_user_regions < TIMED_DEPTH)
+            enter_times[open_user_regions] = now;
+        open_user_regions++;
+        capture_user_event_at(CAPTURE_RECORD_USER_ENTER, function, now);
+        return;
+    }
+    open_user_regions++;
+    capture_user_event(CAPTURE_RECORD_USER_ENTER, function);
+}
+
+NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
+{
+    (void)call_site;
+    if (!capture_is_recording() || open_user_regions == 0)
+        return;
+    if (hooks_filtered) {
+        struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, false);
+        if (!slot || slot->open == 0)
+            return; /* its enter was not recorded */
+        slot->open--;
+        open_user_regions--;
+        const uint64_t now = capture_now();
+        capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, now);
+        if (throttle_calls && open_user_regions < TIMED_DEPTH) {
+            slot->calls++;
+            slot->total_ns += now - enter_times[open_user_regions];
+            if (slot->state == FUNCTION_ON && slot->calls > throttle_calls &&
+                slot->total_ns < throttle_ns * slot->calls) {
+                slot->state = FUNCTION_THROTTLED;
+                capture_throttled(slot->address, slot->calls, slot->total_ns / slot->calls, 0);
+            }
+        }
+        return;
+    }
+    open_user_regions--;
+    capture_user_event(CAPTURE_RECORD_USER_LEAVE, function);
+}
+
+/* At MPI_Finalize: how many calls each function throttled in this thread skipped. */
+void capture_user_functions_finish(void)
+{
+    struct function_table *table = &function_table;
+    for (uint32_t i = 0; i < table->slot_count; i++)
+        if (table->slots[i].state == FUNCTION_THROTTLED)
+            capture_throttled(table->slots[i].address, table->slots[i].calls,
+                              table->slots[i].calls ? table->slots[i].total_ns / table->slots[i].calls : 0,
+                              table->slots[i].skipped);
+}
+
+/* OTFX_FILTER and OTFX_THROTTLE; false (after saying why on stderr) when one is malformed. */
+static bool read_filter(const char *path, int app_rank)
+{
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        if (app_rank == 0)
+            fprintf(stderr, "otfx-capture: OTFX_FILTER: cannot open '%s'\n", path);
+        return false;
+    }
+    char line[1024];
+    unsigned number = 0;
+    bool ok = true;
+    while (ok && fgets(line, sizeof(line), file)) {
+        number++;
+        char *text = line + strspn(line, " \t");
+        text[strcspn(text, "\r\n")] = '\0';
+        if (text[0] == '\0' || text[0] == '#')
+            continue;
+        char word[16], pattern[1000];
+        if (sscanf(text, "%15s %999s", word, pattern) != 2 ||
+            (strcmp(word, "include") != 0 && strcmp(word, "exclude") != 0)) {
+            if (app_rank == 0)
+                fprintf(stderr,
+                        "otfx-capture: OTFX_FILTER %s line %u: want 'include GLOB' or 'exclude GLOB'\n", path,
+                        number);
+            ok = false;
+            break;
+        }
+        struct filter_rule *bigger = realloc(filter_rules, (filter_rule_count + 1) * sizeof(*bigger));
+        char *copy = strdup(pattern);
+        if (bigger)
+            filter_rules = bigger;
+        if (!bigger || !copy) {
+            free(copy);
+            ok = false;
+            break;
+        }
+        filter_rules[filter_rule_count++] = (struct filter_rule){strcmp(word, "include") == 0, copy};
+    }
+    fclose(file);
+    return ok;
+}
+
+static bool read_throttle(const char *text, int app_rank)
+{
+    char *end = NULL;
+    if (strcmp(text, "0") == 0 || strcmp(text, "off") == 0) {
+        throttle_calls = 0;
+        return true;
+    }
+    unsigned long long calls = strtoull(text, &end, 10);
+    unsigned long long ns = 0;
+    if (end != text && *end == ':') {
+        const char *ns_text = end + 1;
+        ns = strtoull(ns_text, &end, 10);
+        if (end != ns_text && *end == '\0' && calls > 0 && ns > 0) {
+            throttle_calls = calls;
+            throttle_ns = ns;
+            return true;
+        }
+    }
+    if (app_rank == 0)
+        fprintf(stderr, "otfx-capture: OTFX_THROTTLE must be CALLS:NS (e.g. 100000:1000) or 0, not '%s'\n",
+                text);
+    return false;
+}
+
+bool capture_user_functions_start(int app_rank)
+{
+    const char *filter = getenv("OTFX_FILTER");
+    const char *throttle = getenv("OTFX_THROTTLE");
+    if (filter && filter[0] && !read_filter(filter, app_rank))
+        return false;
+    if (throttle && throttle[0] && !read_throttle(throttle, app_rank))
+        return false;
+    hooks_filtered = filter_rule_count > 0 || throttle_calls > 0;
+    return true;
+}
+
+struct load_map {
+    struct loaded_object {
+        char *path;
+        uint64_t base;
+    } * objects;
+    size_t count, capacity;
+};
+
+static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct load_map *map = data;
+    char program[4096];
+    const char *path = info->dlpi_name;
+    if (!path || !path[0]) {
+        /* The program itself (the first entry) has no name here. */
+        if (map->count != 0)
+            return 0;
+        ssize_t length = readlink("/proc/self/exe", program, sizeof(program) - 1);
+        if (length <= 0)
+            return 0;
+        program[length] = '\0';
+        path = program;
+    }
+    if (path[0] != '/' && strchr(path, '/') == NULL && map->count != 0)
+        return 0; /* linux-vdso.so.1: no file to read symbols from */
+    if (map->count == map->capacity) {
+        size_t capacity = map->capacity ? 2 * map->capacity : 32;
+        struct loaded_object *bigger = realloc(map->objects, capacity * sizeof(*bigger));
+        if (!bigger)
+            return 1;
+        map->objects = bigger;
+        map->capacity = capacity;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return 1;
+    map->objects[map->count].path = copy;
+    map->objects[map->count].base = (uint64_t)info->dlpi_addr;
+    map->count++;
+    return 0;
+}
+
+/* dlpi_adds when the map was last written (loads since the program started). */
+static _Atomic unsigned long long map_adds;
+
+static int read_adds(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+        *(unsigned long long *)data = info->dlpi_adds;
+    return 1; /* the counter is the same in every entry: the first is enough */
+}
+
+bool capture_load_map_changed(void)
+{
+    unsigned long long adds = 0;
+    dl_iterate_phdr(read_adds, &adds);
+    return adds != map_adds;
+}
+
+void capture_write_load_map(void)
+{
+    /* Collected first and written afterwards: writing may send a batch, which must not happen under the
+     * dynamic loader's lock that dl_iterate_phdr holds. */
+    struct load_map map = {0};
+    unsigned long long adds = 0;
+    dl_iterate_phdr(read_adds, &adds);
+    map_adds = adds;
+    dl_iterate_phdr(collect_object, &map);
+    for (size_t i = 0; i < map.count; i++) {
+        capture_write_object(map.objects[i].path, map.objects[i].base);
+        free(map.objects[i].path);
+    }
+    free(map.objects);
+}
+
+void capture_send_load_map(void)
+{
+    capture_write_load_map();
+    capture_send_now();
+}
+
+/* ---- otfx.h: regions and phases named by the program ------------------------------------------------
+ * Each thread keeps its own table name → id (ids dense from 0 per thread, defined in the thread's own
+ * stream before first use), so no lock: a lookup hashes the text and compares it once. The table is
+ * allocated on the thread's first name and grown rarely (never per event once every name is known). */
+
+struct name_slot {
+    uint64_t hash;
+    char *name; /* NULL: empty */
+    uint32_t id;
+};
+
+struct name_table {
+    struct name_slot *slots;
+    uint32_t slot_count; /* a power of two */
+    uint32_t used;
+};
+
+static _Thread_local struct name_table names;
+
+NO_INSTRUMENT static uint64_t hash_name(const char *name, size_t *length)
+{
+    uint64_t hash = 14695981039346656037ull; /* FNV-1a */
+    size_t i = 0;
+    for (; name[i]; i++)
+        hash = (hash ^ (unsigned char)name[i]) * 1099511628211ull;
+    *length = i;
+    return hash;
+}
+
+NO_INSTRUMENT static bool grow_names(struct name_table *table)
+{
+    uint32_t count = table->slot_count ? 2 * table->slot_count : 64;
+    struct name_slot *slots = calloc(count, sizeof(*slots));
+    if (!slots)
+        return false;
+    for (uint32_t i = 0; i < table->slot_count; i++) {
+        if (!table->slots[i].name)
+            continue;
+        uint32_t j = (uint32_t)table->slots[i].hash & (count - 1);
+        while (slots[j].name)
+            j = (j + 1) & (count - 1);
+        slots[j] = table->slots[i];
+    }
+    free(table->slots);
+    table->slots = slots;
+    table->slot_count = count;
+    return true;
+}
+
+/* The id of `name` in this thread's stream, defined (NAME record) on its first use; false when out of
+ * memory (the event is then not recorded). */
+NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id)
+{
+    struct name_table *table = &names;
+    size_t length;
+    const uint64_t hash = hash_name(name ? name : "", &length);
+    if (!name)
+        name = "";
+    if (table->slot_count) {
+        for (uint32_t j = (uint32_t)hash & (table->slot_count - 1); table->slots[j].name;
+             j = (j + 1) & (table->slot_count - 1)) {
+            if (table->slots[j].hash == hash && strcmp(table->slots[j].name, name) == 0) {
+                *id = table->slots[j].id;
+                return true;
+            }
+        }
+    }
+    if (2 * (table->used + 1) > table->slot_count && !grow_names(table))
+        return false;
+    char *copy = strdup(name);
+    if (!copy)
+        return false;
+    uint32_t j = (uint32_t)hash & (table->slot_count - 1);
+    while (table->slots[j].name)
+        j = (j + 1) & (table->slot_count - 1);
+    table->slots[j] = (struct name_slot){hash, copy, table->used};
+    *id = table->used++;
+    capture_write_name((uint32_t)*id, name, length);
+    return true;
+}
+
+CAPTURE_EXPORT void otfx_region_begin(const char *name) NO_INSTRUMENT;
+CAPTURE_EXPORT void otfx_region_end(const char *name) NO_INSTRUMENT;
+CAPTURE_EXPORT void otfx_phase(const char *name) NO_INSTRUMENT;
+
+NO_INSTRUMENT void otfx_region_begin(const char *name)
+{
+    uint64_t id;
+    if (!capture_is_recording() || !name_id(name, &id))
+        return;
+    open_user_regions++;
+    capture_user_event(CAPTURE_RECORD_REGION_BEGIN, (const void *)(uintptr_t)id);
+}
+
+NO_INSTRUMENT void otfx_region_end(const char *name)
+{
+    (void)name; /* the innermost open region ends: no lookup needed */
+    if (!capture_is_recording() || open_user_regions == 0)
+        return;
+    open_user_regions--;
+    capture_user_event(CAPTURE_RECORD_REGION_END, NULL);
+}
+
+NO_INSTRUMENT void otfx_phase(const char *name)
+{
+    uint64_t id;
+    if (!capture_is_recording() || !name_id(name, &id))
+        return;
+    capture_user_event(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id);
+}

@@ -1,0 +1,685 @@
+/*
+ * test_batch_decoder.c — the event place's batch decoder (places/src/batch_decoder.c): valid batches
+ * become the expected otfx events; malformed ones are rejected whole, leaving the trace, the stream's
+ * state and the rank's communicator map exactly as they were.
+ *
+ * With `--write-corpus DIR` it writes the fuzz target's seed batches (fuzz_batch.c) instead.
+ */
+#include "batch_fixture.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* ---- what the trace holds ---------------------------------------------------------------------- */
+
+#define MAX_SNAPSHOT_EVENTS 256
+
+struct trace_snapshot {
+    otfx_trace_status status;
+    otfx_event events[MAX_SNAPSHOT_EVENTS];
+    size_t event_count;
+    struct place_stream stream;
+    otfx_ref comms[8];
+    uint32_t comm_capacity;
+};
+
+static int collect_event(const otfx_event *event, void *user)
+{
+    struct trace_snapshot *snapshot = user;
+    if (snapshot->event_count == MAX_SNAPSHOT_EVENTS)
+        return 1;
+    snapshot->events[snapshot->event_count++] = *event;
+    return 0;
+}
+
+static void take_snapshot(struct place_fixture *fixture, struct trace_snapshot *snapshot)
+{
+    memset(snapshot, 0, sizeof(*snapshot));
+    assert_int_equal(otfx_trace_status_get(fixture->stream.trace, &snapshot->status), OTFX_OK);
+    assert_int_equal(
+        otfx_query_events(fixture->stream.trace, 0, OTFX_TIME_MAX, false, collect_event, snapshot), OTFX_OK);
+    snapshot->stream = fixture->stream;
+    snapshot->comm_capacity = fixture->rank.comm_capacity;
+    for (uint32_t id = 0; id < fixture->rank.comm_capacity && id < 8; id++)
+        snapshot->comms[id] = fixture->rank.comms[id];
+}
+
+static void assert_same_event(const otfx_event *expected, const otfx_event *actual)
+{
+    assert_int_equal(expected->type, actual->type);
+    assert_int_equal(expected->time, actual->time);
+    assert_memory_equal(&expected->u, &actual->u, sizeof(expected->u));
+}
+
+static void assert_unchanged(const struct trace_snapshot *before, const struct trace_snapshot *after)
+{
+    assert_int_equal(before->status.events_received, after->status.events_received);
+    assert_int_equal(before->status.events_held, after->status.events_held);
+    assert_int_equal(before->status.bytes_used, after->status.bytes_used);
+    assert_int_equal(before->status.bytes_open, after->status.bytes_open);
+    assert_int_equal(before->status.first_time, after->status.first_time);
+    assert_int_equal(before->status.last_time, after->status.last_time);
+    assert_int_equal(before->event_count, after->event_count);
+    for (size_t i = 0; i < before->event_count; i++)
+        assert_same_event(&before->events[i], &after->events[i]);
+    assert_int_equal(before->stream.last_time, after->stream.last_time);
+    assert_int_equal(before->stream.any_time, after->stream.any_time);
+    assert_int_equal(before->stream.depth, after->stream.depth);
+    assert_int_equal(before->stream.collective_depth, after->stream.collective_depth);
+    assert_int_equal(before->comm_capacity <= after->comm_capacity, 1);
+    for (uint32_t id = 0; id < after->comm_capacity && id < 8; id++)
+        assert_int_equal(id < before->comm_capacity ? before->comms[id] : OTFX_REF_NONE, after->comms[id]);
+}
+
+/* ---- fixtures ------------------------------------------------------------------------------------ */
+
+static int create_fixture(void **state)
+{
+    struct place_fixture *fixture = malloc(sizeof(*fixture));
+    if (!fixture || !place_fixture_create(fixture, 1u << 20, true)) {
+        free(fixture);
+        return -1;
+    }
+    *state = fixture;
+    return 0;
+}
+
+static int destroy_fixture(void **state)
+{
+    place_fixture_destroy(*state);
+    free(*state);
+    return 0;
+}
+
+static otfx_ref region_named(struct place_fixture *fixture, const char *name)
+{
+    uint32_t count = otfx_defs_count_regions(fixture->place.defs);
+    for (otfx_ref ref = 0; ref < count; ref++) {
+        otfx_region_def region;
+        assert_int_equal(otfx_defs_get_region(fixture->place.defs, ref, &region), OTFX_OK);
+        if (strcmp(region.name, name) == 0)
+            return ref;
+    }
+    fail_msg("no region %s", name);
+    return OTFX_REF_NONE;
+}
+
+static void ingest_accepted(struct place_fixture *fixture, struct batch_builder *batch, uint64_t records)
+{
+    batch_finish(batch);
+    uint64_t record_count = 0;
+    assert_true(
+        place_fixture_ingest(fixture, batch_records(batch), batch_record_bytes(batch), &record_count));
+    assert_int_equal(record_count, records);
+    batch_free(batch);
+}
+
+/* ---- valid batches ------------------------------------------------------------------------------- */
+
+static void test_enter_send_leave(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 100);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 110, 0, 2, 7, 4096, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 120);
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, 200);
+    batch_add_p2p(&batch, CAPTURE_RECORD_RECV, FIXTURE_MPI_RECV, 210, 0, 3, 9, 64, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_RECV, 220);
+    ingest_accepted(fixture, &batch, 6);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 6);
+    const otfx_ref send = region_named(fixture, "MPI_Send"), recv = region_named(fixture, "MPI_Recv");
+    const otfx_ref world = fixture->rank.comms[0];
+    assert_int_equal(after.events[0].type, OTFX_EV_ENTER);
+    assert_int_equal(after.events[0].time, 100);
+    assert_int_equal(after.events[0].u.region.region, send);
+    assert_int_equal(after.events[1].type, OTFX_EV_SEND);
+    assert_int_equal(after.events[1].time, 110);
+    assert_int_equal(after.events[1].u.msg.comm, world);
+    assert_int_equal(after.events[1].u.msg.peer, 2);
+    assert_int_equal(after.events[1].u.msg.tag, 7);
+    assert_int_equal(after.events[1].u.msg.bytes, 4096);
+    assert_int_equal(after.events[2].type, OTFX_EV_LEAVE);
+    assert_int_equal(after.events[2].u.region.region, send);
+    assert_int_equal(after.events[3].u.region.region, recv);
+    assert_int_equal(after.events[4].type, OTFX_EV_RECV);
+    assert_int_equal(after.events[4].u.msg.peer, 3);
+    assert_int_equal(after.events[4].u.msg.tag, 9);
+    assert_int_equal(after.events[4].u.msg.bytes, 64);
+    assert_int_equal(after.events[5].type, OTFX_EV_LEAVE);
+    assert_int_equal(after.events[5].time, 220);
+    assert_int_equal(fixture->stream.depth, 0);
+    assert_int_equal(fixture->stream.last_time, 220);
+}
+
+static void test_nonblocking_send_and_completion(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_ISEND, 10);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_ISEND, 11, 0, 1, 5, 8, CAPTURE_REQUEST_SEND, 77);
+    batch_add_leave(&batch, FIXTURE_MPI_ISEND, 12);
+    batch_add_enter(&batch, FIXTURE_MPI_WAIT, 20);
+    batch_add_p2p(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, 21, 0, 1, 5, 8, CAPTURE_REQUEST_SEND,
+                  77);
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 22);
+    ingest_accepted(fixture, &batch, 6);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 6);
+    assert_int_equal(after.events[1].type, OTFX_EV_ISEND);
+    assert_int_equal(after.events[1].u.msg.request, 77);
+    assert_int_equal(after.events[1].u.msg.peer, 1);
+    assert_int_equal(after.events[4].type, OTFX_EV_ISEND_COMPLETE);
+    assert_int_equal(after.events[4].u.request.request, 77);
+}
+
+static void test_collective(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_ALLREDUCE, 50);
+    batch_add_collective(&batch, FIXTURE_MPI_ALLREDUCE, 60, 0, -1, 16, 16);
+    batch_add_leave(&batch, FIXTURE_MPI_ALLREDUCE, 70);
+    ingest_accepted(fixture, &batch, 3);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 4);
+    assert_int_equal(after.events[0].type, OTFX_EV_ENTER);
+    assert_int_equal(after.events[0].u.region.region, region_named(fixture, "MPI_Allreduce"));
+    assert_int_equal(after.events[1].type, OTFX_EV_COLL_BEGIN);
+    assert_int_equal(after.events[1].time, 50);
+    assert_int_equal(after.events[2].type, OTFX_EV_COLL_END);
+    assert_int_equal(after.events[2].time, 60);
+    assert_int_equal(after.events[2].u.coll.comm, fixture->rank.comms[0]);
+    assert_int_equal(after.events[2].u.coll.op, 11); /* OTF2_COLLECTIVE_OP_ALLREDUCE */
+    assert_int_equal(after.events[2].u.coll.root, UINT32_MAX);
+    assert_int_equal(after.events[2].u.coll.sent, 16);
+    assert_int_equal(after.events[2].u.coll.received, 16);
+    assert_int_equal(after.events[3].type, OTFX_EV_LEAVE);
+    assert_int_equal(fixture->stream.collective_depth, 0);
+}
+
+static void test_failed_collective_closes_without_payload(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_BARRIER, 50);
+    batch_add_leave(&batch, FIXTURE_MPI_BARRIER, 70);
+    ingest_accepted(fixture, &batch, 2);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 4);
+    assert_int_equal(after.events[1].type, OTFX_EV_COLL_BEGIN);
+    assert_int_equal(after.events[2].type, OTFX_EV_COLL_END);
+    assert_int_equal(after.events[2].time, 70);
+    assert_int_equal(after.events[2].u.coll.op, 0); /* OTF2_COLLECTIVE_OP_BARRIER */
+    assert_int_equal(after.events[2].u.coll.root, UINT32_MAX);
+    assert_int_equal(after.events[3].type, OTFX_EV_LEAVE);
+}
+
+static void test_comm_created_then_used(void **state)
+{
+    struct place_fixture *fixture = *state;
+    const int32_t members[] = {0, 2, 3};
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_COMM_SPLIT, 10);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 15, 1, members, 3);
+    batch_add_leave(&batch, FIXTURE_MPI_COMM_SPLIT, 20);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 30);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 31, 1, 3, 0, 1, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 32);
+    ingest_accepted(fixture, &batch, 6);
+
+    assert_true(fixture->rank.comm_capacity > 1);
+    const otfx_ref split = fixture->rank.comms[1];
+    assert_int_not_equal(split, OTFX_REF_NONE);
+    assert_int_not_equal(split, fixture->rank.comms[0]);
+    otfx_comm_def comm;
+    assert_int_equal(otfx_defs_get_comm(fixture->place.defs, split, &comm), OTFX_OK);
+    assert_int_equal(comm.size, 3);
+    assert_int_equal(comm.world_ranks[0], 0);
+    assert_int_equal(comm.world_ranks[1], 2);
+    assert_int_equal(comm.world_ranks[2], 3);
+    assert_string_equal(comm.name, "MPI_Comm_split #1");
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 5); /* the announcement itself is a definition, no event */
+    assert_int_equal(after.events[3].type, OTFX_EV_SEND);
+    assert_int_equal(after.events[3].u.msg.comm, split);
+}
+
+static void test_phase(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_PCONTROL, 5);
+    batch_add_phase(&batch, 6, 3);
+    batch_add_leave(&batch, FIXTURE_MPI_PCONTROL, 7);
+    ingest_accepted(fixture, &batch, 3);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 3);
+    assert_int_equal(after.events[1].type, OTFX_EV_PHASE);
+    assert_int_equal(after.events[1].time, 6);
+    assert_int_equal(after.events[1].u.phase.region, fixture->place.phase_region);
+    assert_int_equal(after.events[1].u.phase.value, 3);
+}
+
+static void test_unknown_kind_is_skipped(void **state)
+{
+    /* record_format.h: `size` lets a reader skip kinds it does not know. */
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 5);
+    const struct capture_record_header future = {.kind = 200, .function_id = 0, .size = 24, .timestamp = 6};
+    unsigned char record[24] = {0};
+    memcpy(record, &future, sizeof(future));
+    batch_add_raw(&batch, record, sizeof(record));
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 7);
+    ingest_accepted(fixture, &batch, 3);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 2);
+    assert_int_equal(after.events[0].type, OTFX_EV_ENTER);
+    assert_int_equal(after.events[1].type, OTFX_EV_LEAVE);
+}
+
+static void test_region_open_across_batches(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, 100);
+    ingest_accepted(fixture, &batch, 1);
+    assert_int_equal(fixture->stream.depth, 1);
+    batch_begin(&batch, 2);
+    batch_add_leave(&batch, FIXTURE_MPI_RECV, 150);
+    ingest_accepted(fixture, &batch, 1);
+    assert_int_equal(fixture->stream.depth, 0);
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 2);
+    assert_int_equal(after.events[1].type, OTFX_EV_LEAVE);
+    assert_int_equal(after.events[1].u.region.region, region_named(fixture, "MPI_Recv"));
+}
+
+/* ---- malformed batches --------------------------------------------------------------------------- */
+
+/* Puts a good batch into the trace (one region left open, so leaves have a match and times a floor),
+ * then offers `bad`: it must be refused after `records_seen` records, and change nothing. */
+static void assert_rejected(struct place_fixture *fixture, const unsigned char *records, size_t bytes,
+                            uint64_t records_seen)
+{
+    struct batch_builder good;
+    batch_begin(&good, 1);
+    batch_add_enter(&good, FIXTURE_MPI_SEND, 1000);
+    batch_add_p2p(&good, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 1010, 0, 1, 0, 8, 0, 0);
+    batch_add_leave(&good, FIXTURE_MPI_SEND, 1020);
+    batch_add_enter(&good, FIXTURE_MPI_RECV, 1030);
+    ingest_accepted(fixture, &good, 4);
+
+    struct trace_snapshot before, after;
+    take_snapshot(fixture, &before);
+    uint64_t record_count = 0, rejected = 0;
+    if (!place_fixture_ingest(fixture, records, bytes, &record_count))
+        rejected++;
+    assert_int_equal(rejected, 1);
+    assert_int_equal(record_count, records_seen);
+    take_snapshot(fixture, &after);
+    assert_unchanged(&before, &after);
+
+    /* The stream goes on where it stood: the region left open before the bad batch closes. */
+    batch_begin(&good, 3);
+    batch_add_leave(&good, FIXTURE_MPI_RECV, 1100);
+    ingest_accepted(fixture, &good, 1);
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, before.event_count + 1);
+    assert_int_equal(after.events[after.event_count - 1].type, OTFX_EV_LEAVE);
+    assert_int_equal(fixture->stream.depth, 0);
+}
+
+/* A batch of valid records around one bad one, so that rejection must undo decoded work. */
+static void begin_valid_prefix(struct batch_builder *batch)
+{
+    batch_begin(batch, 2);
+    batch_add_enter(batch, FIXTURE_MPI_SEND, 1040);
+    batch_add_p2p(batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 1041, 0, 2, 0, 8, 0, 0);
+    batch_add_leave(batch, FIXTURE_MPI_SEND, 1042);
+}
+#define VALID_PREFIX_RECORDS 3
+
+static void test_reject_truncated_record(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 1043, 0, 2, 0, 8, 0, 0);
+    batch_finish(&batch);
+    /* The batch ends in the middle of the last record's header. */
+    size_t bytes = batch_record_bytes(&batch) - sizeof(struct capture_p2p_record) + 8;
+    assert_rejected(*state, batch_records(&batch), bytes, VALID_PREFIX_RECORDS);
+    batch_free(&batch);
+}
+
+static void test_reject_record_past_the_end(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 1043, 0, 2, 0, 8, 0, 0);
+    batch_finish(&batch);
+    /* Its header is whole, its body is not. */
+    size_t bytes = batch_record_bytes(&batch) - 8;
+    assert_rejected(*state, batch_records(&batch), bytes, VALID_PREFIX_RECORDS);
+    batch_free(&batch);
+}
+
+static void test_reject_record_size_beyond_batch(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    struct capture_record_header liar = {
+        .kind = CAPTURE_RECORD_ENTER, .function_id = FIXTURE_MPI_SEND, .size = 1u << 30, .timestamp = 1050};
+    batch_add_raw(&batch, &liar, sizeof(liar));
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS);
+    batch_free(&batch);
+}
+
+/* A record whose header claims `size` bytes, in a 24-byte slot. */
+static void reject_record_of_size(struct place_fixture *fixture, uint32_t size)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    unsigned char record[24] = {0};
+    struct capture_record_header header = {
+        .kind = CAPTURE_RECORD_ENTER, .function_id = FIXTURE_MPI_SEND, .size = size, .timestamp = 1050};
+    memcpy(record, &header, sizeof(header));
+    batch_add_raw(&batch, record, sizeof(record));
+    batch_finish(&batch);
+    assert_rejected(fixture, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS);
+    batch_free(&batch);
+}
+
+static void test_reject_record_size_zero(void **state)
+{
+    reject_record_of_size(*state, 0); /* would loop forever if accepted */
+}
+
+static void test_reject_record_smaller_than_header(void **state)
+{
+    reject_record_of_size(*state, 8);
+}
+
+static void test_reject_record_size_unaligned(void **state)
+{
+    reject_record_of_size(*state, 20);
+}
+
+static void test_reject_short_p2p_record(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    /* A SEND that claims to be only a header long. */
+    struct capture_record_header header = {
+        .kind = CAPTURE_RECORD_SEND, .function_id = FIXTURE_MPI_SEND, .size = 16, .timestamp = 1050};
+    batch_add_raw(&batch, &header, sizeof(header));
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 1);
+    batch_free(&batch);
+}
+
+static void test_reject_unknown_function(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_enter(&batch, FIXTURE_FUNCTION_COUNT, 1050);
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 1);
+    batch_free(&batch);
+}
+
+static void test_reject_leave_without_enter(void **state)
+{
+    struct batch_builder batch;
+    batch_begin(&batch, 2);
+    batch_add_leave(&batch, FIXTURE_MPI_RECV, 1040); /* closes the region the good batch opened */
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 1041); /* nothing left open */
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), 2);
+    batch_free(&batch);
+}
+
+static void test_reject_unknown_communicator(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 1050, 5, 2, 0, 8, 0, 0);
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 1);
+    batch_free(&batch);
+}
+
+static void test_reject_collective_on_unknown_communicator(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_enter(&batch, FIXTURE_MPI_ALLREDUCE, 1050);
+    batch_add_collective(&batch, FIXTURE_MPI_ALLREDUCE, 1051, 1u << 20, -1, 8, 8);
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 2);
+    batch_free(&batch);
+}
+
+static void test_reject_time_going_backwards(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 1041); /* before the prefix's last record */
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 1);
+    batch_free(&batch);
+}
+
+static void test_reject_time_before_previous_batch(void **state)
+{
+    struct batch_builder batch;
+    batch_begin(&batch, 2);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 999); /* the good batch ended at 1030 */
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), 1);
+    batch_free(&batch);
+}
+
+static void test_reject_undoes_communicator_announcement(void **state)
+{
+    /* A batch announces communicator 1, then fails: id 1 must be unknown afterwards, and announcing it
+     * again in a later batch must work (not "announced twice"). */
+    struct place_fixture *fixture = *state;
+    const int32_t members[] = {0, 1};
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 1043, 1, members, 2);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 1044);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 1045); /* one leave too many */
+    batch_finish(&batch);
+    assert_rejected(fixture, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 3);
+    batch_free(&batch);
+    assert_true(fixture->rank.comm_capacity < 2 || fixture->rank.comms[1] == OTFX_REF_NONE);
+
+    batch_begin(&batch, 4);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 2000, 1, members, 2);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 2001);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 2002, 1, 1, 0, 8, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 2003);
+    ingest_accepted(fixture, &batch, 4);
+    assert_int_not_equal(fixture->rank.comms[1], OTFX_REF_NONE);
+}
+
+static void test_reject_communicator_announced_twice(void **state)
+{
+    const int32_t members[] = {0, 1};
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 1043, 0, members, 2); /* 0 is the world, known */
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 1);
+    batch_free(&batch);
+}
+
+static void test_reject_communicator_members_past_record(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    struct {
+        struct capture_comm_record comm;
+        int32_t members[2];
+    } record = {.comm = {.header = {.kind = CAPTURE_RECORD_COMM_CREATED,
+                                    .function_id = FIXTURE_MPI_COMM_SPLIT,
+                                    .size = sizeof(record),
+                                    .timestamp = 1050},
+                         .comm_id = 1,
+                         .local_size = 1000},
+                .members = {0, 1}};
+    batch_add_raw(&batch, &record, sizeof(record));
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 1);
+    batch_free(&batch);
+}
+
+static void test_reject_leftover_bytes(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    const uint64_t stray = 0;
+    batch_add_raw(&batch, &stray, sizeof(stray)); /* 8 bytes: less than a record header */
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS);
+    batch_free(&batch);
+}
+
+/* ---- the fuzz target's seeds ----------------------------------------------------------------------- */
+
+static int write_batch(const char *directory, const char *name, struct batch_builder *batch)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", directory, name);
+    size_t size = batch_finish(batch);
+    FILE *file = fopen(path, "wb");
+    int ok = file && fwrite(batch->bytes, 1, size, file) == size;
+    if (file && fclose(file) != 0)
+        ok = 0;
+    batch_free(batch);
+    if (!ok)
+        fprintf(stderr, "test_batch_decoder: cannot write %s\n", path);
+    return ok ? 0 : 1;
+}
+
+/* Seeds for fuzz.batch_decoder: whole batches (header + records) as the place receives them; the fuzz
+ * target announces the world (communicator 0) itself. */
+static int write_corpus(const char *directory)
+{
+    int failures = 0;
+    struct batch_builder batch;
+
+    batch_begin(&batch, 0);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 10);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 11, 0, 1, 3, 128, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 12);
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, 20);
+    batch_add_p2p(&batch, CAPTURE_RECORD_RECV, FIXTURE_MPI_RECV, 21, 0, 2, 3, 128, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_RECV, 22);
+    failures += write_batch(directory, "p2p_blocking.batch", &batch);
+
+    batch_begin(&batch, 0);
+    batch_add_enter(&batch, FIXTURE_MPI_ISEND, 10);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_ISEND, 11, 0, 1, 0, 8, CAPTURE_REQUEST_SEND, 5);
+    batch_add_leave(&batch, FIXTURE_MPI_ISEND, 12);
+    batch_add_enter(&batch, FIXTURE_MPI_WAIT, 13);
+    batch_add_p2p(&batch, CAPTURE_RECORD_RECV_POSTED, FIXTURE_MPI_WAIT, 14, 0, -2, -1, 8,
+                  CAPTURE_REQUEST_RECV, 6);
+    batch_add_p2p(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, 15, 0, 1, 0, 8, CAPTURE_REQUEST_SEND,
+                  5);
+    batch_add_p2p(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, 16, 0, 3, 0, 8, CAPTURE_REQUEST_RECV,
+                  6);
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 17);
+    failures += write_batch(directory, "p2p_nonblocking.batch", &batch);
+
+    batch_begin(&batch, 0);
+    const int32_t members[] = {0, 2};
+    batch_add_enter(&batch, FIXTURE_MPI_COMM_SPLIT, 10);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 11, 1, members, 2);
+    batch_add_leave(&batch, FIXTURE_MPI_COMM_SPLIT, 12);
+    batch_add_enter(&batch, FIXTURE_MPI_ALLREDUCE, 20);
+    batch_add_collective(&batch, FIXTURE_MPI_ALLREDUCE, 21, 1, -1, 8, 8);
+    batch_add_leave(&batch, FIXTURE_MPI_ALLREDUCE, 22);
+    batch_add_enter(&batch, FIXTURE_MPI_BARRIER, 30);
+    batch_add_leave(&batch, FIXTURE_MPI_BARRIER, 31);
+    failures += write_batch(directory, "comm_collective.batch", &batch);
+
+    batch_begin(&batch, 0);
+    batch_add_enter(&batch, FIXTURE_MPI_PCONTROL, 10);
+    batch_add_phase(&batch, 11, 2);
+    batch_add_leave(&batch, FIXTURE_MPI_PCONTROL, 12);
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, 13); /* left open: the next batch would close it */
+    failures += write_batch(directory, "phase_open_region.batch", &batch);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--write-corpus") == 0)
+        return write_corpus(argv[2]);
+#define DECODER_TEST(name) cmocka_unit_test_setup_teardown(name, create_fixture, destroy_fixture)
+    const struct CMUnitTest tests[] = {
+        DECODER_TEST(test_enter_send_leave),
+        DECODER_TEST(test_nonblocking_send_and_completion),
+        DECODER_TEST(test_collective),
+        DECODER_TEST(test_failed_collective_closes_without_payload),
+        DECODER_TEST(test_comm_created_then_used),
+        DECODER_TEST(test_phase),
+        DECODER_TEST(test_unknown_kind_is_skipped),
+        DECODER_TEST(test_region_open_across_batches),
+        DECODER_TEST(test_reject_truncated_record),
+        DECODER_TEST(test_reject_record_past_the_end),
+        DECODER_TEST(test_reject_record_size_beyond_batch),
+        DECODER_TEST(test_reject_record_size_zero),
+        DECODER_TEST(test_reject_record_smaller_than_header),
+        DECODER_TEST(test_reject_record_size_unaligned),
+        DECODER_TEST(test_reject_short_p2p_record),
+        DECODER_TEST(test_reject_unknown_function),
+        DECODER_TEST(test_reject_leave_without_enter),
+        DECODER_TEST(test_reject_unknown_communicator),
+        DECODER_TEST(test_reject_collective_on_unknown_communicator),
+        DECODER_TEST(test_reject_time_going_backwards),
+        DECODER_TEST(test_reject_time_before_previous_batch),
+        DECODER_TEST(test_reject_undoes_communicator_announcement),
+        DECODER_TEST(test_reject_communicator_announced_twice),
+        DECODER_TEST(test_reject_communicator_members_past_record),
+        DECODER_TEST(test_reject_leftover_bytes),
+    };
+#undef DECODER_TEST
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
