@@ -11,10 +11,10 @@
  *                              are measured through the cheapest wrapper that records nothing else:
  *                              MPI_Comm_rank (class "other": one ENTER and one LEAVE record) minus
  *                              PMPI_Comm_rank called directly, halved. Includes the wrapper, the
- *                              two clock_gettime calls, the record stores and the amortised batch sends.
- *   clock_gettime_ns           one clock_gettime(CLOCK_MONOTONIC), for comparison
- *   mpi_pair_untraced_ns       MPI_Send+MPI_Recv pair in a 8-byte ping-pong between ranks 0 and 1,
- *                              through PMPI_* directly (not traced), round trip / 2
+ *                              two timer reads (rdtsc or clock_gettime), the record stores and the amortised
+ * batch sends. clock_gettime_ns           one clock_gettime(CLOCK_MONOTONIC), for comparison rdtsc_ns one
+ * __rdtsc() (the recorder's timer with an invariant TSC, timer.h) mpi_pair_untraced_ns MPI_Send+MPI_Recv pair
+ * in a 8-byte ping-pong between ranks 0 and 1, through PMPI_* directly (not traced), round trip / 2
  *   mpi_pair_traced_ns         the same through the MPI_* wrappers (recorded)
  *   mpi_call_overhead_ns       traced minus untraced (best of several alternating repetitions of each)
  *   otf2_event_ns              OTF2_EvtWriter_Enter/Leave per event into a real archive in /tmp (POSIX
@@ -40,6 +40,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #define PING_PONG_REPETITIONS 5
 #define INGEST_BATCHES        200
@@ -59,6 +62,24 @@ static void fail_and_abort(const char *what)
 }
 
 /* ---- application side ---------------------------------------------------------------------------- */
+
+/* One __rdtsc() (the recorder's timer where the CPU has an invariant TSC); 0 without a TSC. */
+static double rdtsc_ns(long calls)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned long long sink = 0;
+    double start = now_ns();
+    for (long i = 0; i < calls; i++)
+        sink ^= __rdtsc();
+    double elapsed = now_ns() - start;
+    if (sink == 1)
+        puts("");
+    return elapsed / (double)calls;
+#else
+    (void)calls;
+    return 0;
+#endif
+}
 
 static double clock_gettime_ns(long calls)
 {
@@ -332,9 +353,10 @@ int main(int argc, char **argv)
     if (calls < 1000)
         fail_and_abort("calls must be at least 1000");
 
-    double user_event_ns = 0, clock_ns = 0, otf2_ns = 0, ingest_per_s = 0;
+    double user_event_ns = 0, clock_ns = 0, tsc_ns = 0, otf2_ns = 0, ingest_per_s = 0;
     if (rank == 0) {
         clock_ns = clock_gettime_ns(calls);
+        tsc_ns = rdtsc_ns(calls);
         double untraced = comm_rank_ns(calls / 10, 0), traced = comm_rank_ns(calls / 10, 1); /* warm up */
         untraced = comm_rank_ns(calls, 0);
         traced = comm_rank_ns(calls, 1);
@@ -356,6 +378,8 @@ int main(int argc, char **argv)
         printf("user_event_ns=%.1f\n", user_event_ns);
         printf("user_event_method=MPI_Comm_rank wrapper minus PMPI_Comm_rank, per ENTER or LEAVE record\n");
         printf("clock_gettime_ns=%.1f\n", clock_ns);
+        printf("rdtsc_ns=%.1f\n", tsc_ns);
+        printf("timer=%s\n", getenv("OTFX_TIMER") ? getenv("OTFX_TIMER") : "default (tsc where invariant)");
         printf("mpi_pair_untraced_ns=%.1f\n", untraced_pair);
         printf("mpi_pair_traced_ns=%.1f\n", traced_pair);
         printf("mpi_call_overhead_ns=%.1f\n", traced_pair - untraced_pair);

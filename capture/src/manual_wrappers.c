@@ -81,9 +81,37 @@ static bool record_at_start(int world_rank)
                         setting);
 }
 
+/* The place's CLOCK_MONOTONIC minus this rank's: of 10 ping-pongs with the place, the one with the
+ * smallest round trip, offset = place_time - (t_send + t_recv) / 2 (exact up to the asymmetry of that
+ * round trip). Each ping carries this rank's processor name; a place on the same node says so and the
+ * offset is 0 exactly (one CLOCK_MONOTONIC per node). */
+static void measure_place_offset(int app_rank)
+{
+    const int place = capture_place_of(app_rank);
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+    int length = 0;
+    PMPI_Get_processor_name(name, &length);
+    uint64_t best_rtt = UINT64_MAX;
+    int64_t offset = 0;
+    bool same_node = false;
+    for (int i = 0; i < 10; i++) {
+        uint64_t answer[2] = {0, 0}; /* the place's clock, whether it runs on this node */
+        const uint64_t sent = capture_monotonic_ns();
+        PMPI_Send(name, length + 1, MPI_CHAR, place, CAPTURE_SYNC_TAG, capture_tool_comm);
+        PMPI_Recv(answer, 2, MPI_UINT64_T, place, CAPTURE_SYNC_TAG, capture_tool_comm, MPI_STATUS_IGNORE);
+        const uint64_t received = capture_monotonic_ns();
+        same_node = answer[1] != 0;
+        if (received - sent < best_rtt) {
+            best_rtt = received - sent;
+            offset = (int64_t)answer[0] - (int64_t)(sent + (received - sent) / 2);
+        }
+    }
+    capture_timer_set_offset(same_node ? 0 : offset);
+}
+
 /* Splits the world after PMPI_Init: application ranks return with capture_app_world set, places run the
  * place loop and never return. */
-static void split_world(int init_function, uint64_t init_entered)
+static void split_world(int init_function, uint64_t init_entered, const char *timer_problem)
 {
     int world_rank = 0, world_size = 0;
     const char *reason = "";
@@ -112,6 +140,14 @@ static void split_world(int init_function, uint64_t init_entered)
         capture_place_loop(world_rank);
     }
     capture_app_world = own_side;
+    if (timer_problem) {
+        if (world_rank == 0)
+            fprintf(stderr, "otfx-capture: %s: aborting\n", timer_problem);
+        PMPI_Barrier(capture_app_world);
+        PMPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    capture_timer_calibrate(20 * 1000 * 1000); /* 20 ms against CLOCK_MONOTONIC */
+    measure_place_offset(world_rank);
     if (!capture_user_functions_start(world_rank)) {
         PMPI_Barrier(capture_app_world);
         PMPI_Abort(MPI_COMM_WORLD, 2);
@@ -125,11 +161,12 @@ static void split_world(int init_function, uint64_t init_entered)
 
 int MPI_Init(int *argc, char ***argv)
 {
+    const char *timer_problem = capture_timer_select();
     const uint64_t entered = capture_now();
     int result = PMPI_Init(argc, argv);
     if (result != MPI_SUCCESS)
         return result;
-    split_world(CAPTURE_FN_MPI_Init, entered);
+    split_world(CAPTURE_FN_MPI_Init, entered, timer_problem);
     if (capture_is_recording())
         capture_leave(CAPTURE_FN_MPI_Init);
     return result;
@@ -137,11 +174,12 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    const char *timer_problem = capture_timer_select();
     const uint64_t entered = capture_now();
     int result = PMPI_Init_thread(argc, argv, required, provided);
     if (result != MPI_SUCCESS)
         return result;
-    split_world(CAPTURE_FN_MPI_Init_thread, entered);
+    split_world(CAPTURE_FN_MPI_Init_thread, entered, timer_problem);
     if (capture_is_recording())
         capture_leave(CAPTURE_FN_MPI_Init_thread);
     return result;
@@ -155,6 +193,10 @@ int MPI_Finalize(void)
             capture_enter(CAPTURE_FN_MPI_Finalize);
             capture_leave(CAPTURE_FN_MPI_Finalize);
         }
+        capture_timer_recalibrate(); /* the goodbye batch carries the rate over the whole run */
+        int app_rank = 0;
+        PMPI_Comm_rank(capture_app_world, &app_rank);
+        measure_place_offset(app_rank);
         capture_recorder_finish();
     }
     return PMPI_Finalize();

@@ -5,14 +5,16 @@
  *
  * A batch is one MPI message on the tool communicator (tag CAPTURE_BATCH_TAG):
  *
- *   struct capture_batch_header   (40 bytes)
+ *   struct capture_batch_header   (72 bytes)
  *   records...                    (header.record_bytes bytes, back to back)
  *
  * Every record starts with struct capture_record_header; `size` is the whole record in bytes, so a
  * reader can skip kinds it does not know. function_id indexes capture_function_names[]
- * (capture_functions.h, generated from mpi_functions.tsv). Timestamps are CLOCK_MONOTONIC in
- * nanoseconds. Ranks ("world ranks") are ranks of the application's world, 0 … N-1; -1 means
- * MPI_PROC_NULL / not an application rank, -2 MPI_ANY_SOURCE.
+ * (capture_functions.h, generated from mpi_functions.tsv). Timestamps are raw ticks of the rank's
+ * timer (TSC cycles or CLOCK_MONOTONIC ns, capture/src/timer.h); the batch header's calibration maps
+ * them to CLOCK_MONOTONIC ns: ns = ref_ns + (ticks - ref_ticks) * ns_per_tick. Ranks ("world ranks") are
+ * ranks of the application's world, 0 … N-1; -1 means MPI_PROC_NULL / not an application rank, -2
+ * MPI_ANY_SOURCE.
  *
  * Communicators are named by a per-rank id: 0 is the application's world, every communicator
  * this rank learns about afterwards gets the next id, announced by one CAPTURE_RECORD_COMM_CREATED
@@ -24,8 +26,12 @@
 #include <stdint.h>
 
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
-#define CAPTURE_BATCH_VERSION 2
+#define CAPTURE_BATCH_VERSION 3
 #define CAPTURE_BATCH_TAG     4242
+/* Clock offset to the place (MPI_Init and MPI_Finalize): the rank sends its processor name (chars,
+ * NUL included) with this tag, the place answers with two uint64_t, its CLOCK_MONOTONIC ns and 1 if
+ * the name is its own (same node: same clock), else 0, with the same tag. */
+#define CAPTURE_SYNC_TAG 4243
 /* Batch size: large enough that one message per ~3000 events amortises the send, small enough that a
  * place holding many ranks' in-flight batches stays modest. */
 #define CAPTURE_BATCH_BYTES (100 * 1024)
@@ -33,6 +39,8 @@
 enum capture_batch_flags {
     /* The rank's last batch: sent from MPI_Finalize; the rank sends nothing afterwards. */
     CAPTURE_BATCH_GOODBYE = 1u << 0,
+    /* Timestamps are TSC cycles (else CLOCK_MONOTONIC ns; the calibration is then the identity). */
+    CAPTURE_BATCH_TSC = 1u << 1,
 };
 
 struct capture_batch_header {
@@ -45,6 +53,12 @@ struct capture_batch_header {
     uint64_t record_bytes; /* bytes of records following the header */
     uint64_t blocked_ns;   /* this thread's total time so far waiting for its previous batch to leave
                             * (back-pressure from a place that does not keep up) */
+    double ns_per_tick;    /* the timer's calibration (MPI_Init's; the goodbye batch's from
+                            * MPI_Finalize, measured over the whole run) */
+    uint64_t ref_ticks;    /* a reference pair: these ticks were ... */
+    uint64_t ref_ns;       /* ... this CLOCK_MONOTONIC time */
+    int64_t offset_ns;     /* place's CLOCK_MONOTONIC minus this rank's, from the ping-pong with the
+                            * smallest round trip at MPI_Init (the goodbye batch: at MPI_Finalize) */
 };
 
 enum capture_record_kind {
@@ -90,7 +104,7 @@ struct capture_record_header {
     uint16_t kind;        /* enum capture_record_kind */
     uint16_t function_id; /* enum capture_function_id of the call that produced the record */
     uint32_t size;        /* bytes of the whole record, header included */
-    uint64_t timestamp;   /* CLOCK_MONOTONIC, ns */
+    uint64_t timestamp;   /* raw timer ticks (see the batch header) */
 };
 
 struct capture_p2p_record {

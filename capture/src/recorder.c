@@ -32,13 +32,6 @@ static int recorder_app_rank;
 
 enum { RECORD_CAPACITY = CAPTURE_BATCH_BYTES - sizeof(struct capture_batch_header) };
 
-uint64_t capture_now(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-}
-
 void capture_recorder_start(int app_rank, bool recording)
 {
     recorder_app_rank = app_rank;
@@ -70,15 +63,20 @@ static struct thread_recorder *create_thread_recorder(void)
 static void send_batch(struct thread_recorder *recorder, uint16_t flags)
 {
     unsigned char *batch = recorder->batches[recorder->current];
+    const struct capture_clock_calibration clock = capture_timer_calibration();
     struct capture_batch_header header = {
         .magic = CAPTURE_BATCH_MAGIC,
         .version = CAPTURE_BATCH_VERSION,
-        .flags = flags,
+        .flags = (uint16_t)(flags | (capture_timer_tsc ? CAPTURE_BATCH_TSC : 0)),
         .app_rank = recorder_app_rank,
         .thread = recorder->thread_index,
         .sequence = recorder->sequence++,
         .record_bytes = recorder->used,
         .blocked_ns = capture_blocked_ns(),
+        .ns_per_tick = clock.ns_per_tick,
+        .ref_ticks = clock.ref_ticks,
+        .ref_ns = clock.ref_ns,
+        .offset_ns = clock.offset_ns,
     };
     memcpy(batch, &header, sizeof(header));
     capture_flush(batch, sizeof(header) + recorder->used, &recorder->in_flight);

@@ -2,14 +2,15 @@
  * recorder.h — what every MPI wrapper calls (private to libotfx-capture).
  *
  * The hot path (enter/leave, payload records) appends a fixed-size record to a per-thread buffer:
- * no system call (CLOCK_MONOTONIC comes from the vDSO), no lock, no malloc except once per thread.
- * A full buffer goes to capture_flush() (transport.c) as one batch; see record_format.h.
- * Wrappers call these only on application ranks with places configured (capture_is_recording()).
+ * no system call (rdtsc, or CLOCK_MONOTONIC from the vDSO: timer.h), no lock, no malloc except once per
+ * thread. A full buffer goes to capture_flush() (transport.c) as one batch; see record_format.h. Wrappers
+ * call these only on application ranks with places configured (capture_is_recording()).
  */
 #ifndef OTFX_CAPTURE_RECORDER_H
 #define OTFX_CAPTURE_RECORDER_H
 
 #include "record_format.h"
+#include "timer.h"
 
 #include <mpi.h>
 #include <stdbool.h>
@@ -155,7 +156,11 @@ CAPTURE_INTERNAL void capture_write_load_map(void);
  * sending every thread's remaining records, the calling thread's batch flagged as goodbye. */
 CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording);
 CAPTURE_INTERNAL void capture_recorder_finish(void);
-CAPTURE_INTERNAL uint64_t capture_now(void);
+/* A record timestamp in raw ticks (timer.h); the place converts them with the batch's calibration. */
+static inline uint64_t capture_now(void)
+{
+    return capture_ticks();
+}
 /* Enter/leave with an explicit timestamp (MPI_Init is entered before the recorder exists). */
 CAPTURE_INTERNAL void capture_enter_at(int function_id, uint64_t timestamp);
 

@@ -20,9 +20,9 @@ uint64_t capture_blocked_ns(void)
  * costs one PMPI_Wait and two clock reads, a few hundred ns per 100 KiB batch. */
 static void wait_for_send(MPI_Request *request)
 {
-    const uint64_t started = capture_now();
+    const uint64_t started = capture_monotonic_ns();
     PMPI_Wait(request, MPI_STATUS_IGNORE);
-    blocked_ns += capture_now() - started;
+    blocked_ns += capture_monotonic_ns() - started;
 }
 
 void capture_flush(const void *records, size_t bytes, MPI_Request *in_flight)

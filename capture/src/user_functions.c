@@ -47,12 +47,12 @@ static _Thread_local uint32_t open_user_regions;
 enum function_state { FUNCTION_ON = 1, FUNCTION_EXCLUDED, FUNCTION_THROTTLED };
 
 struct function_slot {
-    uint64_t address; /* 0: empty */
-    uint64_t calls;   /* recorded calls that returned */
-    uint64_t total_ns;
-    uint64_t skipped; /* calls not recorded since it was throttled */
-    uint32_t open;    /* recorded enters without their exit yet (recursion) */
-    uint32_t state;   /* enum function_state */
+    uint64_t address;  /* 0: empty */
+    uint64_t calls;    /* recorded calls that returned */
+    uint64_t total_ns; /* in timer ticks (timer.h) */
+    uint64_t skipped;  /* calls not recorded since it was throttled */
+    uint32_t open;     /* recorded enters without their exit yet (recursion) */
+    uint32_t state;    /* enum function_state */
 };
 
 struct function_table {
@@ -215,9 +215,10 @@ NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
             slot->calls++;
             slot->total_ns += now - enter_times[open_user_regions];
             if (slot->state == FUNCTION_ON && slot->calls > throttle_calls &&
-                slot->total_ns < throttle_ns * slot->calls) {
+                capture_ticks_to_ns(slot->total_ns) < (double)throttle_ns * (double)slot->calls) {
                 slot->state = FUNCTION_THROTTLED;
-                capture_throttled(slot->address, slot->calls, slot->total_ns / slot->calls, 0);
+                capture_throttled(slot->address, slot->calls,
+                                  (uint64_t)(capture_ticks_to_ns(slot->total_ns) / (double)slot->calls), 0);
             }
         }
         return;
@@ -233,7 +234,10 @@ void capture_user_functions_finish(void)
     for (uint32_t i = 0; i < table->slot_count; i++)
         if (table->slots[i].state == FUNCTION_THROTTLED)
             capture_throttled(table->slots[i].address, table->slots[i].calls,
-                              table->slots[i].calls ? table->slots[i].total_ns / table->slots[i].calls : 0,
+                              table->slots[i].calls
+                                  ? (uint64_t)(capture_ticks_to_ns(table->slots[i].total_ns) /
+                                               (double)table->slots[i].calls)
+                                  : 0,
                               table->slots[i].skipped);
 }
 

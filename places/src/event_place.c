@@ -7,11 +7,14 @@
  * steering (issue 5) will run on a thread of their own: otfx traces take a write lock per append and a
  * read lock per query, so a slow query delays one append at most, never the receive queue.
  */
+/* clock_gettime(CLOCK_MONOTONIC) for the ranks' clock offsets is POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
 #include "event_place_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Threads per rank the place accepts: a larger index is a corrupt header, not a real program. */
 #define MAX_THREADS_PER_RANK 4096u
@@ -132,6 +135,21 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
     }
     stream->next_sequence = header.sequence + 1;
     stream->blocked_ns = header.blocked_ns;
+    if (!rank->clock_known) {
+        rank->clock_known = true;
+        rank->clock_tsc = (header.flags & CAPTURE_BATCH_TSC) != 0;
+        rank->ns_per_tick = header.ns_per_tick > 0 ? header.ns_per_tick : 1.0;
+        rank->ref_ticks = header.ref_ticks;
+        rank->ref_ns = header.ref_ns;
+        rank->offset_ns = header.offset_ns;
+    }
+    if (header.flags & CAPTURE_BATCH_GOODBYE) {
+        rank->clock_final_known = true;
+        rank->final_ns_per_tick = header.ns_per_tick;
+        rank->final_ref_ticks = header.ref_ticks;
+        rank->final_ref_ns = header.ref_ns;
+        rank->final_offset_ns = header.offset_ns;
+    }
     uint64_t records = 0;
     if (place_ingest_records(place, rank, stream, place->batch + sizeof(header), (size_t)header.record_bytes,
                              &records)) {
@@ -150,7 +168,28 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
 static struct served_rank *receive_batch(struct event_place *place, size_t *bytes)
 {
     MPI_Status status;
-    PMPI_Probe(MPI_ANY_SOURCE, CAPTURE_BATCH_TAG, place->setup.tool_comm, &status);
+    PMPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, place->setup.tool_comm, &status);
+    if (status.MPI_TAG == CAPTURE_SYNC_TAG) {
+        /* A rank measures its clock offset (record_format.h): answer with this place's clock. */
+        char name[MPI_MAX_PROCESSOR_NAME + 2] = {0}, own[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+        int length = 0;
+        PMPI_Recv(name, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, status.MPI_SOURCE, CAPTURE_SYNC_TAG,
+                  place->setup.tool_comm, MPI_STATUS_IGNORE);
+        PMPI_Get_processor_name(own, &length);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        const uint64_t answer[2] = {(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+                                    strcmp(name, own) == 0};
+        PMPI_Send(answer, 2, MPI_UINT64_T, status.MPI_SOURCE, CAPTURE_SYNC_TAG, place->setup.tool_comm);
+        return NULL;
+    }
+    if (status.MPI_TAG != CAPTURE_BATCH_TAG) {
+        fprintf(stderr, "otfx-place %d: dropped a message with tag %d from world rank %d\n",
+                place->setup.place_rank, status.MPI_TAG, status.MPI_SOURCE);
+        PMPI_Recv(NULL, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, place->setup.tool_comm,
+                  MPI_STATUS_IGNORE);
+        return NULL;
+    }
     int count = 0;
     PMPI_Get_count(&status, MPI_BYTE, &count);
     const int source = status.MPI_SOURCE;
@@ -311,6 +350,136 @@ static void report_throttled(struct event_place *place, struct served_rank *rank
     free(line);
 }
 
+/* Message pairs on the place's time base: every send and receive of the ranks this place serves, the
+ * n-th send from S to R with tag T paired with the n-th receive at R from S with tag T (MPI's order for
+ * one communicator; programs that reuse a tag on several communicators between the same ranks may be
+ * paired wrongly). A receive must end (its RECV/IRECV event) after its send started (the ENTER of the
+ * call that sent). Counted per receiving rank into its clock line. */
+struct message_end {
+    int32_t src, dst;
+    uint32_t tag;
+    uint64_t seq;
+    otfx_time time;
+};
+struct message_walk {
+    struct message_end *ends[2]; /* sends, receives */
+    size_t count[2], capacity[2];
+    int32_t rank;
+    otfx_time last_enter;
+    uint64_t seq;
+    bool failed;
+};
+
+static void push_end(struct message_walk *walk, int which, struct message_end end)
+{
+    if (walk->count[which] == walk->capacity[which]) {
+        size_t capacity = walk->capacity[which] ? 2 * walk->capacity[which] : 1024;
+        struct message_end *grown = realloc(walk->ends[which], capacity * sizeof(*grown));
+        if (!grown) {
+            walk->failed = true;
+            return;
+        }
+        walk->ends[which] = grown;
+        walk->capacity[which] = capacity;
+    }
+    end.seq = walk->seq++;
+    walk->ends[which][walk->count[which]++] = end;
+}
+
+static int collect_message(const otfx_event *event, void *user)
+{
+    struct message_walk *walk = user;
+    if (event->type == OTFX_EV_ENTER)
+        walk->last_enter = event->time;
+    else if (event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND)
+        push_end(walk, 0,
+                 (struct message_end){walk->rank, (int32_t)event->u.msg.peer, event->u.msg.tag, 0,
+                                      walk->last_enter});
+    else if (event->type == OTFX_EV_RECV || event->type == OTFX_EV_IRECV)
+        push_end(
+            walk, 1,
+            (struct message_end){(int32_t)event->u.msg.peer, walk->rank, event->u.msg.tag, 0, event->time});
+    return 0;
+}
+
+static int compare_ends(const void *a, const void *b)
+{
+    const struct message_end *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst)
+        return x->dst < y->dst ? -1 : 1;
+    if (x->tag != y->tag)
+        return x->tag < y->tag ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void check_message_pairs(struct event_place *place)
+{
+    struct message_walk walk = {0};
+    for (int r = 0; r < place->setup.served_count; r++) {
+        struct served_rank *rank = &place->ranks[r];
+        walk.rank = rank->rank;
+        for (uint32_t t = 0; t < rank->stream_capacity; t++) {
+            if (!rank->streams[t])
+                continue;
+            walk.last_enter = 0;
+            otfx_query_events(rank->streams[t]->trace, 0, OTFX_TIME_MAX, false, collect_message, &walk);
+        }
+    }
+    if (!walk.failed) {
+        qsort(walk.ends[0], walk.count[0], sizeof(struct message_end), compare_ends);
+        qsort(walk.ends[1], walk.count[1], sizeof(struct message_end), compare_ends);
+        size_t i = 0, j = 0;
+        while (i < walk.count[0] && j < walk.count[1]) {
+            const struct message_end *send = &walk.ends[0][i], *recv = &walk.ends[1][j];
+            const struct message_end send_key = {send->src, send->dst, send->tag, 0, 0};
+            const struct message_end recv_key = {recv->src, recv->dst, recv->tag, 0, 0};
+            const int order = compare_ends(&send_key, &recv_key);
+            if (order < 0) {
+                i++;
+            } else if (order > 0) {
+                j++;
+            } else {
+                const int32_t dst = recv->dst - place->setup.first_served;
+                if (dst >= 0 && dst < place->setup.served_count) {
+                    place->ranks[dst].pairs_checked++;
+                    place->ranks[dst].pairs_inverted += recv->time < send->time;
+                }
+                i++;
+                j++;
+            }
+        }
+    }
+    free(walk.ends[0]);
+    free(walk.ends[1]);
+}
+
+/* "otfx-place: rank R clock timer=tsc|monotonic ns_per_tick=INIT final_ns_per_tick=FINAL
+ * drift_ns=D init_offset_ns=O1 final_offset_ns=O2": D is how far the finalize reference lies from where
+ * MPI_Init's calibration puts it (0 for CLOCK_MONOTONIC); O1 and O2 the rank's clock offsets to this
+ * place. Stored times carry D plus O2 - O1 of error at the end of the run: only O1 is applied. */
+static void report_clock(const struct served_rank *rank)
+{
+    if (!rank->clock_known)
+        return;
+    double drift = 0;
+    if (rank->clock_final_known) {
+        const double ticks = (double)rank->final_ref_ticks - (double)rank->ref_ticks;
+        drift = (double)rank->final_ref_ns - ((double)rank->ref_ns + ticks * rank->ns_per_tick);
+    }
+    char line[256];
+    snprintf(line, sizeof(line),
+             "otfx-place: rank %d clock timer=%s ns_per_tick=%.9f final_ns_per_tick=%.9f drift_ns=%lld "
+             "init_offset_ns=%lld final_offset_ns=%lld pairs_checked=%llu recv_end_before_send_start=%llu\n",
+             rank->rank, rank->clock_tsc ? "tsc" : "monotonic", rank->ns_per_tick,
+             rank->clock_final_known ? rank->final_ns_per_tick : rank->ns_per_tick,
+             (long long)(drift < 0 ? drift - 0.5 : drift + 0.5), (long long)rank->offset_ns,
+             (long long)(rank->clock_final_known ? rank->final_offset_ns : rank->offset_ns),
+             (unsigned long long)rank->pairs_checked, (unsigned long long)rank->pairs_inverted);
+    fputs(line, stdout);
+}
+
 static void report_rank(struct event_place *place, struct served_rank *rank, const int *by_name)
 {
     otfx_trace_status total = {0};
@@ -347,6 +516,7 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
              (unsigned long long)reduced, (unsigned long long)dropped, (unsigned long long)blocked_ns,
              total.bytes_used, total.budget_bytes, total.bytes_open);
     fputs(report, stdout);
+    report_clock(rank);
     if (rank->rejected_batches || rank->lost_batches)
         fprintf(stderr, "otfx-place %d: rank %d: %llu malformed batches dropped, %llu batches lost\n",
                 place->setup.place_rank, rank->rank, (unsigned long long)rank->rejected_batches,
@@ -414,6 +584,7 @@ int otfx_event_place_run(const otfx_event_place_setup *setup)
         for (int i = 0; i < setup->functions.count; i++)
             by_name[i] = i;
         sort_by_name(by_name, setup->functions.count, setup->functions.names);
+        check_message_pairs(&place);
         for (int r = 0; r < setup->served_count; r++)
             report_rank(&place, &place.ranks[r], by_name);
         free(by_name);

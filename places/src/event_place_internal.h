@@ -53,6 +53,14 @@ struct served_rank {
     uint64_t rejected_records; /* records in rejected batches */
     uint64_t lost_batches;     /* gaps in a thread's batch sequence */
     bool said_goodbye;
+    /* The rank's timer (record_format.h): every record is converted with the calibration of the
+     * rank's first batch (MPI_Init's); the goodbye batch's (MPI_Finalize's, over the whole run) is
+     * only reported. */
+    bool clock_known, clock_tsc, clock_final_known;
+    double ns_per_tick, final_ns_per_tick;
+    uint64_t ref_ticks, ref_ns, final_ref_ticks, final_ref_ns;
+    uint64_t pairs_checked, pairs_inverted; /* messages to this rank (event_place.c's pair check) */
+    int64_t offset_ns, final_offset_ns;     /* the place's clock minus the rank's; offset_ns is applied */
     struct place_symbols *symbols; /* user functions: load map and address → region (user_symbols.c) */
     struct throttled_function {
         otfx_ref region;

@@ -1,0 +1,143 @@
+/*
+ * timer.c — timer choice and calibration (see timer.h).
+ */
+#include "timer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if CAPTURE_HAVE_TSC
+#include <cpuid.h>
+#endif
+
+bool capture_timer_tsc;
+static struct capture_clock_calibration calibration = {.ns_per_tick = 1.0};
+static struct capture_clock_calibration init_calibration = {.ns_per_tick = 1.0};
+
+static bool cpu_has_invariant_tsc(void)
+{
+#if CAPTURE_HAVE_TSC
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000007u &&
+        __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) && (edx & (1u << 8)))
+        return true;
+    /* Hypervisors often hide the leaf; the kernel's flags say whether it trusts the TSC. */
+    FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
+    if (!cpuinfo)
+        return false;
+    char line[8192];
+    bool found = false;
+    while (fgets(line, sizeof(line), cpuinfo)) {
+        if (strncmp(line, "flags", 5) == 0) {
+            found = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+            break;
+        }
+    }
+    fclose(cpuinfo);
+    return found;
+#else
+    return false;
+#endif
+}
+
+/* The kernel checks that the TSCs of all cores agree before it bases CLOCK_MONOTONIC on them; when it
+ * chose another clock source (the TSC was found unstable), records from threads that move between
+ * cores could go backwards. Unreadable: trust the CPU flags. */
+static bool kernel_trusts_tsc(void)
+{
+    FILE *source = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (!source)
+        return true;
+    char name[64] = "";
+    const bool read = fgets(name, sizeof(name), source) != NULL;
+    fclose(source);
+    return !read || strncmp(name, "tsc", 3) == 0;
+}
+
+const char *capture_timer_select(void)
+{
+    const char *wanted = getenv("OTFX_TIMER");
+    if (!wanted || !*wanted) {
+        capture_timer_tsc = cpu_has_invariant_tsc() && kernel_trusts_tsc();
+        return NULL;
+    }
+    if (strcmp(wanted, "monotonic") == 0) {
+        capture_timer_tsc = false;
+        return NULL;
+    }
+    if (strcmp(wanted, "tsc") == 0) {
+        if (!CAPTURE_HAVE_TSC)
+            return "OTFX_TIMER=tsc: this CPU architecture has no TSC";
+        capture_timer_tsc = true;
+        return NULL;
+    }
+    return "OTFX_TIMER must be 'tsc' or 'monotonic'";
+}
+
+/* A (ticks, ns) pair read as close together as possible: the ticks between two clock reads. */
+static void reference_pair(uint64_t *ticks, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        const uint64_t before = capture_monotonic_ns();
+        const uint64_t t = capture_ticks();
+        const uint64_t after = capture_monotonic_ns();
+        if (after - before < best) {
+            best = after - before;
+            *ticks = t;
+            *ns = before + (after - before) / 2;
+        }
+    }
+}
+
+void capture_timer_calibrate(uint64_t interval_ns)
+{
+    if (!capture_timer_tsc) {
+        calibration = (struct capture_clock_calibration){.ns_per_tick = 1.0};
+        init_calibration = calibration;
+        return;
+    }
+    uint64_t ticks0 = 0, ns0 = 0, ticks1 = 0, ns1 = 0;
+    reference_pair(&ticks0, &ns0);
+    const struct timespec pause = {.tv_sec = (time_t)(interval_ns / 1000000000u),
+                                   .tv_nsec = (long)(interval_ns % 1000000000u)};
+    nanosleep(&pause, NULL);
+    reference_pair(&ticks1, &ns1);
+    calibration.ns_per_tick = ticks1 > ticks0 ? (double)(ns1 - ns0) / (double)(ticks1 - ticks0) : 1.0;
+    calibration.ref_ticks = ticks1;
+    calibration.ref_ns = ns1;
+    init_calibration = calibration;
+}
+
+void capture_timer_recalibrate(void)
+{
+    if (!capture_timer_tsc)
+        return;
+    uint64_t ticks = 0, ns = 0;
+    reference_pair(&ticks, &ns);
+    if (ticks > init_calibration.ref_ticks && ns > init_calibration.ref_ns)
+        calibration.ns_per_tick =
+            (double)(ns - init_calibration.ref_ns) / (double)(ticks - init_calibration.ref_ticks);
+    calibration.ref_ticks = ticks;
+    calibration.ref_ns = ns;
+}
+
+void capture_timer_set_offset(int64_t offset_ns)
+{
+    calibration.offset_ns = offset_ns;
+}
+
+struct capture_clock_calibration capture_timer_calibration(void)
+{
+    return calibration;
+}
+
+double capture_ticks_to_ns(uint64_t ticks)
+{
+    return (double)ticks * calibration.ns_per_tick;
+}
+
+const char *capture_timer_name(void)
+{
+    return capture_timer_tsc ? "tsc" : "monotonic";
+}

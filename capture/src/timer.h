@@ -1,0 +1,72 @@
+/*
+ * timer.h — record timestamps (private to libotfx-capture).
+ *
+ * Records carry raw ticks of the cheapest correct clock: the TSC (__rdtsc) when the CPU has an
+ * invariant TSC (cpuid 0x80000007 EDX bit 8, or /proc/cpuinfo `constant_tsc nonstop_tsc`), else
+ * CLOCK_MONOTONIC in ns (also when the kernel's clock source is not the TSC: it found the cores' TSCs
+ * disagree). OTFX_TIMER=tsc|monotonic overrides. The ticks are calibrated against
+ * CLOCK_MONOTONIC in MPI_Init (and again in MPI_Finalize); every batch header carries the calibration
+ * and the place converts ticks to ns: the application does no arithmetic per event.
+ */
+#ifndef OTFX_CAPTURE_TIMER_H
+#define OTFX_CAPTURE_TIMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CAPTURE_HAVE_TSC 1
+#else
+#define CAPTURE_HAVE_TSC 0
+#endif
+
+#if defined(__GNUC__)
+#define CAPTURE_TIMER_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define CAPTURE_TIMER_INTERNAL
+#endif
+
+/* Whether records use the TSC (set by capture_timer_select, before PMPI_Init). */
+CAPTURE_TIMER_INTERNAL extern bool capture_timer_tsc;
+
+static inline uint64_t capture_monotonic_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* A record timestamp: raw ticks (TSC cycles, or CLOCK_MONOTONIC ns). */
+static inline uint64_t capture_ticks(void)
+{
+#if CAPTURE_HAVE_TSC
+    if (__builtin_expect(capture_timer_tsc, 1))
+        return __rdtsc();
+#endif
+    return capture_monotonic_ns();
+}
+
+/* ns = ref_ns + (ticks - ref_ticks) * ns_per_tick; the identity (1, 0, 0) for CLOCK_MONOTONIC. */
+struct capture_clock_calibration {
+    double ns_per_tick;
+    uint64_t ref_ticks;
+    uint64_t ref_ns;
+    int64_t offset_ns; /* the place's clock minus this rank's CLOCK_MONOTONIC (capture_timer_set_offset) */
+};
+
+/* Chooses the timer from OTFX_TIMER and the CPU. Returns NULL, or why OTFX_TIMER is unusable (the
+ * caller reports it from rank 0 once MPI is up and aborts). */
+CAPTURE_TIMER_INTERNAL const char *capture_timer_select(void);
+/* Measures ticks against CLOCK_MONOTONIC over `interval_ns` (MPI_Init: 20 ms; finalize: the whole
+ * run, from the init reference) and makes it the current calibration. */
+CAPTURE_TIMER_INTERNAL void capture_timer_calibrate(uint64_t interval_ns);
+CAPTURE_TIMER_INTERNAL void capture_timer_recalibrate(void);
+CAPTURE_TIMER_INTERNAL struct capture_clock_calibration capture_timer_calibration(void);
+/* The offset to the place measured by the caller (manual_wrappers.c), sent with the calibration. */
+CAPTURE_TIMER_INTERNAL void capture_timer_set_offset(int64_t offset_ns);
+/* Ticks as ns with the current calibration (durations, e.g. throttling; not per record). */
+CAPTURE_TIMER_INTERNAL double capture_ticks_to_ns(uint64_t ticks);
+CAPTURE_TIMER_INTERNAL const char *capture_timer_name(void);
+
+#endif
