@@ -18,7 +18,8 @@ static bool cpu_has_invariant_tsc(void)
 {
 #if CAPTURE_HAVE_TSC
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000007u &&
+    /* gcc declares __get_cpuid_max unsigned, clang int: compare as unsigned for both. */
+    if ((unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000007u &&
         __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) && (edx & (1u << 8)))
         return true;
     /* Hypervisors often hide the leaf; the kernel's flags say whether it trusts the TSC. */
