@@ -428,8 +428,10 @@ static void check_message_pairs(struct event_place *place)
         }
     }
     if (!walk.failed) {
-        qsort(walk.ends[0], walk.count[0], sizeof(struct message_end), compare_ends);
-        qsort(walk.ends[1], walk.count[1], sizeof(struct message_end), compare_ends);
+        for (int side = 0; side < 2; side++) {
+            if (walk.count[side] > 1) /* qsort must not see the NULL of an empty list */
+                qsort(walk.ends[side], walk.count[side], sizeof(struct message_end), compare_ends);
+        }
         size_t i = 0, j = 0;
         while (i < walk.count[0] && j < walk.count[1]) {
             const struct message_end *send = &walk.ends[0][i], *recv = &walk.ends[1][j];
