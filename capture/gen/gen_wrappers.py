@@ -283,26 +283,24 @@ def completion_lines(f):
     make sure there are statuses to read the receives' source, tag and size from."""
     call = f"P{f.name}({call_args(f)})"
     fn = fid(f)
+    # A Test call completes only what it reports as done; a Wait call always completes.
+    done = "*flag" if f.name.startswith("MPI_Test") else "1"
+    status_fallback = ["    MPI_Status capture_local_status;",
+                       "    if (status == MPI_STATUS_IGNORE)",
+                       "        status = &capture_local_status;"]
     if f.name in ("MPI_Wait", "MPI_Test"):
-        done = "*flag" if f.name == "MPI_Test" else "1"
-        return ["    MPI_Status capture_local_status;",
-                "    if (status == MPI_STATUS_IGNORE)",
-                "        status = &capture_local_status;",
+        return status_fallback + [
                 "    const MPI_Request capture_request = *request;",
                 f"    capture_result = {call};",
                 f"    if (capture_result == MPI_SUCCESS && {done})",
                 f"        capture_request_completed({fn}, capture_request, status);"]
     if f.name in ("MPI_Waitany", "MPI_Testany"):
-        done = "*flag" if f.name == "MPI_Testany" else "1"
-        return ["    MPI_Status capture_local_status;",
-                "    if (status == MPI_STATUS_IGNORE)",
-                "        status = &capture_local_status;",
+        return status_fallback + [
                 "    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);",
                 f"    capture_result = {call};",
                 f"    if (capture_result == MPI_SUCCESS && {done} && *indx != MPI_UNDEFINED)",
                 f"        capture_request_completed({fn}, capture_saved[*indx], status);"]
     if f.name in ("MPI_Waitall", "MPI_Testall"):
-        done = "*flag" if f.name == "MPI_Testall" else "1"
         return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);",
                 "    if (array_of_statuses == MPI_STATUSES_IGNORE)",
                 "        array_of_statuses = capture_scratch_statuses(count);",
