@@ -1,0 +1,161 @@
+/*
+ * otfx/analysis.h — analysis modules: what the tree computes for a query, behind one signature
+ * (MRNet's filters are the model). Library otfx_analysis, no MPI.
+ *
+ * A query runs in three steps:
+ *   leaf    on every event place, from the otfx traces it holds → a partial result (bytes);
+ *   merge   on every inner node (and the root), two partial results → one (associative; the order
+ *           in which children answer does not matter);
+ *   finish  on the root, the merged result → the reply's record lines (otfx/protocol.h).
+ * Partial results travel between places as opaque bytes, so they must not contain pointers or
+ * place-local references: name regions by their names, ranks by application rank.
+ *
+ * A module is one `otfx_analysis_module` value. The built-in ones are status, profile, timeline,
+ * messages and events; `load-module PATH` dlopens a shared object on every place and calls its
+ * `otfx_analysis_module_entry` (OTFX_ANALYSIS_ENTRY_SYMBOL), which returns the module; its queries are
+ * then `query NAME [options]`.
+ */
+#ifndef OTFX_ANALYSIS_H
+#define OTFX_ANALYSIS_H
+
+#include <otfx/protocol.h>
+#include <otfx/trace.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OTFX_ANALYSIS_ABI          1
+#define OTFX_ANALYSIS_ENTRY_SYMBOL "otfx_analysis_module_entry"
+
+/* Bytes of a partial result. */
+typedef struct otfx_blob {
+    unsigned char *data;
+    size_t length, capacity;
+    bool failed; /* out of memory once */
+} otfx_blob;
+void otfx_blob_free(otfx_blob *blob);
+void otfx_blob_append(otfx_blob *blob, const void *bytes, size_t length);
+void otfx_blob_u32(otfx_blob *blob, uint32_t value);
+void otfx_blob_u64(otfx_blob *blob, uint64_t value);
+void otfx_blob_str(otfx_blob *blob, const char *text); /* u32 length + bytes */
+
+/* Reading a blob: every read checks the bounds; a short or malformed blob sets `failed`. */
+typedef struct otfx_blob_reader {
+    const unsigned char *data;
+    size_t length, offset;
+    bool failed;
+} otfx_blob_reader;
+uint32_t otfx_blob_read_u32(otfx_blob_reader *reader);
+uint64_t otfx_blob_read_u64(otfx_blob_reader *reader);
+/* A pointer into the blob (not NUL-terminated) and its length; NULL when malformed. */
+const char *otfx_blob_read_str(otfx_blob_reader *reader, uint32_t *length);
+otfx_blob_reader otfx_blob_reader_make(const void *data, size_t length);
+/* `length` raw bytes (NULL when fewer are left). */
+const void *otfx_blob_read_bytes(otfx_blob_reader *reader, size_t length);
+/* Whether everything was read without error. */
+bool otfx_blob_reader_done(const otfx_blob_reader *reader);
+/* The first four bytes of every built-in module's partial result identify the module and its layout. */
+void otfx_blob_header(otfx_blob *blob, uint32_t magic);
+bool otfx_blob_read_header(otfx_blob_reader *reader, uint32_t magic);
+
+/* What an event place knows about one application rank it serves, beyond its traces. */
+typedef struct otfx_rank_info {
+    uint32_t rank;
+    bool recording;           /* as the rank last acknowledged */
+    bool paused;              /* the application rank is blocked by `app pause` */
+    bool finished;            /* it said goodbye (MPI_Finalize) */
+    uint64_t blocked_ns;      /* time the rank waited for its place (back-pressure) */
+    uint64_t dropped_events;  /* malformed batches and drop policy */
+    uint64_t events_per_s;    /* received over the last second */
+    uint32_t enabled_classes; /* enum otfx_steer_class */
+} otfx_rank_info;
+
+/* A leaf's view of its event place. traces[i] belongs to ranks[rank_of_trace[i]]. */
+typedef struct otfx_leaf_input {
+    int place;       /* the place's index in the tree (tbon layout) */
+    otfx_defs *defs; /* shared by all its traces */
+    otfx_trace *const *traces;
+    const uint32_t *rank_of_trace;   /* index into ranks */
+    const uint32_t *thread_of_trace; /* the thread of each trace (NULL: all are thread 0) */
+    size_t trace_count;
+    const otfx_rank_info *ranks;
+    size_t rank_count;
+    uint32_t app_ranks; /* N: ranks of the whole application */
+    uint64_t now_ns;    /* the place's clock (the job's global time base) */
+} otfx_leaf_input;
+
+typedef struct otfx_analysis_module {
+    uint32_t abi; /* OTFX_ANALYSIS_ABI */
+    const char *name;
+    const char *help; /* one line: what it computes and which options it reads */
+    /* Computes this place's partial result for `query` (its from/to/ranks/bins/rows/groups/limit). A
+     * trace whose rank is not in query->ranks must be ignored. Returns false with a message in
+     * `error` (the reply then says which place failed). */
+    bool (*leaf)(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
+                 size_t error_size);
+    /* into = merge(into, other). `into` may be empty (length 0): then it becomes a copy of other.
+     * Returns false for a malformed `other` (nothing changed). */
+    bool (*merge)(const otfx_command *query, otfx_blob *into, const void *other, size_t other_length,
+                  char *error, size_t error_size);
+    /* The reply's record lines from the merged result (places_answered of places_total answered). */
+    bool (*finish)(const otfx_command *query, const void *merged, size_t length, uint32_t places_answered,
+                   uint32_t places_total, otfx_text *reply, char *error, size_t error_size);
+} otfx_analysis_module;
+
+/* leaf, merge and finish may run on several threads at once (several queries in flight): a module keeps
+ * no state between calls. */
+typedef const otfx_analysis_module *(*otfx_analysis_entry_fn)(void);
+
+/* The application ranks a query selects (its rank set restricted to 0..app_ranks-1), in rank order,
+ * and their split into at most `groups` contiguous groups of near-equal size (group g holds the
+ * selected positions [ceil(g*count/groups), ceil((g+1)*count/groups)), so position p is in group
+ * floor(p*groups/count)); with count <= groups each rank is its own group. Used by timeline (rows) and
+ * messages (groups); modules of other authors may use it too. */
+typedef struct otfx_rank_selection {
+    uint32_t range_count;
+    struct {
+        uint32_t first, last;
+    } ranges[32];    /* sorted, disjoint, within [0, app_ranks) */
+    uint32_t count;  /* selected ranks */
+    uint32_t groups; /* min(count, requested groups); 0 when nothing is selected */
+} otfx_rank_selection;
+void otfx_rank_selection_init(otfx_rank_selection *selection, const otfx_rank_set *set, uint32_t app_ranks,
+                              uint32_t groups);
+/* Position of a selected rank in the selection (UINT32_MAX when not selected). */
+uint32_t otfx_rank_selection_position(const otfx_rank_selection *selection, uint32_t rank);
+/* The rank at a position (< count). */
+uint32_t otfx_rank_selection_rank(const otfx_rank_selection *selection, uint32_t position);
+/* The group of a selected rank (UINT32_MAX when not selected), and a group's first and last rank. */
+uint32_t otfx_rank_selection_group(const otfx_rank_selection *selection, uint32_t rank);
+void otfx_rank_selection_group_ranks(const otfx_rank_selection *selection, uint32_t group, uint32_t *first,
+                                     uint32_t *last);
+
+/* The registry: one per process, built-ins first; lookups and registration take a mutex. */
+const otfx_analysis_module *otfx_analysis_find(const char *name);
+/* The built-in module answering a command kind (status, profile, timeline, messages, events). */
+const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind);
+/* dlopen()s PATH, checks its ABI and registers it. Returns the module, or NULL with why in `error`.
+ * A PATH without '/' names a file in the working directory (it is not searched for like a library).
+ * Loading the same object again returns its module; a name already taken by another module is refused.
+ * The object is never unloaded. A module may call the otfx_* and otfx_blob_* functions: link it with
+ * otfx_analysis (a shared library), as tests/tbon/example_module.c does. */
+const otfx_analysis_module *otfx_analysis_load(const char *path, char *error, size_t error_size);
+/* Checks a module value (ABI, name [a-z0-9_-]{1,63}, functions) and adds it to the registry. */
+bool otfx_analysis_register(const otfx_analysis_module *module, char *error, size_t error_size);
+/* Tokens for record lines: user, p2p, collective, mpi_other, phase ("unknown" otherwise), and enter,
+ * leave, send, recv, isend, isend_complete, irecv_request, irecv, request_cancelled, coll_begin,
+ * coll_end, metric, phase, reduction. */
+const char *otfx_analysis_role_token(otfx_region_role role);
+const char *otfx_analysis_event_token(otfx_event_type type);
+/* Registered modules (built-ins first), for help listings: NULL past the end. */
+const otfx_analysis_module *otfx_analysis_at(size_t index);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

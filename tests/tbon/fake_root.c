@@ -1,0 +1,153 @@
+/*
+ * fake_root.c — the root's server (otfx_server) with canned answers instead of a tree, for testing
+ * otfxctl and other clients without MPI. Usage: otfx-fake-root SESSION_DIR [JOB_ID]
+ * Runs until SIGTERM/SIGINT, then tells its clients the job ended and removes its session file.
+ *
+ * Answers: status → a status-module-like reply (summary + 2 place lines; a PARTIAL first);
+ * profile → PARTIAL then REPLY; events → after 3 s (for client timeouts); reduction stop → ERROR
+ * failed; every other command → "ok command=NAME line=LINE".
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <otfx/server.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int signal)
+{
+    (void)signal;
+    stopping = 1;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void status_lines(otfx_text *text, int answered)
+{
+    otfx_kv_begin(text, "summary");
+    otfx_kv_u64(text, "places", 2);
+    otfx_kv_u64(text, "places_answered", (uint64_t)answered);
+    otfx_kv_u64(text, "places_total", 2);
+    otfx_kv_u64(text, "ranks", 8);
+    otfx_kv_u64(text, "events_per_s", 123456);
+    otfx_kv_u64(text, "buffer_used", 32u << 20);
+    otfx_kv_u64(text, "buffer_budget", 128u << 20);
+    otfx_kv_f64(text, "fill", 0.25);
+    otfx_kv_str(text, "recording", "on");
+    otfx_kv_str(text, "app_state", "running");
+    otfx_kv_end(text);
+    for (int place = 0; place < answered; place++) {
+        otfx_kv_begin(text, "place");
+        otfx_kv_u64(text, "index", (uint64_t)place);
+        otfx_kv_u64(text, "ranks", 4);
+        otfx_kv_u64(text, "events_per_s", 61728);
+        otfx_kv_u64(text, "buffer_used", 16u << 20);
+        otfx_kv_u64(text, "buffer_budget", 64u << 20);
+        otfx_kv_f64(text, "fill", 0.25);
+        otfx_kv_str(text, "strategy", "ring");
+        otfx_kv_str(text, "recording", "on");
+        otfx_kv_str(text, "app_state", "running");
+        otfx_kv_u64(text, "blocked_ns", 1500000);
+        otfx_kv_str(text, "note", place ? "a \"quoted\" name\twith tab" : "plain");
+        otfx_kv_end(text);
+    }
+}
+
+static void answer(otfx_server *server, const otfx_server_request *request)
+{
+    otfx_text text = {0};
+    otfx_frame_kind kind = OTFX_FRAME_REPLY;
+    switch (request->command.kind) {
+    case OTFX_CMD_STATUS:
+        status_lines(&text, 1);
+        otfx_server_reply(server, request->client, request->request, OTFX_FRAME_PARTIAL, text.data,
+                          text.length);
+        otfx_text_free(&text);
+        status_lines(&text, 2);
+        break;
+    case OTFX_CMD_PROFILE:
+        otfx_kv_begin(&text, "profile");
+        otfx_kv_u64(&text, "partial", 1);
+        otfx_kv_end(&text);
+        otfx_server_reply(server, request->client, request->request, OTFX_FRAME_PARTIAL, text.data,
+                          text.length);
+        otfx_text_free(&text);
+        otfx_kv_begin(&text, "profile");
+        otfx_kv_u64(&text, "partial", 0);
+        otfx_kv_end(&text);
+        otfx_kv_begin(&text, "region");
+        otfx_kv_str(&text, "name", "MPI_Send");
+        otfx_kv_u64(&text, "visits", 10);
+        otfx_kv_u64(&text, "inclusive_ns", 2500);
+        otfx_kv_end(&text);
+        otfx_kv_begin(&text, "region");
+        otfx_kv_str(&text, "name", "main");
+        otfx_kv_u64(&text, "visits", 1);
+        otfx_kv_u64(&text, "inclusive_ns", 3000000000ull);
+        otfx_kv_end(&text);
+        break;
+    case OTFX_CMD_EVENTS:
+        sleep_ms(3000);
+        otfx_kv_begin(&text, "events");
+        otfx_kv_u64(&text, "count", 0);
+        otfx_kv_end(&text);
+        break;
+    case OTFX_CMD_REDUCTION:
+        if (strcmp(request->command.strategy, "stop") == 0) {
+            kind = OTFX_FRAME_ERROR;
+            otfx_kv_begin(&text, "error");
+            otfx_kv_str(&text, "code", OTFX_ERR_CODE_FAILED);
+            otfx_kv_str(&text, "message", "canned failure");
+            otfx_kv_end(&text);
+            break;
+        }
+        /* fall through */
+    default:
+        otfx_kv_begin(&text, "ok");
+        otfx_kv_str(&text, "command", otfx_command_name(request->command.kind));
+        otfx_kv_str(&text, "line", request->line);
+        otfx_kv_end(&text);
+        break;
+    }
+    otfx_server_reply(server, request->client, request->request, kind, text.data, text.length);
+    otfx_text_free(&text);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: otfx-fake-root SESSION_DIR [JOB_ID]\n");
+        return 2;
+    }
+    struct sigaction action = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+    otfx_server_config config = {
+        .session_dir = argv[1], .job_id = argc > 2 ? argv[2] : "fake", .app_ranks = 8, .places = 2};
+    char error[512];
+    otfx_server *server = otfx_server_start(&config, error, sizeof error);
+    if (!server) {
+        fprintf(stderr, "otfx-fake-root: %s\n", error);
+        return 1;
+    }
+    while (!stopping) {
+        otfx_server_request request;
+        if (otfx_server_next_request(server, &request))
+            answer(server, &request);
+        else
+            sleep_ms(2);
+    }
+    const char notice[] = "notice event=job-ended\n";
+    otfx_server_broadcast(server, notice, sizeof notice - 1);
+    otfx_server_stop(server);
+    return 0;
+}
