@@ -6,6 +6,8 @@
  * is described in docs/otfx-format.md, "OTF2 export and import". */
 #define _POSIX_C_SOURCE 200809L
 #include "otf2_common.h"
+#include "otf2_unify.h"
+#include "trace_copy.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -80,7 +82,11 @@ typedef struct exported_location {
 } exported_location;
 
 typedef struct exporter {
-    otfx_defs *defs;
+    otfx_defs *defs;        /* this process's definitions: what its events refer to */
+    otfx_defs *global_defs; /* the union of every process's: what the global definitions hold */
+    otfx_otf2_def_map map;  /* this process's references -> global_defs' */
+    bool map_identity;      /* no mapping tables needed */
+    bool master;            /* writes the anchor, the global definitions and the placeholders */
     OTF2_Archive *archive;
     OTF2_AttributeList *attributes;
     OTF2_GlobalDefWriter *global;
@@ -96,8 +102,10 @@ typedef struct exporter {
     bool any_time;
     otfx_time earliest, latest;
 
-    exported_location *locations;
+    exported_location *locations; /* every process's, and the placeholders (master) */
     size_t location_count, location_capacity;
+    exported_location *own; /* this process's */
+    size_t own_count, own_capacity;
 } exporter;
 
 /* A reduction record and the region that shows its range (see "Reduced ranges" below). */
@@ -883,13 +891,28 @@ static otfx_status add_location(exporter *x, uint32_t rank, uint32_t thread, uin
     return OTFX_OK;
 }
 
-static otfx_status export_trace(exporter *x, otfx_trace *trace, const otfx_location_def *where,
+static otfx_status add_own_location(exporter *x, uint32_t rank, uint32_t thread, uint64_t events)
+{
+    if (!reserve((void **)&x->own, &x->own_capacity, x->own_count + 1, sizeof *x->own))
+        return out_of_memory();
+    x->own[x->own_count++] = (exported_location){rank, thread, events, false};
+    return OTFX_OK;
+}
+
+/* The trace is exported from a frozen copy (trace_copy.h): the three reads see the same events, and
+ * the live trace's read lock is held only while it is copied, so appends to it wait a memcpy of what
+ * it holds, not the whole export. */
+static otfx_status export_trace(exporter *x, otfx_trace *live, const otfx_location_def *where,
                                 const otfx_export_options *options)
 {
+    otfx_trace *trace = NULL;
+    OTFX_TRY(otfx_trace_copy(live, &trace));
     uint64_t location = otfx_otf2_location_id(where->rank, where->thread);
     OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(x->archive, location);
-    if (!writer)
+    if (!writer) {
+        otfx_trace_destroy(trace);
         return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening an event writer");
+    }
     trace_export te = {.x = x,
                        .writer = writer,
                        .rank = where->rank,
@@ -916,8 +939,9 @@ static otfx_status export_trace(exporter *x, otfx_trace *trace, const otfx_locat
     if (status == OTFX_OK && code != OTF2_SUCCESS)
         status = otfx_otf2_fail_call(code, "OTF2 export: closing an event writer");
     trace_export_free(&te);
+    otfx_trace_destroy(trace);
     if (status == OTFX_OK)
-        status = add_location(x, where->rank, where->thread, events, false);
+        status = add_own_location(x, where->rank, where->thread, events);
     return status;
 }
 
@@ -958,11 +982,11 @@ static int compare_locations(const void *a, const void *b)
  * number of world ranks (0 when there are no communicators, and then no MPI groups are written). */
 static otfx_status add_placeholders(exporter *x, uint32_t *world_size)
 {
-    uint32_t comms = otfx_defs_count_comms(x->defs);
+    uint32_t comms = otfx_defs_count_comms(x->global_defs);
     uint64_t size = 0;
     for (uint32_t c = 0; c < comms; c++) {
         otfx_comm_def def = {0};
-        OTFX_TRY(otfx_defs_get_comm(x->defs, c, &def));
+        OTFX_TRY(otfx_defs_get_comm(x->global_defs, c, &def));
         for (uint32_t i = 0; i < def.size; i++)
             if ((uint64_t)def.world_ranks[i] + 1 > size)
                 size = (uint64_t)def.world_ranks[i] + 1;
@@ -1001,17 +1025,64 @@ static otfx_status write_placeholder_event_files(exporter *x)
     return OTFX_OK;
 }
 
+/* One mapping table: OTF2 ref i of this process -> ref of the global definitions. `offset` refs at the
+ * start map to themselves (the reduced-range regions), then local ref offset + i -> offset + refs[i]. */
+static otfx_status write_mapping(OTF2_DefWriter *writer, OTF2_MappingType type, const otfx_ref *refs,
+                                 uint32_t count, uint32_t offset)
+{
+    uint64_t length = (uint64_t)offset + count;
+    bool identity = true;
+    for (uint32_t i = 0; i < count; i++)
+        identity = identity && refs[i] == i;
+    if (identity)
+        return OTFX_OK; /* (OTF2_IdMap_CreateFromUint64Array returns NULL for it) */
+    uint64_t *mappings = malloc(length * sizeof *mappings);
+    if (!mappings)
+        return out_of_memory();
+    for (uint64_t i = 0; i < offset; i++)
+        mappings[i] = i;
+    for (uint32_t i = 0; i < count; i++)
+        mappings[offset + i] = (uint64_t)offset + refs[i];
+    OTF2_IdMap *map = OTF2_IdMap_CreateFromUint64Array(length, mappings, true);
+    free(mappings);
+    if (!map)
+        return out_of_memory();
+    OTF2_ErrorCode code = OTF2_DefWriter_WriteMappingTable(writer, type, map);
+    OTF2_IdMap_Free(map);
+    if (code != OTF2_SUCCESS)
+        return otfx_otf2_fail_call(code, "OTF2 export: writing a mapping table");
+    return OTFX_OK;
+}
+
+static otfx_status write_local_definitions(exporter *x, uint32_t rank, uint32_t thread, bool mapped)
+{
+    OTF2_DefWriter *writer = OTF2_Archive_GetDefWriter(x->archive, otfx_otf2_location_id(rank, thread));
+    if (!writer)
+        return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening a local definition writer");
+    otfx_status status = OTFX_OK;
+    if (mapped) {
+        status = write_mapping(writer, OTF2_MAPPING_REGION, x->map.regions, x->map.region_count,
+                               REGION_REF_OFFSET);
+        if (status == OTFX_OK)
+            status = write_mapping(writer, OTF2_MAPPING_COMM, x->map.comms, x->map.comm_count, 0);
+        if (status == OTFX_OK)
+            status = write_mapping(writer, OTF2_MAPPING_METRIC, x->map.metrics, x->map.metric_count, 0);
+    }
+    OTF2_ErrorCode code = OTF2_Archive_CloseDefWriter(x->archive, writer);
+    if (status == OTFX_OK && code != OTF2_SUCCESS)
+        status = otfx_otf2_fail_call(code, "OTF2 export: closing a local definition writer");
+    return status;
+}
+
+/* The local definition files of this process's locations (their mapping tables, when its references
+ * are not the global ones) and, on the master, the placeholders' (empty). */
 static otfx_status write_local_definition_files(exporter *x)
 {
-    OTF2_TRY(OTF2_Archive_OpenDefFiles(x->archive), "opening the local definition files");
-    for (size_t l = 0; l < x->location_count; l++) {
-        uint64_t location = otfx_otf2_location_id(x->locations[l].rank, x->locations[l].thread);
-        OTF2_DefWriter *writer = OTF2_Archive_GetDefWriter(x->archive, location);
-        if (!writer)
-            return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening a local definition writer");
-        OTF2_TRY(OTF2_Archive_CloseDefWriter(x->archive, writer), "closing a local definition writer");
-    }
-    OTF2_TRY(OTF2_Archive_CloseDefFiles(x->archive), "closing the local definition files");
+    for (size_t l = 0; l < x->own_count; l++)
+        OTFX_TRY(write_local_definitions(x, x->own[l].rank, x->own[l].thread, !x->map_identity));
+    for (size_t l = 0; x->master && l < x->location_count; l++)
+        if (x->locations[l].placeholder)
+            OTFX_TRY(write_local_definitions(x, x->locations[l].rank, 0, false));
     return OTFX_OK;
 }
 
@@ -1072,10 +1143,10 @@ static otfx_status define_regions(exporter *x)
                      OTFX_OTF2_REDUCED_PARADIGM, OTF2_REGION_FLAG_NONE, STRING_EMPTY, 0, 0),
                  "writing a region");
     }
-    uint32_t regions = otfx_defs_count_regions(x->defs);
+    uint32_t regions = otfx_defs_count_regions(x->global_defs);
     for (uint32_t r = 0; r < regions; r++) {
         otfx_region_def def = {0};
-        OTFX_TRY(otfx_defs_get_region(x->defs, r, &def));
+        OTFX_TRY(otfx_defs_get_region(x->global_defs, r, &def));
         const otfx_otf2_role_mapping *mapping = otfx_otf2_role_to_otf2(def.role);
         OTF2_StringRef name = STRING_EMPTY;
         OTFX_TRY(define_string(x, def.name, &name));
@@ -1091,7 +1162,7 @@ static otfx_status define_regions(exporter *x)
  * communicator a group of its members as world ranks, i.e. indexes into that group. */
 static otfx_status define_comms(exporter *x, uint32_t world_size)
 {
-    uint32_t comms = otfx_defs_count_comms(x->defs);
+    uint32_t comms = otfx_defs_count_comms(x->global_defs);
     if (comms == 0)
         return OTFX_OK;
     uint64_t *members = malloc(((size_t)world_size + 1) * sizeof *members);
@@ -1108,7 +1179,7 @@ static otfx_status define_comms(exporter *x, uint32_t world_size)
     for (uint32_t c = 0; c < comms && status == OTFX_OK; c++) {
         otfx_comm_def def;
         OTF2_StringRef name;
-        status = otfx_defs_get_comm(x->defs, c, &def);
+        status = otfx_defs_get_comm(x->global_defs, c, &def);
         if (status == OTFX_OK)
             status = define_string(x, def.name, &name);
         if (status != OTFX_OK)
@@ -1132,10 +1203,10 @@ static otfx_status define_comms(exporter *x, uint32_t world_size)
  * records refer to), asynchronous: otfx records metric values whenever they come. */
 static otfx_status define_metrics(exporter *x)
 {
-    uint32_t metrics = otfx_defs_count_metrics(x->defs);
+    uint32_t metrics = otfx_defs_count_metrics(x->global_defs);
     for (uint32_t m = 0; m < metrics; m++) {
         otfx_metric_def def = {0};
-        OTFX_TRY(otfx_defs_get_metric(x->defs, m, &def));
+        OTFX_TRY(otfx_defs_get_metric(x->global_defs, m, &def));
         OTF2_Type type = def.type == OTFX_METRIC_INT64    ? OTF2_TYPE_INT64
                          : def.type == OTFX_METRIC_UINT64 ? OTF2_TYPE_UINT64
                                                           : OTF2_TYPE_DOUBLE;
@@ -1338,31 +1409,39 @@ static otfx_status check_arguments(const char *directory, const char *name, otfx
     return OTFX_OK;
 }
 
-/* The definition chunk size: a record must fit in one chunk, and the largest is the Group of the MPI
- * location group (one member per world rank) or of the largest communicator. Readers allocate (and
- * clear) a chunk per definition file they read, so it is no larger than that needs. */
-static otfx_status definition_chunk_bytes(otfx_defs *defs, otfx_trace *const *traces, size_t trace_count,
-                                          uint64_t *bytes)
+/* Members of the largest group this process knows of: the MPI location group (one member per world
+ * rank) or its largest communicator. */
+static otfx_status group_members(otfx_defs *defs, otfx_trace *const *traces, size_t trace_count,
+                                 uint64_t *members)
 {
-    uint64_t members = 0;
+    *members = 0;
     uint32_t comms = otfx_defs_count_comms(defs);
     for (uint32_t c = 0; c < comms; c++) {
         otfx_comm_def def = {0};
         OTFX_TRY(otfx_defs_get_comm(defs, c, &def));
-        if (def.size > members)
-            members = def.size;
+        if (def.size > *members)
+            *members = def.size;
         for (uint32_t i = 0; i < def.size; i++)
-            if ((uint64_t)def.world_ranks[i] + 1 > members)
-                members = (uint64_t)def.world_ranks[i] + 1;
+            if ((uint64_t)def.world_ranks[i] + 1 > *members)
+                *members = (uint64_t)def.world_ranks[i] + 1;
     }
     for (size_t t = 0; t < trace_count; t++) {
         otfx_location_def where = {0};
         OTFX_TRY(otfx_defs_get_location(defs, otfx_trace_location(traces[t]), &where));
-        if ((uint64_t)where.rank + 1 > members)
-            members = (uint64_t)where.rank + 1;
+        if ((uint64_t)where.rank + 1 > *members)
+            *members = (uint64_t)where.rank + 1;
     }
+    return OTFX_OK;
+}
+
+/* The definition chunk size: a record must fit in one chunk, and the largest is the Group of the
+ * largest group (every process uses the same size: readers read every file with the anchor's).
+ * Readers allocate (and clear) a chunk per definition file they read, so it is no larger than that
+ * needs. */
+static otfx_status definition_chunk_bytes(uint64_t members, uint64_t *bytes)
+{
     uint64_t needed = members * GROUP_MEMBER_BYTES + GROUP_RECORD_SLACK;
-    if (needed > OTF2_CHUNK_SIZE_MAX)
+    if (members > OTF2_CHUNK_SIZE_MAX / GROUP_MEMBER_BYTES || needed > OTF2_CHUNK_SIZE_MAX)
         return otfx_fail(OTFX_ERR_INVALID,
                          "OTF2 export: a group of %llu members does not fit in an OTF2 definition chunk",
                          (unsigned long long)members);
@@ -1372,10 +1451,164 @@ static otfx_status definition_chunk_bytes(otfx_defs *defs, otfx_trace *const *tr
     return OTFX_OK;
 }
 
-static otfx_status write_archive(exporter *x, otfx_trace *const *traces, size_t trace_count,
-                                 const otfx_export_options *options)
+/* ---------------------------------------------------------------------------------------------
+ * What the processes of a shared export tell each other. Every exchange is an allgather (one process:
+ * a copy); every contribution starts with the process's status and message, so a failure anywhere
+ * is known everywhere and every process takes the same path through OTF2's collective calls.
+ *   1. before the archive is created: arguments, the existing archive (master), group sizes;
+ *   2. after the events: clock range, locations with their record counts, definitions;
+ *   3. after the archive was closed: whether the definitions were written.
+ * -------------------------------------------------------------------------------------------- */
+
+typedef struct shared_run {
+    const otfx_otf2_collective *collective; /* NULL: one process, serial OTF2 collectives */
+    uint32_t size, rank;
+} shared_run;
+
+typedef struct gathered {
+    unsigned char *all;
+    size_t *sizes;
+    otfx_byte_reader *parts; /* per process, just after its status */
+} gathered;
+
+static void gathered_free(gathered *g)
 {
-    OTF2_TRY(OTF2_Archive_SetSerialCollectiveCallbacks(x->archive), "setting up the archive");
+    free(g->all);
+    free(g->sizes);
+    free(g->parts);
+    *g = (gathered){0};
+}
+
+static void put_status(otfx_bytes *bytes, otfx_status status)
+{
+    otfx_bytes_u32(bytes, (uint32_t)status);
+    otfx_bytes_text(bytes, status == OTFX_OK ? "" : otfx_last_error());
+}
+
+/* Exchanges `mine` and returns the first failure any process reported (OTFX_OK when none). */
+static otfx_status exchange(const shared_run *run, const otfx_bytes *mine, gathered *g)
+{
+    *g = (gathered){0};
+    if (mine->out_of_memory)
+        return out_of_memory(); /* would leave the others waiting: the process is in trouble anyway */
+    g->sizes = calloc(run->size, sizeof *g->sizes);
+    g->parts = calloc(run->size, sizeof *g->parts);
+    if (!g->sizes || !g->parts)
+        return out_of_memory();
+    if (!run->collective) {
+        g->all = malloc(mine->size ? mine->size : 1);
+        if (!g->all)
+            return out_of_memory();
+        if (mine->size)
+            memcpy(g->all, mine->data, mine->size);
+        g->sizes[0] = mine->size;
+    } else {
+        void *all = NULL;
+        if (run->collective->allgather(mine->data, mine->size, &all, g->sizes, run->collective->user) != 0) {
+            free(all);
+            return otfx_fail(OTFX_ERR_IO, "OTF2 export: the processes could not exchange their data");
+        }
+        g->all = all;
+    }
+    otfx_status first = OTFX_OK;
+    size_t offset = 0;
+    for (uint32_t p = 0; p < run->size; p++) {
+        g->parts[p] = (otfx_byte_reader){g->all + offset, g->sizes[p], false};
+        offset += g->sizes[p];
+        otfx_status status = (otfx_status)otfx_read_u32(&g->parts[p]);
+        const char *message = otfx_read_text(&g->parts[p]);
+        if (g->parts[p].bad)
+            return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed data from process %u", p);
+        if (status == OTFX_OK || first != OTFX_OK)
+            continue;
+        first = status;
+        if (p == run->rank)
+            otfx_fail(status, "%s", message);
+        else
+            otfx_fail(status, "OTF2 export: process %u failed: %s", p, message);
+    }
+    return first;
+}
+
+/* Exchange 2 on this process: its clock range, locations and definitions. */
+static otfx_status describe_part(exporter *x, otfx_status status, otfx_bytes *mine)
+{
+    put_status(mine, status);
+    if (status != OTFX_OK)
+        return OTFX_OK;
+    otfx_bytes_u32(mine, x->any_time);
+    otfx_bytes_u64(mine, x->earliest);
+    otfx_bytes_u64(mine, x->latest);
+    otfx_bytes_u32(mine, (uint32_t)x->own_count);
+    for (size_t l = 0; l < x->own_count; l++) {
+        otfx_bytes_u32(mine, x->own[l].rank);
+        otfx_bytes_u32(mine, x->own[l].thread);
+        otfx_bytes_u64(mine, x->own[l].events);
+    }
+    otfx_status written = otfx_otf2_defs_write(x->defs, mine);
+    if (written != OTFX_OK) {
+        /* Still tell the others: a contribution that says so. */
+        char message[512];
+        snprintf(message, sizeof message, "%s", otfx_last_error());
+        otfx_bytes_free(mine);
+        put_status(mine, otfx_fail(written, "%s", message));
+    }
+    return OTFX_OK;
+}
+
+/* After exchange 2: every process's clock range and locations, the union of the definitions and this
+ * process's map into it. */
+static otfx_status unify(exporter *x, const shared_run *run, gathered *g)
+{
+    x->global_defs = otfx_defs_create();
+    if (!x->global_defs)
+        return out_of_memory();
+    x->any_time = false;
+    x->location_count = 0;
+    for (uint32_t p = 0; p < run->size; p++) {
+        otfx_byte_reader *in = &g->parts[p];
+        bool any_time = otfx_read_u32(in) != 0;
+        otfx_time earliest = otfx_read_u64(in), latest = otfx_read_u64(in);
+        if (any_time) {
+            if (!x->any_time || earliest < x->earliest)
+                x->earliest = earliest;
+            if (!x->any_time || latest > x->latest)
+                x->latest = latest;
+            x->any_time = true;
+        }
+        uint32_t locations = otfx_read_u32(in);
+        for (uint32_t l = 0; l < locations && !in->bad; l++) {
+            uint32_t rank = otfx_read_u32(in), thread = otfx_read_u32(in);
+            uint64_t events = otfx_read_u64(in);
+            if (!in->bad)
+                OTFX_TRY(add_location(x, rank, thread, events, false));
+        }
+        if (in->bad)
+            return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed data from process %u", p);
+        OTFX_TRY(otfx_otf2_defs_merge(in, x->global_defs, p == run->rank ? &x->map : NULL));
+    }
+    otfx_otf2_sort(x->locations, x->location_count, sizeof *x->locations, compare_locations);
+    for (size_t l = 1; l < x->location_count; l++)
+        if (compare_locations(&x->locations[l - 1], &x->locations[l]) == 0)
+            return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: rank %u thread %u is exported by two processes",
+                             x->locations[l].rank, x->locations[l].thread);
+    x->map_identity = otfx_otf2_def_map_is_identity(&x->map);
+    return OTFX_OK;
+}
+
+/* Exchange 1 on the master: the existing archive is refused or removed, the directory created. */
+static otfx_status prepare_directory(const archive_paths *paths, const char *directory, bool overwrite)
+{
+    if (archive_exists(paths) && !overwrite)
+        return otfx_fail(OTFX_ERR_IO, "OTF2 export: %s already exists (set overwrite to replace it)",
+                         paths->anchor);
+    if (archive_exists(paths))
+        OTFX_TRY(remove_archive(paths));
+    return make_directory(directory);
+}
+
+static otfx_status open_event_files(exporter *x, const otfx_export_options *options)
+{
     OTF2_TRY(OTF2_Archive_SetFlushCallbacks(x->archive, &otfx_otf2_flush_always, NULL),
              "setting up the archive");
     OTF2_TRY(OTF2_Archive_SetCreator(x->archive, options->creator ? options->creator : "otfx"),
@@ -1385,49 +1618,145 @@ static otfx_status write_archive(exporter *x, otfx_trace *const *traces, size_t 
              (unsigned long long)options->from, (unsigned long long)options->to);
     OTF2_TRY(OTF2_Archive_SetDescription(x->archive, description), "setting the description");
     OTF2_TRY(OTF2_Archive_OpenEvtFiles(x->archive), "opening the event files");
+    return OTFX_OK;
+}
+
+static otfx_status export_traces(exporter *x, otfx_trace *const *traces, size_t trace_count,
+                                 const otfx_export_options *options)
+{
     for (size_t t = 0; t < trace_count; t++) {
         otfx_location_def where = {0};
         OTFX_TRY(otfx_defs_get_location(x->defs, otfx_trace_location(traces[t]), &where));
         OTFX_TRY(export_trace(x, traces[t], &where, options));
     }
-    uint32_t world_size = 0;
-    OTFX_TRY(add_placeholders(x, &world_size));
-    OTFX_TRY(write_placeholder_event_files(x));
-    OTF2_TRY(OTF2_Archive_CloseEvtFiles(x->archive), "closing the event files");
-    OTFX_TRY(write_local_definition_files(x));
-    return write_global_definitions(x, world_size);
+    return OTFX_OK;
 }
 
-otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs *defs,
-                             otfx_trace *const *traces, size_t trace_count,
-                             const otfx_export_options *options)
+/* Keeps the first failure: later steps still run their collective parts. */
+static void keep_first(otfx_status *status, otfx_status next)
+{
+    if (*status == OTFX_OK)
+        *status = next;
+}
+
+static otfx_status otf2_step(OTF2_ErrorCode code, const char *what)
+{
+    return code == OTF2_SUCCESS ? OTFX_OK : otfx_otf2_fail_call(code, "OTF2 export: %s", what);
+}
+
+/* Everything after exchange 1. `status` says whether the archive was created here; the exchanges
+ * happen on every process whatever failed. Returns this process's status. */
+static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx_status status,
+                                        otfx_trace *const *traces, size_t trace_count,
+                                        const otfx_export_options *options)
+{
+    bool opened = status == OTFX_OK;
+    if (status == OTFX_OK && run->collective) {
+        if (run->collective->archive_opened(x->archive, run->collective->user) != 0)
+            status = otfx_fail(OTFX_ERR_OTF2, "OTF2 export: installing the collective callbacks failed");
+    } else if (status == OTFX_OK) {
+        status = otf2_step(OTF2_Archive_SetSerialCollectiveCallbacks(x->archive), "setting up the archive");
+    }
+    if (status == OTFX_OK)
+        status = open_event_files(x, options);
+    opened = opened && status == OTFX_OK;
+    if (status == OTFX_OK)
+        status = export_traces(x, traces, trace_count, options);
+
+    otfx_bytes mine = {0};
+    describe_part(x, status, &mine);
+    gathered g;
+    otfx_status agreed = exchange(run, &mine, &g);
+    otfx_bytes_free(&mine);
+    if (agreed == OTFX_OK)
+        agreed = unify(x, run, &g);
+    gathered_free(&g);
+    keep_first(&status, agreed);
+    uint32_t world_size = 0;
+    if (status == OTFX_OK && x->master)
+        status = add_placeholders(x, &world_size);
+    if (status == OTFX_OK && x->master)
+        status = write_placeholder_event_files(x);
+    if (opened)
+        keep_first(&status, otf2_step(OTF2_Archive_CloseEvtFiles(x->archive), "closing the event files"));
+    if (status == OTFX_OK) {
+        status = otf2_step(OTF2_Archive_OpenDefFiles(x->archive), "opening the local definition files");
+        if (status == OTFX_OK)
+            status = write_local_definition_files(x);
+        keep_first(&status,
+                   otf2_step(OTF2_Archive_CloseDefFiles(x->archive), "closing the local definition files"));
+    }
+    if (status == OTFX_OK && x->master)
+        status = write_global_definitions(x, world_size);
+    return status;
+}
+
+static void exporter_free(exporter *x)
+{
+    for (size_t c = 0; c < x->comm_capacity; c++)
+        free(x->comms[c].by_world);
+    free(x->comms);
+    free(x->metric_types);
+    free(x->locations);
+    free(x->own);
+    otfx_otf2_def_map_free(&x->map);
+    if (x->global_defs)
+        otfx_defs_destroy(x->global_defs);
+}
+
+otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otfx_defs *defs,
+                                    otfx_trace *const *traces, size_t trace_count,
+                                    const otfx_export_options *options,
+                                    const otfx_otf2_collective *collective, otfx_export_stats *stats)
 {
     otfx_otf2_capture_errors();
-    OTFX_TRY(check_arguments(directory, name, defs, traces, trace_count, options));
-    archive_paths paths = {join(directory, name, ""), join(directory, name, ".otf2"),
-                           join(directory, name, ".def"), join(directory, name, ".marker")};
-    otfx_status status = OTFX_OK;
-    if (!paths.directory || !paths.anchor || !paths.global || !paths.marker)
-        status = out_of_memory();
-    else if (archive_exists(&paths) && !options->overwrite)
-        status = otfx_fail(OTFX_ERR_IO, "OTF2 export: %s already exists (set overwrite to replace it)",
-                           paths.anchor);
-    else if (archive_exists(&paths))
-        status = remove_archive(&paths);
+    if (stats)
+        *stats = (otfx_export_stats){0};
+    shared_run run = {collective, 1, 0};
+    if (collective) {
+        if (collective->size == 0 || collective->rank >= collective->size || !collective->archive_opened ||
+            !collective->allgather)
+            return otfx_fail(OTFX_ERR_INVALID, "OTF2 export: invalid description of the processes");
+        run.size = collective->size;
+        run.rank = collective->rank;
+    }
+    bool master = run.rank == 0;
+
+    /* Exchange 1. */
+    archive_paths paths = {0};
+    uint64_t members = 0;
+    otfx_status status = check_arguments(directory, name, defs, traces, trace_count, options);
+    if (status == OTFX_OK) {
+        paths = (archive_paths){join(directory, name, ""), join(directory, name, ".otf2"),
+                                join(directory, name, ".def"), join(directory, name, ".marker")};
+        if (!paths.directory || !paths.anchor || !paths.global || !paths.marker)
+            status = out_of_memory();
+    }
     if (status == OTFX_OK)
-        status = make_directory(directory);
+        status = group_members(defs, traces, trace_count, &members);
+    if (status == OTFX_OK && master)
+        status = prepare_directory(&paths, directory, options->overwrite);
+    otfx_bytes mine = {0};
+    put_status(&mine, status);
+    otfx_bytes_u64(&mine, members);
+    gathered g;
+    status = exchange(&run, &mine, &g);
+    otfx_bytes_free(&mine);
+    for (uint32_t p = 0; status == OTFX_OK && p < run.size; p++) {
+        uint64_t theirs = otfx_read_u64(&g.parts[p]);
+        if (theirs > members)
+            members = theirs;
+    }
+    gathered_free(&g);
+    uint64_t definition_chunk = 0;
+    if (status == OTFX_OK)
+        status = definition_chunk_bytes(members, &definition_chunk); /* the same on every process */
     if (status != OTFX_OK) {
         archive_paths_free(&paths);
         return status;
     }
 
-    exporter x = {.defs = defs, .next_string = 0};
-    uint64_t definition_chunk = 0;
-    status = definition_chunk_bytes(defs, traces, trace_count, &definition_chunk);
-    if (status != OTFX_OK) {
-        archive_paths_free(&paths);
-        return status;
-    }
+    exporter x = {.defs = defs, .master = master, .next_string = 0};
     x.archive = OTF2_Archive_Open(directory, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK_BYTES, definition_chunk,
                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     x.attributes = OTF2_AttributeList_New();
@@ -1435,8 +1764,7 @@ otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs 
         status = otfx_otf2_fail_call(OTF2_ERROR_FILE_CAN_NOT_OPEN, "OTF2 export: creating the archive");
     else if (!x.attributes)
         status = out_of_memory();
-    else
-        status = write_archive(&x, traces, trace_count, options);
+    status = write_shared_archive(&x, &run, status, traces, trace_count, options);
     if (x.archive) {
         OTF2_ErrorCode code = OTF2_Archive_Close(x.archive);
         if (status == OTFX_OK && code != OTF2_SUCCESS)
@@ -1444,21 +1772,35 @@ otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs 
     }
     if (x.attributes)
         OTF2_AttributeList_Delete(x.attributes);
-    if (status != OTFX_OK) {
+
+    /* Exchange 3: whether every process (the master's global definitions) succeeded. */
+    put_status(&mine, status);
+    otfx_status agreed = exchange(&run, &mine, &g);
+    otfx_bytes_free(&mine);
+    gathered_free(&g);
+    if (agreed != OTFX_OK && master) {
         /* Leave nothing half-written behind, but keep the message of the failure. */
         char message[512];
         snprintf(message, sizeof message, "%s", otfx_last_error());
         if (remove_archive(&paths) == OTFX_OK)
-            otfx_fail(status, "%s", message);
+            otfx_fail(agreed, "%s", message);
         else
-            otfx_fail(status, "%s (and the partial archive could not be removed: %s)", message,
+            otfx_fail(agreed, "%s (and the partial archive could not be removed: %s)", message,
                       otfx_last_error());
     }
-    for (size_t c = 0; c < x.comm_capacity; c++)
-        free(x.comms[c].by_world);
-    free(x.comms);
-    free(x.metric_types);
-    free(x.locations);
+    if (agreed == OTFX_OK && stats) {
+        stats->locations = (uint32_t)x.own_count;
+        for (size_t l = 0; l < x.own_count; l++)
+            stats->events += x.own[l].events;
+    }
+    exporter_free(&x);
     archive_paths_free(&paths);
-    return status;
+    return agreed;
+}
+
+otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs *defs,
+                             otfx_trace *const *traces, size_t trace_count,
+                             const otfx_export_options *options)
+{
+    return otfx_otf2_export_shared(directory, name, defs, traces, trace_count, options, NULL, NULL);
 }

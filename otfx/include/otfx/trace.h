@@ -347,10 +347,56 @@ otfx_export_options otfx_export_options_default(void);
  * `<directory>/<name>.otf2` with its definitions and clock properties. Regions already open at the
  * window's start are entered at the window's start, and those still open at its end are left there;
  * reduced ranges appear as a region "otfx reduced: <strategy>" whose ENTER carries the attributes
- * otfx::events_removed and otfx::strategy. Refuses to overwrite unless asked. */
+ * otfx::events_removed and otfx::strategy. Refuses to overwrite unless asked. Each trace is exported
+ * from a copy taken under its read lock, so another thread may keep appending to it: the append waits
+ * for the copy (about a memcpy of what the trace holds), not for the export; events appended after
+ * the copy are not exported. */
 otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs *defs,
                              otfx_trace *const *traces, size_t trace_count,
                              const otfx_export_options *options);
+
+/* Several processes writing ONE archive together (e.g. the event places of a job, over MPI). otfx has
+ * no MPI: what the processes need from each other comes through these callbacks. Every process calls
+ * otfx_otf2_export_shared with the same directory, name and options (the traces are its own); process
+ * 0 writes the anchor file and the global definitions (and is the root of the OTF2 collective context
+ * archive_opened installs). Each process writes its own locations' events with its own references;
+ * then the processes exchange their definitions, every process builds their union (regions by name and
+ * role, communicators by name and members, metrics by name, unit and type) and writes mapping tables
+ * (its references → the union's) into its locations' local definition files, which OTF2 readers
+ * (otf2-print, python3-otf2, otfx_otf2_import) apply. Locations are (rank, thread): every (rank,
+ * thread) must be held by one process only. Clock properties: earliest and latest record of all
+ * processes. The MPI location group covers every world rank any communicator names; ranks no process
+ * exported get placeholders, as in otfx_otf2_export. */
+typedef struct otfx_otf2_collective {
+    uint32_t size, rank; /* processes taking part; this one's index (0 writes the global definitions) */
+    /* Called on every process right after the archive was created, with the OTF2_Archive *: it must
+     * install OTF2's collective callbacks (OTF2_MPI_Archive_SetCollectiveCallbacks over a communicator
+     * whose rank order is `rank`). Returns 0 on success. */
+    int (*archive_opened)(void *otf2_archive, void *user);
+    /* Every process contributes `size` bytes at `data`; on return *all (malloc'ed by the callback, freed
+     * by otfx with free()) holds every process's contribution one after another in process order and
+     * sizes[p] (an array of `size` entries otfx provides) their lengths. Returns 0 on success. Called
+     * the same number of times on every process (three times per export). */
+    int (*allgather)(const void *data, size_t size, void **all, size_t *sizes, void *user);
+    void *user;
+} otfx_otf2_collective;
+
+/* What this process wrote (may be NULL). */
+typedef struct otfx_export_stats {
+    uint64_t events;    /* OTF2 event records of its locations */
+    uint32_t locations; /* its locations (placeholders not counted) */
+} otfx_export_stats;
+
+/* Collective: see otfx_otf2_collective. Refusals are agreed on: when any process fails (its
+ * arguments, an existing archive (checked by process 0), writing its events, the global definitions),
+ * every process returns an error (the failing process's status; its message names it) and process 0
+ * removes what was written. A failure inside OTF2's own collective setup cannot be agreed on. The
+ * archive's files are written under the directory by every process: it must be shared between them.
+ * otfx_otf2_export is this with one process. */
+otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otfx_defs *defs,
+                                    otfx_trace *const *traces, size_t trace_count,
+                                    const otfx_export_options *options,
+                                    const otfx_otf2_collective *collective, otfx_export_stats *stats);
 
 /* Reads an OTF2 archive (path of its .otf2 anchor file) into new traces, one per location, all created
  * with `config` and sharing the newly created *defs. The caller destroys the traces (and then the

@@ -1,0 +1,110 @@
+/* trace_copy.c — a frozen private copy of a trace (trace_copy.h). The copy has the layout trace.c
+ * builds (blobs and segments on the heap, segment totals as summaries), so otfx_trace_destroy frees
+ * it and every query reads it as it would read the original. */
+/* rwlocks are POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+#include "trace_copy.h"
+
+#include "error.h"
+#include "trace_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static otfx_status copy_segment(const segment *from, segment **out)
+{
+    segment *to = calloc(1, sizeof *to);
+    if (!to)
+        return otfx_fail(OTFX_ERR_NOMEM, "out of memory copying a trace");
+    to->begin = from->begin;
+    to->end = from->end;
+    summary_init(&to->total);
+    otfx_status status = summary_add(&to->total, &from->total);
+    for (uint32_t p = 0; p < from->count && status == OTFX_OK; p++) {
+        piece copy = from->pieces[p];
+        if (from->pieces[p].blob) {
+            copy.blob = malloc(copy.blob_size ? copy.blob_size : 1);
+            if (!copy.blob) {
+                status = otfx_fail(OTFX_ERR_NOMEM, "out of memory copying a trace");
+                break;
+            }
+            memcpy(copy.blob, from->pieces[p].blob, copy.blob_size);
+        }
+        to->pieces[to->count++] = copy;
+    }
+    if (status != OTFX_OK) {
+        for (uint32_t p = 0; p < to->count; p++)
+            free(to->pieces[p].blob);
+        summary_free(&to->total);
+        free(to);
+        return status;
+    }
+    *out = to;
+    return OTFX_OK;
+}
+
+/* Copies the state of `from` (read-locked by the caller) into the new trace `to`. */
+static otfx_status copy_locked(const otfx_trace *from, otfx_trace *to)
+{
+    if (from->segment_count) {
+        to->segments = calloc(from->segment_count, sizeof *to->segments);
+        if (!to->segments)
+            return otfx_fail(OTFX_ERR_NOMEM, "out of memory copying a trace");
+        to->segment_capacity = from->segment_count;
+        for (uint32_t s = 0; s < from->segment_count; s++) {
+            otfx_status status = copy_segment(from->segments[s], &to->segments[s]);
+            if (status != OTFX_OK)
+                return status;
+            to->segment_count++;
+        }
+    }
+    to->strategy = from->strategy;
+    to->stopped = from->stopped;
+    to->bytes_used = from->bytes_used;
+    to->summary_only_bytes = from->summary_only_bytes;
+    to->events_in_pieces = from->events_in_pieces;
+    to->detail_pieces = from->detail_pieces;
+
+    memcpy(to->tokens, from->tokens, from->open_events);
+    memcpy(to->operands, from->operands, from->open_operand_bytes);
+    to->open_events = from->open_events;
+    to->open_operand_bytes = from->open_operand_bytes;
+    to->encoder = from->encoder;
+    memcpy(to->open_context, from->open_context, from->open_context_depth * sizeof *from->open_context);
+    to->open_context_depth = from->open_context_depth;
+    to->open_begin = from->open_begin;
+    to->open_first_event = from->open_first_event;
+    to->open_begin_set = from->open_begin_set;
+    to->open_refused = from->open_refused;
+
+    memcpy(to->stack, from->stack, from->depth * sizeof *from->stack);
+    to->depth = from->depth;
+    to->last_time = from->last_time;
+    to->any_time = from->any_time;
+    to->events_received = from->events_received;
+    memcpy(to->events_reduced, from->events_reduced, sizeof to->events_reduced);
+    to->reductions = from->reductions;
+    to->first_time = from->first_time;
+    return OTFX_OK;
+}
+
+otfx_status otfx_trace_copy(otfx_trace *trace, otfx_trace **copy)
+{
+    if (!trace || !copy)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_copy: NULL argument");
+    *copy = NULL;
+    otfx_trace *to = NULL;
+    /* The configuration never changes after creation (set_strategy changes `strategy` only). */
+    otfx_status status = otfx_trace_create(&trace->config, trace->defs, trace->location, &to);
+    if (status != OTFX_OK)
+        return status;
+    pthread_rwlock_rdlock(&trace->lock);
+    status = copy_locked(trace, to);
+    pthread_rwlock_unlock(&trace->lock);
+    if (status != OTFX_OK) {
+        otfx_trace_destroy(to);
+        return status;
+    }
+    *copy = to;
+    return OTFX_OK;
+}

@@ -1,0 +1,723 @@
+/* test_otf2_export_shared.c — otfx_otf2_export_shared: one process writes what otfx_otf2_export
+ * writes; several "processes" (threads here, each with its own definitions, OTF2 collectives over a
+ * pthread barrier) write one archive whose definitions are the union, read back by otf2-print,
+ * python3-otf2 and the importer; failures and refusals are agreed by all; a live trace keeps taking
+ * appends while it is exported (the export reads a copy). */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "otf2_check.h"
+#include "otf2_common.h"
+#include "random_stream.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { GROUP = 3, TRACES_PER_PROCESS = 2, WORLD = GROUP * TRACES_PER_PROCESS, EVENTS = 6000 };
+enum { BIG_BUDGET = 16 << 20, SMALL_BUDGET = 64 << 10 };
+
+static char *anchor_path(const char *directory, const char *name)
+{
+    size_t size = strlen(directory) + strlen(name) + 8;
+    char *path = malloc(size);
+    assert_non_null(path);
+    snprintf(path, size, "%s/%s.otf2", directory, name);
+    return path;
+}
+
+static bool exists(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0;
+}
+
+/* ---- one process, serial collectives through the hooks ---- */
+
+typedef struct serial_hooks {
+    int opened, exchanges;
+} serial_hooks;
+
+static int serial_opened(void *archive, void *user)
+{
+    ((serial_hooks *)user)->opened++;
+    return OTF2_Archive_SetSerialCollectiveCallbacks(archive) == OTF2_SUCCESS ? 0 : -1;
+}
+
+static int serial_allgather(const void *data, size_t size, void **all, size_t *sizes, void *user)
+{
+    ((serial_hooks *)user)->exchanges++;
+    *all = malloc(size ? size : 1);
+    if (!*all)
+        return -1;
+    memcpy(*all, data, size);
+    sizes[0] = size;
+    return 0;
+}
+
+static void test_one_process_writes_what_the_serial_export_writes(void **state)
+{
+    (void)state;
+    otf2_check_job job;
+    otf2_check_job_create(&job, RANDOM_STREAM_MIXED, 3, 3, EVENTS * 4, 128 << 10, OTFX_REDUCE_RING);
+    char *dir = otf2_check_scratch_dir("shared-one");
+    otfx_export_options options = otfx_export_options_default();
+    assert_int_equal(otfx_otf2_export(dir, "plain", job.defs, job.traces, job.count, &options), OTFX_OK);
+    serial_hooks hooks = {0};
+    otfx_otf2_collective one = {
+        .size = 1, .rank = 0, .archive_opened = serial_opened, .allgather = serial_allgather, .user = &hooks};
+    otfx_export_stats stats;
+    assert_int_equal(
+        otfx_otf2_export_shared(dir, "shared", job.defs, job.traces, job.count, &options, &one, &stats),
+        OTFX_OK);
+    assert_int_equal(hooks.opened, 1);
+    assert_int_equal(hooks.exchanges, 3);
+    assert_int_equal(stats.locations, job.count);
+
+    char *plain = anchor_path(dir, "plain"), *shared = anchor_path(dir, "shared");
+    otf2_check_print print;
+    otf2_check_print_run(shared, &print);
+    assert_int_equal(print.exit_code, 0);
+    uint64_t total = 0;
+    for (size_t l = 0; l < print.count; l++)
+        total += print.locations[l].total;
+    assert_int_equal(stats.events, total);
+    for (size_t t = 0; t < job.count; t++) {
+        otfx_location_def where;
+        assert_int_equal(otfx_defs_get_location(job.defs, otfx_trace_location(job.traces[t]), &where),
+                         OTFX_OK);
+        uint64_t location = otfx_otf2_location_id(where.rank, where.thread);
+        char *a = otf2_check_print_listing(plain, location), *b = otf2_check_print_listing(shared, location);
+        assert_true(strlen(a) > 0);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+    /* One process: its references are the global ones, no mapping tables. */
+    char local_defs[4096];
+    snprintf(local_defs, sizeof local_defs, "%s/shared/0.def", dir);
+    struct stat info;
+    assert_int_equal(stat(local_defs, &info), 0);
+
+    otf2_check_print_free(&print);
+    free(plain);
+    free(shared);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    otf2_check_job_destroy(&job);
+}
+
+static void test_invalid_collective_is_rejected(void **state)
+{
+    (void)state;
+    otf2_check_job job;
+    otf2_check_job_create(&job, RANDOM_STREAM_STENCIL, 5, 1, 100, BIG_BUDGET, OTFX_REDUCE_RING);
+    char *dir = otf2_check_scratch_dir("shared-invalid");
+    otfx_export_options options = otfx_export_options_default();
+    serial_hooks hooks = {0};
+    otfx_otf2_collective bad = {
+        .size = 2, .rank = 2, .archive_opened = serial_opened, .allgather = serial_allgather, .user = &hooks};
+    assert_int_equal(otfx_otf2_export_shared(dir, "x", job.defs, job.traces, 1, &options, &bad, NULL),
+                     OTFX_ERR_INVALID);
+    bad.rank = 0;
+    bad.allgather = NULL;
+    assert_int_equal(otfx_otf2_export_shared(dir, "x", job.defs, job.traces, 1, &options, &bad, NULL),
+                     OTFX_ERR_INVALID);
+    assert_int_equal(hooks.opened + hooks.exchanges, 0);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    otf2_check_job_destroy(&job);
+}
+
+/* ---- several processes: threads with OTF2 collectives over shared memory ---- */
+
+typedef struct group {
+    pthread_barrier_t barrier;
+    const void *slots[GROUP];
+    const uint32_t *counts[GROUP];
+    size_t sizes[GROUP];
+} group;
+
+struct OTF2_CollectiveContext {
+    group *group;
+    uint32_t rank;
+};
+
+static size_t type_size(OTF2_Type type)
+{
+    switch (type) {
+    case OTF2_TYPE_UINT8:
+    case OTF2_TYPE_INT8:
+        return 1;
+    case OTF2_TYPE_UINT16:
+    case OTF2_TYPE_INT16:
+        return 2;
+    case OTF2_TYPE_UINT32:
+    case OTF2_TYPE_INT32:
+    case OTF2_TYPE_FLOAT:
+        return 4;
+    default:
+        return 8;
+    }
+}
+
+static void wait_all(OTF2_CollectiveContext *context)
+{
+    pthread_barrier_wait(&context->group->barrier);
+}
+
+static OTF2_CallbackCode group_size(void *user, OTF2_CollectiveContext *context, uint32_t *size)
+{
+    (void)user;
+    (void)context;
+    *size = GROUP;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode group_rank(void *user, OTF2_CollectiveContext *context, uint32_t *rank)
+{
+    (void)user;
+    *rank = context->rank;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode group_barrier(void *user, OTF2_CollectiveContext *context)
+{
+    (void)user;
+    wait_all(context);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode group_bcast(void *user, OTF2_CollectiveContext *context, void *data, uint32_t count,
+                                     OTF2_Type type, uint32_t root)
+{
+    (void)user;
+    if (context->rank == root)
+        context->group->slots[root] = data;
+    wait_all(context);
+    if (context->rank != root)
+        memcpy(data, context->group->slots[root], count * type_size(type));
+    wait_all(context);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode group_gather(void *user, OTF2_CollectiveContext *context, const void *in, void *out,
+                                      uint32_t count, OTF2_Type type, uint32_t root)
+{
+    (void)user;
+    context->group->slots[context->rank] = in;
+    wait_all(context);
+    if (context->rank == root)
+        for (uint32_t p = 0; p < GROUP; p++)
+            memcpy((char *)out + p * count * type_size(type), context->group->slots[p],
+                   count * type_size(type));
+    wait_all(context);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode group_gatherv(void *user, OTF2_CollectiveContext *context, const void *in,
+                                       uint32_t in_count, void *out, const uint32_t *out_counts,
+                                       OTF2_Type type, uint32_t root)
+{
+    (void)user;
+    (void)in_count;
+    context->group->slots[context->rank] = in;
+    wait_all(context);
+    if (context->rank == root) {
+        size_t offset = 0;
+        for (uint32_t p = 0; p < GROUP; p++) {
+            memcpy((char *)out + offset, context->group->slots[p], out_counts[p] * type_size(type));
+            offset += out_counts[p] * type_size(type);
+        }
+    }
+    wait_all(context);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode group_scatter(void *user, OTF2_CollectiveContext *context, const void *in, void *out,
+                                       uint32_t count, OTF2_Type type, uint32_t root)
+{
+    (void)user;
+    if (context->rank == root)
+        context->group->slots[root] = in;
+    wait_all(context);
+    memcpy(out, (const char *)context->group->slots[root] + context->rank * count * type_size(type),
+           count * type_size(type));
+    wait_all(context);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode group_scatterv(void *user, OTF2_CollectiveContext *context, const void *in,
+                                        const uint32_t *in_counts, void *out, uint32_t out_count,
+                                        OTF2_Type type, uint32_t root)
+{
+    (void)user;
+    if (context->rank == root) {
+        context->group->slots[root] = in;
+        context->group->counts[root] = in_counts;
+    }
+    wait_all(context);
+    size_t offset = 0;
+    for (uint32_t p = 0; p < context->rank; p++)
+        offset += context->group->counts[root][p] * type_size(type);
+    memcpy(out, (const char *)context->group->slots[root] + offset, out_count * type_size(type));
+    wait_all(context);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static const OTF2_CollectiveCallbacks group_callbacks = {
+    .otf2_get_size = group_size,
+    .otf2_get_rank = group_rank,
+    .otf2_barrier = group_barrier,
+    .otf2_bcast = group_bcast,
+    .otf2_gather = group_gather,
+    .otf2_gatherv = group_gatherv,
+    .otf2_scatter = group_scatter,
+    .otf2_scatterv = group_scatterv,
+};
+
+static int group_opened(void *archive, void *user)
+{
+    OTF2_CollectiveContext *context = user;
+    return OTF2_Archive_SetCollectiveCallbacks(archive, &group_callbacks, NULL, context, NULL) == OTF2_SUCCESS
+               ? 0
+               : -1;
+}
+
+static int group_allgather(const void *data, size_t size, void **all, size_t *sizes, void *user)
+{
+    OTF2_CollectiveContext *context = user;
+    group *g = context->group;
+    g->slots[context->rank] = data;
+    g->sizes[context->rank] = size;
+    wait_all(context);
+    size_t total = 0;
+    for (uint32_t p = 0; p < GROUP; p++)
+        total += g->sizes[p];
+    char *copy = malloc(total ? total : 1);
+    size_t offset = 0;
+    for (uint32_t p = 0; copy && p < GROUP; p++) {
+        memcpy(copy + offset, g->slots[p], g->sizes[p]);
+        sizes[p] = g->sizes[p];
+        offset += g->sizes[p];
+    }
+    wait_all(context);
+    *all = copy;
+    return copy ? 0 : -1;
+}
+
+/* One "process": its own definitions (an order and a few regions of its own) and two traces of MIXED
+ * streams; process 2's second trace is small and reduced. */
+typedef struct process {
+    OTF2_CollectiveContext context;
+    otfx_defs *defs;
+    otfx_trace *traces[TRACES_PER_PROCESS];
+    size_t count;
+    /* what the export is asked to do */
+    const char *dir, *name;
+    otfx_export_options options;
+    otfx_status status;
+    otfx_export_stats stats;
+    char error[512];
+} process;
+
+static void build_process(process *p, uint32_t index)
+{
+    p->defs = otfx_defs_create();
+    assert_non_null(p->defs);
+    otfx_ref ref;
+    char name[64];
+    for (uint32_t r = 0; r <= index; r++) {
+        snprintf(name, sizeof name, "only on process %u, #%u", index, r);
+        assert_int_equal(otfx_defs_region(p->defs, name, OTFX_ROLE_USER_FUNCTION, &ref), OTFX_OK);
+    }
+    for (uint32_t t = 0; t < TRACES_PER_PROCESS; t++) {
+        random_stream_config config = random_stream_config_default(RANDOM_STREAM_MIXED, 100 * index + t);
+        config.rank = index * TRACES_PER_PROCESS + t;
+        config.world_size = WORLD;
+        config.user_regions = 10 + 15 * index;
+        random_stream *stream = random_stream_create(p->defs, &config);
+        assert_non_null(stream);
+        bool reduced = index == 2 && t == 1;
+        otfx_trace_config trace_config = otfx_trace_config_default(reduced ? SMALL_BUDGET : BIG_BUDGET);
+        if (reduced)
+            trace_config.chunk_bytes = 1024;
+        assert_int_equal(
+            otfx_trace_create(&trace_config, p->defs, random_stream_location(stream), &p->traces[p->count]),
+            OTFX_OK);
+        otfx_event batch[512];
+        size_t appended;
+        for (size_t done = 0; done < (reduced ? 8 * EVENTS : EVENTS); done += 512) {
+            size_t n = random_stream_next(stream, batch, 512);
+            assert_int_equal(otfx_trace_append(p->traces[p->count], batch, n, &appended), OTFX_OK);
+        }
+        size_t n;
+        while ((n = random_stream_finish(stream, batch, 512)) > 0)
+            assert_int_equal(otfx_trace_append(p->traces[p->count], batch, n, &appended), OTFX_OK);
+        random_stream_destroy(stream);
+        p->count++;
+    }
+}
+
+static void destroy_process(process *p)
+{
+    for (size_t t = 0; t < p->count; t++)
+        otfx_trace_destroy(p->traces[t]);
+    otfx_defs_destroy(p->defs);
+}
+
+static void *run_export(void *user)
+{
+    process *p = user;
+    otfx_otf2_collective collective = {.size = GROUP,
+                                       .rank = p->context.rank,
+                                       .archive_opened = group_opened,
+                                       .allgather = group_allgather,
+                                       .user = &p->context};
+    p->status = otfx_otf2_export_shared(p->dir, p->name, p->defs, p->traces, p->count, &p->options,
+                                        &collective, &p->stats);
+    snprintf(p->error, sizeof p->error, "%s", otfx_last_error());
+    return NULL;
+}
+
+static void export_together(process *processes, const char *dir, const char *name,
+                            const otfx_export_options *options)
+{
+    pthread_t threads[GROUP];
+    for (uint32_t p = 0; p < GROUP; p++) {
+        processes[p].dir = dir;
+        processes[p].name = name;
+        processes[p].options = *options;
+        assert_int_equal(pthread_create(&threads[p], NULL, run_export, &processes[p]), 0);
+    }
+    for (uint32_t p = 0; p < GROUP; p++)
+        pthread_join(threads[p], NULL);
+}
+
+static group the_group;
+
+static int setup_group(void **state)
+{
+    (void)state;
+    return pthread_barrier_init(&the_group.barrier, NULL, GROUP);
+}
+
+static int teardown_group(void **state)
+{
+    (void)state;
+    return pthread_barrier_destroy(&the_group.barrier);
+}
+
+static void build_group(process *processes)
+{
+    memset(processes, 0, GROUP * sizeof *processes);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        processes[p].context = (OTF2_CollectiveContext){&the_group, p};
+        build_process(&processes[p], p);
+    }
+}
+
+static void test_processes_write_one_archive_with_unified_definitions(void **state)
+{
+    (void)state;
+    process processes[GROUP];
+    build_group(processes);
+    char *dir = otf2_check_scratch_dir("shared-group");
+    otfx_export_options options = otfx_export_options_default();
+    export_together(processes, dir, "together", &options);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        if (processes[p].status != OTFX_OK)
+            fail_msg("process %u: %s", p, processes[p].error);
+        assert_int_equal(processes[p].stats.locations, TRACES_PER_PROCESS);
+    }
+    char *anchor = anchor_path(dir, "together");
+    otf2_check_print print;
+    otf2_check_print_run(anchor, &print);
+    assert_int_equal(print.exit_code, 0);
+    assert_int_equal(print.count, WORLD);
+
+    /* The importer reads every process's events back by the meaning of their references. */
+    otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+    otfx_defs *defs;
+    otfx_trace **traces;
+    size_t count;
+    assert_int_equal(otfx_otf2_import(anchor, &config, &defs, &traces, &count), OTFX_OK);
+    assert_int_equal(count, WORLD);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        uint64_t written = 0;
+        for (size_t t = 0; t < processes[p].count; t++) {
+            otfx_trace *original = processes[p].traces[t];
+            otfx_location_def where;
+            assert_int_equal(otfx_defs_get_location(processes[p].defs, otfx_trace_location(original), &where),
+                             OTFX_OK);
+            const otf2_check_location *location =
+                otf2_check_print_find(&print, otfx_otf2_location_id(where.rank, where.thread));
+            assert_non_null(location);
+            assert_true(location->well_nested);
+            written += location->total;
+            otfx_trace *back = traces[where.rank]; /* imported in rank order, one thread each */
+            otf2_check_events a, b;
+            otf2_check_collect(original, 0, OTFX_TIME_MAX, true, &a);
+            otf2_check_collect(back, 0, OTFX_TIME_MAX, true, &b);
+            size_t j = 0;
+            for (size_t i = 0; i < a.count; i++) {
+                if (a.events[i].type == OTFX_EV_REDUCTION)
+                    continue;
+                while (j < b.count && b.events[j].type == OTFX_EV_REDUCTION)
+                    j++;
+                assert_true(j < b.count);
+                char why[256];
+                if (!otf2_check_same_event(processes[p].defs, &a.events[i], defs, &b.events[j], why,
+                                           sizeof why))
+                    fail_msg("process %u rank %u event %zu: %s", p, where.rank, i, why);
+                j++;
+            }
+            otf2_check_events_free(&a);
+            otf2_check_events_free(&b);
+        }
+        assert_int_equal(processes[p].stats.events, written);
+    }
+    /* The union holds every process's own regions once. */
+    for (uint32_t p = 0; p < GROUP; p++) {
+        char name[64];
+        snprintf(name, sizeof name, "only on process %u, #%u", p, p);
+        int found = 0;
+        for (uint32_t r = 0; r < otfx_defs_count_regions(defs); r++) {
+            otfx_region_def def;
+            assert_int_equal(otfx_defs_get_region(defs, r, &def), OTFX_OK);
+            found += strcmp(def.name, name) == 0;
+        }
+        assert_int_equal(found, 1);
+    }
+
+    char why[256];
+    if (otf2_check_python_available(why, sizeof why)) {
+        otf2_check_print python;
+        assert_int_equal(otf2_check_python_counts(anchor, &python), 0);
+        for (size_t l = 0; l < print.count; l++) {
+            const otf2_check_location *read = otf2_check_print_find(&python, print.locations[l].location);
+            assert_non_null(read);
+            assert_int_equal(read->total, print.locations[l].total);
+        }
+        otf2_check_print_free(&python);
+    } else {
+        print_message("python3-otf2 not checked: %s\n", why);
+    }
+
+    for (size_t t = 0; t < count; t++)
+        otfx_trace_destroy(traces[t]);
+    free(traces);
+    otfx_defs_destroy(defs);
+    otf2_check_print_free(&print);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    for (uint32_t p = 0; p < GROUP; p++)
+        destroy_process(&processes[p]);
+}
+
+static void test_failures_and_refusals_are_agreed(void **state)
+{
+    (void)state;
+    process processes[GROUP];
+    build_group(processes);
+    char *dir = otf2_check_scratch_dir("shared-agree");
+    char *anchor = anchor_path(dir, "run");
+
+    /* Process 2 alone gets an empty window: nobody writes, nothing is left. */
+    otfx_export_options options = otfx_export_options_default();
+    for (uint32_t p = 0; p < GROUP; p++) {
+        processes[p].dir = dir;
+        processes[p].name = "run";
+        processes[p].options = options;
+    }
+    pthread_t threads[GROUP];
+    processes[2].options.from = processes[2].options.to = 5;
+    for (uint32_t p = 0; p < GROUP; p++)
+        assert_int_equal(pthread_create(&threads[p], NULL, run_export, &processes[p]), 0);
+    for (uint32_t p = 0; p < GROUP; p++)
+        pthread_join(threads[p], NULL);
+    for (uint32_t p = 0; p < GROUP; p++)
+        assert_int_equal(processes[p].status, OTFX_ERR_INVALID);
+    assert_non_null(strstr(processes[0].error, "process 2"));
+    assert_non_null(strstr(processes[2].error, "empty window"));
+    assert_false(exists(anchor));
+
+    /* Written once; refused by everyone the second time; replaced with overwrite. */
+    export_together(processes, dir, "run", &options);
+    for (uint32_t p = 0; p < GROUP; p++)
+        assert_int_equal(processes[p].status, OTFX_OK);
+    export_together(processes, dir, "run", &options);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        assert_int_equal(processes[p].status, OTFX_ERR_IO);
+        assert_non_null(strstr(processes[p].error, "already exists"));
+    }
+    assert_true(exists(anchor));
+    options.overwrite = true;
+    export_together(processes, dir, "run", &options);
+    for (uint32_t p = 0; p < GROUP; p++)
+        assert_int_equal(processes[p].status, OTFX_OK);
+    otf2_check_print print;
+    otf2_check_print_run(anchor, &print);
+    assert_int_equal(print.exit_code, 0);
+    assert_int_equal(print.count, WORLD);
+    otf2_check_print_free(&print);
+
+    /* Only ranks 1 and 5 (a window): the MPI group gets placeholders for the others. */
+    otfx_trace *saved[GROUP][TRACES_PER_PROCESS];
+    for (uint32_t p = 0; p < GROUP; p++) {
+        memcpy(saved[p], processes[p].traces, sizeof saved[p]);
+        processes[p].traces[0] = processes[p].traces[1];
+        processes[p].count = p == 1 ? 0 : 1;
+    }
+    otfx_trace_status status;
+    assert_int_equal(otfx_trace_status_get(processes[0].traces[0], &status), OTFX_OK);
+    options.from = status.first_time + (status.last_time - status.first_time) / 4;
+    options.to = status.first_time + (status.last_time - status.first_time) / 2;
+    export_together(processes, dir, "window", &options);
+    for (uint32_t p = 0; p < GROUP; p++)
+        if (processes[p].status != OTFX_OK)
+            fail_msg("process %u: %s", p, processes[p].error);
+    char *window = anchor_path(dir, "window");
+    otf2_check_print_run(window, &print);
+    assert_int_equal(print.exit_code, 0);
+    assert_int_equal(print.count, 2);
+    for (size_t l = 0; l < print.count; l++) {
+        assert_true(print.locations[l].well_nested);
+        assert_true(print.locations[l].first_time >= options.from &&
+                    print.locations[l].last_time <= options.to);
+    }
+    otf2_check_print_free(&print);
+    otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+    otfx_defs *defs;
+    otfx_trace **traces;
+    size_t count;
+    otfx_import_stats stats;
+    assert_int_equal(otfx_otf2_import_with_stats(window, &config, &defs, &traces, &count, &stats), OTFX_OK);
+    assert_int_equal(count, 2);
+    assert_int_equal(stats.placeholders_skipped, WORLD - 2);
+    for (size_t t = 0; t < count; t++)
+        otfx_trace_destroy(traces[t]);
+    free(traces);
+    otfx_defs_destroy(defs);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        memcpy(processes[p].traces, saved[p], sizeof saved[p]);
+        processes[p].count = TRACES_PER_PROCESS;
+    }
+    free(window);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    for (uint32_t p = 0; p < GROUP; p++)
+        destroy_process(&processes[p]);
+}
+
+/* ---- a live trace: appends go on while it is exported ---- */
+
+typedef struct appender {
+    otfx_trace *trace;
+    random_stream *stream;
+    atomic_int stop;
+    double max_ms;
+    uint64_t calls;
+} appender;
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void *append_loop(void *user)
+{
+    appender *a = user;
+    otfx_event batch[1024];
+    while (!atomic_load(&a->stop)) {
+        size_t n = random_stream_next(a->stream, batch, 1024), appended;
+        double start = now_ms();
+        otfx_status status = otfx_trace_append(a->trace, batch, n, &appended);
+        double took = now_ms() - start;
+        if (status != OTFX_OK)
+            break;
+        if (took > a->max_ms)
+            a->max_ms = took;
+        a->calls++;
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    }
+    return NULL;
+}
+
+static void test_live_trace_keeps_taking_appends(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    random_stream_config config = random_stream_config_default(RANDOM_STREAM_STENCIL, 9);
+    appender a = {0};
+    a.stream = random_stream_create(defs, &config);
+    otfx_trace_config trace_config = otfx_trace_config_default(2 << 20);
+    assert_int_equal(otfx_trace_create(&trace_config, defs, random_stream_location(a.stream), &a.trace),
+                     OTFX_OK);
+    otfx_event batch[1024];
+    size_t appended;
+    otfx_trace_status status;
+    do {
+        for (int i = 0; i < 64; i++)
+            assert_int_equal(
+                otfx_trace_append(a.trace, batch, random_stream_next(a.stream, batch, 1024), &appended),
+                OTFX_OK);
+        assert_int_equal(otfx_trace_status_get(a.trace, &status), OTFX_OK);
+    } while (status.reductions == 0);
+
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, append_loop, &a), 0);
+    char *dir = otf2_check_scratch_dir("shared-live");
+    otfx_export_options options = otfx_export_options_default();
+    double start = now_ms();
+    assert_int_equal(otfx_otf2_export(dir, "live", defs, &a.trace, 1, &options), OTFX_OK);
+    double took = now_ms() - start;
+    atomic_store(&a.stop, 1);
+    pthread_join(thread, NULL);
+    print_message(
+        "export of a live trace (%llu events held): %.0f ms; %llu appends meanwhile, the slowest %.1f ms\n",
+        (unsigned long long)status.events_held, took, (unsigned long long)a.calls, a.max_ms);
+    /* The export reads a copy: an append waits for the copy at most, never the whole export. */
+    assert_true(a.calls > 0);
+    assert_true(a.max_ms < took / 2 || took < 100);
+
+    char *anchor = anchor_path(dir, "live");
+    otf2_check_print print;
+    otf2_check_print_run(anchor, &print);
+    assert_int_equal(print.exit_code, 0);
+    assert_int_equal(print.count, 1);
+    assert_true(print.locations[0].well_nested);
+    otf2_check_print_free(&print);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    random_stream_destroy(a.stream);
+    otfx_trace_destroy(a.trace);
+    otfx_defs_destroy(defs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_process_writes_what_the_serial_export_writes),
+        cmocka_unit_test(test_invalid_collective_is_rejected),
+        cmocka_unit_test(test_processes_write_one_archive_with_unified_definitions),
+        cmocka_unit_test(test_failures_and_refusals_are_agreed),
+        cmocka_unit_test(test_live_trace_keeps_taking_appends),
+    };
+    return cmocka_run_group_tests(tests, setup_group, teardown_group);
+}
