@@ -186,7 +186,7 @@ def p2p_payload(function):
 def body_lines(function):
     """The recording path of a wrapper, between capture_enter and capture_leave; sets `capture_result`."""
     f, args, cls = function, call_args(function), function.cls
-    call = f"P{f.name}({args})"
+    call = f"{callee(f)}({args})"
     lines = []
     if cls in ("p2p-send",):
         peer, tag, nbytes = p2p_payload(f)
@@ -281,7 +281,7 @@ def body_lines(function):
 def completion_lines(f):
     """Wait/Test family: keep the request handles (PMPI sets completed ones to MPI_REQUEST_NULL) and
     make sure there are statuses to read the receives' source, tag and size from."""
-    call = f"P{f.name}({call_args(f)})"
+    call = f"{callee(f)}({call_args(f)})"
     fn = fid(f)
     # A Test call completes only what it reports as done; a Wait call always completes.
     done = "*flag" if f.name.startswith("MPI_Test") else "1"
@@ -320,6 +320,88 @@ def completion_lines(f):
     raise SystemExit(f"gen_wrappers.py: no completion template for {f.name}")
 
 
+# The table's classes → the steering event classes (record_format.h enum capture_event_class, the same
+# bits as otfx_event_class): `enable|disable p2p|collective|mpi-other` switch these.
+EVENT_CLASS_BITS = {
+    "CAPTURE_CLASS_P2P": ("p2p-send", "p2p-recv", "p2p-sendrecv", "p2p-isend", "p2p-irecv", "p2p-mrecv",
+                          "p2p-imrecv", "probe", "persistent-send", "persistent-recv", "start", "completion",
+                          "request-free"),
+    "CAPTURE_CLASS_COLLECTIVE": ("collective", "icollective", "collective-init"),
+    "CAPTURE_CLASS_OTHER_MPI": ("comm-create", "comm-icreate", "comm-free", "other"),
+}
+
+
+def event_class(function):
+    for bit, classes in EVENT_CLASS_BITS.items():
+        if function.cls in classes:
+            return bit
+    raise SystemExit(f"gen_wrappers.py: {function.name}: class {function.cls} has no event class")
+
+
+# ---- blocking calls that stay steerable ----------------------------------------------------------
+# A rank blocked inside MPI (waiting for a message of a paused rank, or in a collective with it) must
+# still notice APP_PAUSE and the other commands. With a place, the blocking calls below run as their
+# nonblocking variant (or their Test/Iprobe form) in a loop that checks for commands between tests and
+# yields the core every few tests (capture_wait_steered, control.c); without one they are the plain
+# PMPI call. The wrapper still records the blocking function.
+STEERED_TEST_FORMS = {
+    # Wait family: the Test form with the same parameters plus `flag` (Waitsome: done when outcount set).
+    "MPI_Wait": ("PMPI_Test", "request, &capture_flag, status", "capture_flag"),
+    "MPI_Waitall": ("PMPI_Testall", "count, array_of_requests, &capture_flag, array_of_statuses", "capture_flag"),
+    "MPI_Waitany": ("PMPI_Testany", "count, array_of_requests, indx, &capture_flag, status", "capture_flag"),
+    "MPI_Waitsome": ("PMPI_Testsome", "incount, array_of_requests, outcount, array_of_indices, array_of_statuses",
+                     "*outcount != 0"),
+    "MPI_Probe": ("PMPI_Iprobe", "source, tag, comm, &capture_flag, status", "capture_flag"),
+    "MPI_Mprobe": ("PMPI_Improbe", "source, tag, comm, &capture_flag, message, status", "capture_flag"),
+}
+STEERED_CLASSES = ("collective", "p2p-send", "p2p-recv", "p2p-sendrecv", "p2p-mrecv")
+FUNCTIONS_BY_NAME = {}
+
+
+def nonblocking_variant(function):
+    """MPI_Allreduce → MPI_Iallreduce, MPI_Recv → MPI_Irecv, …: the same parameters with `status`
+    replaced by (or, without one, followed by) `request`; None when the table has no such function."""
+    if function.cls not in STEERED_CLASSES:
+        return None
+    rest = function.name[4:]
+    variant = FUNCTIONS_BY_NAME.get("MPI_I" + rest[0].lower() + rest[1:])
+    if not variant:
+        return None
+    expected = [p.name for p in function.params if p.name != "status"] + ["request"]
+    return variant if [p.name for p in variant.params] == expected else None
+
+
+def steered(function):
+    return function.name in STEERED_TEST_FORMS or nonblocking_variant(function) is not None
+
+
+def callee(function):
+    return f"capture_steered_{function.name}" if steered(function) else f"P{function.name}"
+
+
+def steered_helper(function):
+    """static int capture_steered_MPI_X(params): the plain PMPI call without a place, else the loop."""
+    f = function
+    out = [f"static int capture_steered_{f.name}({', '.join(p.text for p in f.params)})", "{",
+           "    if (!capture_steering_waits())", f"        return P{f.name}({call_args(f)});"]
+    if f.name in STEERED_TEST_FORMS:
+        test, args, done = STEERED_TEST_FORMS[f.name]
+        out += ["    for (int capture_polls = 0;;) {"]
+        if "capture_flag" in args:
+            out += ["        int capture_flag = 0;"]
+        out += [f"        const int capture_error = {test}({args});",
+                f"        if (capture_error != MPI_SUCCESS || {done})", "            return capture_error;",
+                "        capture_wait_pause_point(&capture_polls);", "    }", "}", ""]
+        return out
+    variant = nonblocking_variant(f)
+    args = ", ".join([p.name for p in f.params if p.name != "status"] + ["&capture_request"])
+    status = "status" if f.has("status") else "MPI_STATUS_IGNORE"
+    out += ["    MPI_Request capture_request;", f"    const int capture_error = P{variant.name}({args});",
+            "    if (capture_error != MPI_SUCCESS)", "        return capture_error;",
+            f"    return capture_wait_steered(&capture_request, {status});", "}", ""]
+    return out
+
+
 def translate_lines(function):
     return [f"    {name} = capture_application_comm({name});" for name in function.translate]
 
@@ -328,7 +410,7 @@ def c_wrapper(function):
     f = function
     out = [signature(f), "{"]
     out += translate_lines(f)
-    call = f"P{f.name}({call_args(f)})"
+    call = f"{callee(f)}({call_args(f)})"
     if f.cls == "conversion":
         if f.ret == "int":
             # MPICH defines some conversions (MPI_Status_f2f08, ...) in libmpichfort only: weak, so that
@@ -337,7 +419,16 @@ def c_wrapper(function):
             out += [f"    if (!P{f.name})", "        return MPI_ERR_INTERN;"]
         out += [f"    return {call};", "}", ""]
         return out
-    out += ["    if (!capture_is_recording())", f"        return {call};", f"    capture_enter({fid(f)});"]
+    bit = event_class(f)
+    # One load and one bit test while nothing is recorded; a recorded call's ENTER timestamp doubles as
+    # the steering check (capture_enter), an unrecorded one reads the timer only with a place.
+    # (capture_enter is false when its check turned recording or the class off: the call goes unrecorded.)
+    out += [f"    if (!capture_records({bit}) || !capture_enter({fid(f)}, {bit})) {{",
+            "        capture_untraced_check();"]
+    if f.cls == "comm-free":
+        # Freed unrecorded: the cache must still forget it, MPI reuses the handle.
+        out += [f"        capture_comm_forget(*{parse_rule(f.payload)['free']});"]
+    out += [f"        return {call};", "    }"]
     if f.ret != "int":
         out += [f"    const {f.ret} capture_result = {call};"]
     else:
@@ -459,6 +550,8 @@ def write_wrappers(functions, path):
             if f.manual:
                 out.write(f"/* {f.name}: hand-written in capture/src/manual_wrappers.c */\n\n")
                 continue
+            if steered(f):
+                out.write("\n".join(steered_helper(f)) + "\n")
             out.write("\n".join(c_wrapper(f)) + "\n")
 
 
@@ -487,6 +580,7 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: gen_wrappers.py TABLE OUT_DIR")
     functions = read_table(sys.argv[1])
+    FUNCTIONS_BY_NAME.update({f.name: f for f in functions})
     write_ids(functions, f"{sys.argv[2]}/capture_functions.h")
     write_wrappers(functions, f"{sys.argv[2]}/capture_wrappers.c")
     write_f08(functions, f"{sys.argv[2]}/capture_wrappers_f08.c")

@@ -9,10 +9,12 @@
  *           -genv OTFX_REDUCTION S [...] PROGRAM ARGS...
  *
  * The capture library goes to the ranks only (-genv), never into mpiexec and its proxies. The last P
- * ranks become the event places inside MPI_Init. Every option is checked here, before a single rank
- * starts, so that a typo costs a clear message and exit code 2 instead of a job.
+ * ranks become the tool places inside MPI_Init: event places (leaves) and analysis places (the tree's
+ * inner nodes and root, otfx/tbon.h). Every option is checked here, before a single rank starts, so
+ * that a typo costs a clear message and exit code 2 instead of a job.
  */
 #include <otfx/place.h>
+#include <otfx/tbon.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 2
@@ -31,21 +35,32 @@ static const char usage[] =
     "usage: otfx-run [options] -n N [--] PROGRAM [ARGS...]\n"
     "\n"
     "Runs PROGRAM on N MPI ranks with mpiexec, traced by otfx: libotfx-capture.so is preloaded into the\n"
-    "N application ranks (not into mpiexec), and P more ranks are the event places that hold the traces\n"
-    "in memory. The program sees a world of N ranks. Each place prints a report per rank at the end.\n"
+    "N application ranks (not into mpiexec), and P more ranks are the tool places: event places hold the\n"
+    "traces in memory, analysis places merge query results in a tree whose root serves otfxctl and\n"
+    "otfx-gui (it writes a session file and says where). The program sees a world of N ranks. Each event\n"
+    "place prints a report per rank at the end.\n"
     "\n"
     "options:\n"
     "  -n, --ranks N           application ranks (required)\n"
-    "  --places P              event places (default: one per 8 application ranks, at least 1; at most N)\n"
-    "  --ranks-per-place K     instead of --places: P = ceil(N / K)\n"
+    "  --places P              tool places in all, event and analysis (default: one event place per 8\n"
+    "                          application ranks, at least 1, plus the analysis places their tree needs;\n"
+    "                          with P = 1 the one place is leaf and root)\n"
+    "  --ranks-per-place K     instead of --places: ceil(N / K) event places, plus their tree\n"
+    "  --fanin F               children per analysis place (default 16, at least 2)\n"
     "  --buffer SIZE           otfx trace budget per application rank and thread, e.g. 256K, 64M, 1G\n"
     "                          (K/M/G are powers of 1024; at least 64K; default 64M)\n"
     "  --reduction STRATEGY    what a full buffer does: ring (default: drop the oldest detail), time (thin\n"
     "                          the older part), type (drop event classes in priority order), depth (drop\n"
     "                          the deepest call levels), stop (stop storing)\n"
-    "  --no-record             start with recording off (the ranks run untraced until steering turns it\n"
-    "                          on; steering comes with issue 5)\n"
-    "  --start-paused          not available yet: needs steering (issue 5); exits with code 2\n"
+    "  --no-record             start with recording off (until `otfxctl record resume`)\n"
+    "  --start-paused          the application ranks wait right after MPI_Init until `otfxctl app resume`\n"
+    "  --listen ADDR:PORT      where the root serves clients (default 127.0.0.1:0, any free port)\n"
+    "  --session-dir DIR       where the root writes its session file (default: $OTFX_SESSION_DIR, else the\n"
+    "                          working directory); otfxctl and otfx-gui find the newest one there\n"
+    "  --snapshot-dir DIR      snapshots are written under DIR, relative paths resolved there; paths that\n"
+    "                          leave it are refused (default: the working directory)\n"
+    "  --snapshot-at-exit PATH write a snapshot of everything held when the application ends\n"
+    "  --job-id ID             the job's name in the session file (default: otfx-HOST-PID)\n"
     "  --filter FILE           user functions (-finstrument-functions) to record: lines 'include GLOB' /\n"
     "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER)\n"
     "  --mpiexec PATH          the mpiexec to run (default: the one found at build time)\n"
@@ -67,8 +82,15 @@ struct run_options {
     long ranks_per_place;
     size_t buffer_bytes;
     const char *reduction;
+    long fanin;
     bool no_record;
+    bool start_paused;
     bool dry_run;
+    const char *listen;
+    char *session_dir;  /* absolute */
+    char *snapshot_dir; /* absolute */
+    const char *snapshot_at_exit;
+    const char *job_id;
     char *filter; /* absolute path of --filter's file, NULL without */
     const char *mpiexec;
     char **program; /* PROGRAM ARGS..., NULL-terminated (argv's tail) */
@@ -124,6 +146,17 @@ static bool matches(const char *argument, const char *name)
     return strncmp(argument, name, length) == 0 && (argument[length] == '\0' || argument[length] == '=');
 }
 
+/* The absolute path of an existing directory the user can write into. */
+static char *existing_directory(const char *option, const char *path)
+{
+    char *absolute = realpath(path, NULL);
+    struct stat info;
+    if (!absolute || stat(absolute, &info) != 0 || !S_ISDIR(info.st_mode) || access(absolute, W_OK) != 0)
+        usage_error("%s: '%s' is not a directory this user can write into%s%s", option, path,
+                    absolute ? "" : ": ", absolute ? "" : strerror(errno));
+    return absolute;
+}
+
 static void parse_options(int argc, char **argv, struct run_options *options)
 {
     int i = 1;
@@ -164,7 +197,40 @@ static void parse_options(int argc, char **argv, struct run_options *options)
         } else if (strcmp(argument, "--no-record") == 0) {
             options->no_record = true;
         } else if (strcmp(argument, "--start-paused") == 0) {
-            usage_error("--start-paused needs steering (issue 5), not available yet");
+            options->start_paused = true;
+        } else if (matches(argument, "--fanin")) {
+            options->fanin = parse_count("--fanin", option_value(argc, argv, &i, "--fanin"));
+            if (options->fanin < 2)
+                usage_error("--fanin must be at least 2");
+        } else if (matches(argument, "--listen")) {
+            options->listen = option_value(argc, argv, &i, "--listen");
+            const char *colon = strrchr(options->listen, ':');
+            char *end = NULL;
+            long port = colon ? strtol(colon + 1, &end, 10) : -1;
+            if (!colon || colon == options->listen || !end || end == colon + 1 || *end || port < 0 ||
+                port > 65535)
+                usage_error("--listen needs ADDR:PORT (port 0: any free port), not '%s'", options->listen);
+        } else if (matches(argument, "--session-dir")) {
+            free(options->session_dir);
+            options->session_dir =
+                existing_directory("--session-dir", option_value(argc, argv, &i, "--session-dir"));
+        } else if (matches(argument, "--snapshot-dir")) {
+            free(options->snapshot_dir);
+            options->snapshot_dir =
+                existing_directory("--snapshot-dir", option_value(argc, argv, &i, "--snapshot-dir"));
+        } else if (matches(argument, "--snapshot-at-exit")) {
+            options->snapshot_at_exit = option_value(argc, argv, &i, "--snapshot-at-exit");
+            if (!*options->snapshot_at_exit)
+                usage_error("--snapshot-at-exit needs a path");
+        } else if (matches(argument, "--job-id")) {
+            options->job_id = option_value(argc, argv, &i, "--job-id");
+            for (const char *c = options->job_id; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                      *c == '-' || *c == '_' || *c == '.'))
+                    usage_error("--job-id may hold letters, digits, '-', '_' and '.' only, not '%s'",
+                                options->job_id);
+            if (!*options->job_id)
+                usage_error("--job-id needs a name");
         } else if (matches(argument, "--filter")) {
             const char *file = option_value(argc, argv, &i, "--filter");
             free(options->filter);
@@ -186,6 +252,19 @@ static void parse_options(int argc, char **argv, struct run_options *options)
         usage_error("-n N (the number of application ranks) is required");
     if (options->places && options->ranks_per_place)
         usage_error("--places and --ranks-per-place exclude each other");
+}
+
+/* Places for `event_places` leaves: the leaves plus the inner nodes their tree needs (otfx/tbon.h). */
+static long tree_places(long event_places, uint32_t fanin)
+{
+    if (event_places <= 1)
+        return 1;
+    long places = event_places, width = event_places;
+    do {
+        width = (width + fanin - 1) / fanin;
+        places += width;
+    } while (width > 1);
+    return places;
 }
 
 static bool readable(const char *path)
@@ -233,29 +312,46 @@ int main(int argc, char **argv)
 {
     struct run_options options = {.buffer_bytes = 64 * 1024 * 1024, .reduction = "ring"};
     parse_options(argc, argv, &options);
+    const uint32_t fanin = options.fanin ? (uint32_t)options.fanin : OTFX_TBON_DEFAULT_FANIN;
     long places = options.places;
-    if (options.ranks_per_place)
-        places = (options.ranks + options.ranks_per_place - 1) / options.ranks_per_place;
-    if (!places)
-        places = (options.ranks + DEFAULT_RANKS_PER_PLACE - 1) / DEFAULT_RANKS_PER_PLACE;
-    if (places > options.ranks) {
-        fprintf(stderr, "otfx-run: %ld places for %ld application ranks: a place needs a rank to serve\n",
-                places, options.ranks);
+    if (!places) {
+        const long per_place = options.ranks_per_place ? options.ranks_per_place : DEFAULT_RANKS_PER_PLACE;
+        places = tree_places((options.ranks + per_place - 1) / per_place, fanin);
+    }
+    otfx_tbon_layout layout;
+    char problem[256];
+    if (!otfx_tbon_layout_init(&layout, (uint32_t)options.ranks, (uint32_t)places, fanin, problem,
+                               sizeof(problem))) {
+        fprintf(stderr, "otfx-run: %s\n", problem);
         return EXIT_USAGE;
     }
+    fprintf(stderr, "otfx-run: %ld application ranks, %ld places (%u event, %u analysis, fan-in %u)\n",
+            options.ranks, places, layout.event_places, layout.places - layout.event_places, fanin);
     char *capture = find_capture_library();
 
-    char total_ranks[32], place_count[32], buffer[32];
+    char total_ranks[32], place_count[32], buffer[32], fanin_text[32], job_id[128];
     snprintf(total_ranks, sizeof(total_ranks), "%ld", options.ranks + places);
     snprintf(place_count, sizeof(place_count), "%ld", places);
     snprintf(buffer, sizeof(buffer), "%zu", options.buffer_bytes);
+    snprintf(fanin_text, sizeof(fanin_text), "%u", fanin);
+    if (options.job_id) {
+        snprintf(job_id, sizeof(job_id), "%s", options.job_id);
+    } else {
+        char host[64] = "host";
+        gethostname(host, sizeof(host) - 1);
+        host[sizeof(host) - 1] = '\0';
+        for (char *c = host; *c; c++)
+            if (*c == '.')
+                *c = '\0';
+        snprintf(job_id, sizeof(job_id), "otfx-%s-%ld", host, (long)getpid());
+    }
     const char *mpiexec =
         options.mpiexec ? options.mpiexec : (*OTFX_RUN_MPIEXEC ? OTFX_RUN_MPIEXEC : "mpiexec");
 
     size_t program_args = 0;
     while (options.program[program_args])
         program_args++;
-    const char **command = calloc(32 + program_args, sizeof(char *));
+    const char **command = calloc(64 + program_args, sizeof(char *));
     if (!command) {
         fputs("otfx-run: out of memory\n", stderr);
         return 1;
@@ -274,8 +370,20 @@ int main(int argc, char **argv)
     GENV("OTFX_PLACES", place_count);
     GENV("OTFX_BUFFER", buffer);
     GENV("OTFX_REDUCTION", options.reduction);
+    GENV("OTFX_FANIN", fanin_text);
+    GENV("OTFX_JOB_ID", job_id);
     if (options.no_record)
         GENV("OTFX_RECORD", "0");
+    if (options.start_paused)
+        GENV("OTFX_START_PAUSED", "1");
+    if (options.listen)
+        GENV("OTFX_LISTEN", options.listen);
+    if (options.session_dir)
+        GENV("OTFX_SESSION_DIR", options.session_dir);
+    if (options.snapshot_dir)
+        GENV("OTFX_SNAPSHOT_DIR", options.snapshot_dir);
+    if (options.snapshot_at_exit)
+        GENV("OTFX_SNAPSHOT_AT_EXIT", options.snapshot_at_exit);
     if (options.filter)
         GENV("OTFX_FILTER", options.filter);
     if (!getenv("MPIR_CVAR_POLLS_BEFORE_YIELD"))
@@ -299,5 +407,7 @@ int main(int argc, char **argv)
     free(command);
     free(capture);
     free(options.filter);
+    free(options.session_dir);
+    free(options.snapshot_dir);
     return status;
 }

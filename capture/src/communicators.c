@@ -143,12 +143,26 @@ void capture_comm_created(int function_id, MPI_Comm handle)
     add_comm(handle, function_id);
 }
 
+static void remove_comm(MPI_Comm handle, struct capture_comm *comm);
+
 void capture_comm_freed(int function_id, MPI_Comm handle)
 {
     struct capture_comm *comm = find_comm(handle);
     if (!comm)
         return;
     capture_write_comm(CAPTURE_RECORD_COMM_FREED, function_id, comm, false);
+    remove_comm(handle, comm);
+}
+
+void capture_comm_forget(MPI_Comm handle)
+{
+    struct capture_comm *comm = capture_has_place ? find_comm(handle) : NULL;
+    if (comm)
+        remove_comm(handle, comm);
+}
+
+static void remove_comm(MPI_Comm handle, struct capture_comm *comm)
+{
     /* Backward-shift deletion keeps every probe sequence unbroken without tombstones. */
     size_t hole = slot_of(handle);
     while (slots[hole].handle != handle)

@@ -15,6 +15,7 @@
 
 MPI_Comm capture_app_world = MPI_COMM_WORLD;
 struct capture_layout capture_layout;
+int capture_own_place = -1;
 
 /* Every rank reaches the same verdict (same environment), so rank 0 alone explains and all abort. */
 static _Noreturn void configuration_error(int world_rank, const char *message, const char *value)
@@ -69,6 +70,48 @@ static int configured_place_count(int world_rank, int world_size, const char **r
     return (int)places;
 }
 
+/* OTFX_FANIN: the tool tree's fan-in (tbon.h), default 16; at least 2. */
+static uint32_t configured_fanin(int world_rank)
+{
+    const char *setting = getenv("OTFX_FANIN");
+    if (!setting || !*setting)
+        return OTFX_TBON_DEFAULT_FANIN;
+    char *end = NULL;
+    errno = 0;
+    long fanin = strtol(setting, &end, 10);
+    if (errno || *end || fanin < 2 || fanin > 1000000)
+        configuration_error(world_rank, "OTFX_FANIN must be a fan-in of 2 or more, not ", setting);
+    return (uint32_t)fanin;
+}
+
+/* Before PMPI_Init: whether this process will be a place of an OTFX_PLACES job (the last P of
+ * PMI_SIZE ranks, as hydra numbers them). Places initialise MPI with MPI_THREAD_MULTIPLE (their MPI,
+ * worker and snapshot threads); MPMD places (otfx-place) ask for it themselves. Anything unusual
+ * (no PMI variables, a malformed OTFX_PLACES) answers no: the world split then decides as before. */
+static bool place_before_init(void)
+{
+    const char *places = getenv("OTFX_PLACES"), *rank = getenv("PMI_RANK"), *size = getenv("PMI_SIZE");
+    if (!places || !rank || !size)
+        return false;
+    char *end_places = NULL, *end_rank = NULL, *end_size = NULL;
+    const long p = strtol(places, &end_places, 10), r = strtol(rank, &end_rank, 10),
+               n = strtol(size, &end_size, 10);
+    if (*end_places || *end_rank || *end_size || p <= 0 || r < 0 || n <= p)
+        return false;
+    return r >= n - p;
+}
+
+/* OTFX_START_PAUSED=1: the application ranks block at the end of MPI_Init until APP_RESUME. */
+static bool start_paused(int world_rank)
+{
+    const char *setting = getenv("OTFX_START_PAUSED");
+    if (!setting || !*setting || strcmp(setting, "0") == 0)
+        return false;
+    if (strcmp(setting, "1") == 0)
+        return true;
+    configuration_error(world_rank, "OTFX_START_PAUSED must be 0 or 1, not ", setting);
+}
+
 /* OTFX_RECORD=0 starts the application ranks with recording off (otfx-run --no-record); unset or 1: on. */
 static bool record_at_start(int world_rank)
 {
@@ -110,8 +153,9 @@ static void measure_place_offset(int app_rank)
 }
 
 /* Splits the world after PMPI_Init: application ranks return with capture_app_world set, places run the
- * place loop and never return. */
-static void split_world(int init_function, uint64_t init_entered, const char *timer_problem)
+ * place loop and never return. Returns whether MPI_Init's ENTER was recorded (its LEAVE must be then,
+ * whatever steering did meanwhile, e.g. with OTFX_START_PAUSED). */
+static bool split_world(int init_function, uint64_t init_entered, const char *timer_problem, int provided)
 {
     int world_rank = 0, world_size = 0;
     const char *reason = "";
@@ -123,23 +167,26 @@ static void split_world(int init_function, uint64_t init_entered, const char *ti
     capture_layout.place_count = places;
     capture_layout.app_size = world_size - places;
     if (places == 0) {
-        capture_layout.ranks_per_place = 1;
         if (world_rank == 0)
             fprintf(stderr, "otfx-capture: no places configured (%s): passing MPI calls through untraced\n",
                     reason);
-        return;
+        return false;
     }
-    capture_layout.ranks_per_place = (capture_layout.app_size + places - 1) / places;
+    const uint32_t fanin = configured_fanin(world_rank);
+    const bool paused_at_start = start_paused(world_rank);
+    char layout_problem[256];
+    if (!otfx_tbon_layout_init(&capture_layout.tree, (uint32_t)capture_layout.app_size, (uint32_t)places,
+                               fanin, layout_problem, sizeof(layout_problem)))
+        configuration_error(world_rank, "no tool tree for this job: ", layout_problem);
 
     const bool is_place = world_rank >= capture_layout.app_size;
     MPI_Comm own_side;
     PMPI_Comm_split(MPI_COMM_WORLD, is_place, world_rank, &own_side);
     PMPI_Comm_dup(MPI_COMM_WORLD, &capture_tool_comm);
-    if (is_place) {
-        PMPI_Comm_free(&own_side); /* the places' own communicator comes with the tree (issue 5) */
-        capture_place_loop(world_rank);
-    }
+    if (is_place)
+        capture_place_loop(world_rank, own_side, provided); /* the places' communicator is theirs */
     capture_app_world = own_side;
+    capture_own_place = capture_place_of(world_rank);
     if (timer_problem) {
         if (world_rank == 0)
             fprintf(stderr, "otfx-capture: %s: aborting\n", timer_problem);
@@ -157,17 +204,22 @@ static void split_world(int init_function, uint64_t init_entered, const char *ti
     if (recording)
         capture_enter_at(init_function, init_entered);
     capture_comm_lookup(capture_app_world); /* defines the application's world as communicator 0 */
+    /* Last: with OTFX_START_PAUSED the rank blocks in here until its place resumes it. */
+    capture_control_start(world_rank, provided, recording, paused_at_start);
+    return recording;
 }
 
 int MPI_Init(int *argc, char ***argv)
 {
     const char *timer_problem = capture_timer_select();
     const uint64_t entered = capture_now();
-    int result = PMPI_Init(argc, argv);
+    int provided = MPI_THREAD_SINGLE;
+    int result = place_before_init() ? PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided)
+                                     : PMPI_Init(argc, argv);
     if (result != MPI_SUCCESS)
         return result;
-    split_world(CAPTURE_FN_MPI_Init, entered, timer_problem);
-    if (capture_is_recording())
+    PMPI_Query_thread(&provided);
+    if (split_world(CAPTURE_FN_MPI_Init, entered, timer_problem, provided))
         capture_leave(CAPTURE_FN_MPI_Init);
     return result;
 }
@@ -176,11 +228,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     const char *timer_problem = capture_timer_select();
     const uint64_t entered = capture_now();
+    if (place_before_init())
+        required = MPI_THREAD_MULTIPLE;
     int result = PMPI_Init_thread(argc, argv, required, provided);
     if (result != MPI_SUCCESS)
         return result;
-    split_world(CAPTURE_FN_MPI_Init_thread, entered, timer_problem);
-    if (capture_is_recording())
+    if (split_world(CAPTURE_FN_MPI_Init_thread, entered, timer_problem, *provided))
         capture_leave(CAPTURE_FN_MPI_Init_thread);
     return result;
 }
@@ -188,9 +241,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
     if (capture_has_place) {
+        capture_control_stop(); /* no command is carried out from here on */
         /* The leave is recorded before the real finalize: afterwards nothing can be sent. */
-        if (capture_is_recording()) {
-            capture_enter(CAPTURE_FN_MPI_Finalize);
+        if (capture_records(CAPTURE_CLASS_OTHER_MPI)) {
+            capture_enter_at(CAPTURE_FN_MPI_Finalize, capture_now());
             capture_leave(CAPTURE_FN_MPI_Finalize);
         }
         capture_timer_recalibrate(); /* the goodbye batch carries the rate over the whole run */
@@ -204,8 +258,8 @@ int MPI_Finalize(void)
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (capture_is_recording())
-        capture_enter(CAPTURE_FN_MPI_Abort);
+    if (capture_records(CAPTURE_CLASS_OTHER_MPI))
+        capture_enter_at(CAPTURE_FN_MPI_Abort, capture_now());
     /* The application's world is the whole job to the application: the places go down with it. */
     if (comm == MPI_COMM_WORLD || comm == capture_app_world)
         comm = MPI_COMM_WORLD;
@@ -214,9 +268,11 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 
 int MPI_Pcontrol(const int level, ...)
 {
-    if (!capture_is_recording())
+    if (!capture_records(CAPTURE_CLASS_OTHER_MPI) ||
+        !capture_enter(CAPTURE_FN_MPI_Pcontrol, CAPTURE_CLASS_OTHER_MPI)) {
+        capture_untraced_check();
         return PMPI_Pcontrol(level);
-    capture_enter(CAPTURE_FN_MPI_Pcontrol);
+    }
     capture_phase(CAPTURE_FN_MPI_Pcontrol, level);
     int result = PMPI_Pcontrol(level);
     capture_leave(CAPTURE_FN_MPI_Pcontrol);
@@ -247,9 +303,11 @@ static int get_attribute(int (*real_get)(MPI_Comm, int, void *, int *), MPI_Comm
 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
-    if (!capture_is_recording())
+    if (!capture_records(CAPTURE_CLASS_OTHER_MPI) ||
+        !capture_enter(CAPTURE_FN_MPI_Comm_get_attr, CAPTURE_CLASS_OTHER_MPI)) {
+        capture_untraced_check();
         return get_attribute(PMPI_Comm_get_attr, comm, comm_keyval, attribute_val, flag);
-    capture_enter(CAPTURE_FN_MPI_Comm_get_attr);
+    }
     int result = get_attribute(PMPI_Comm_get_attr, comm, comm_keyval, attribute_val, flag);
     capture_leave(CAPTURE_FN_MPI_Comm_get_attr);
     return result;
@@ -257,9 +315,11 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
 
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    if (!capture_is_recording())
+    if (!capture_records(CAPTURE_CLASS_OTHER_MPI) ||
+        !capture_enter(CAPTURE_FN_MPI_Attr_get, CAPTURE_CLASS_OTHER_MPI)) {
+        capture_untraced_check();
         return get_attribute(PMPI_Attr_get, comm, keyval, attribute_val, flag);
-    capture_enter(CAPTURE_FN_MPI_Attr_get);
+    }
     int result = get_attribute(PMPI_Attr_get, comm, keyval, attribute_val, flag);
     capture_leave(CAPTURE_FN_MPI_Attr_get);
     return result;

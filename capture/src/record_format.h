@@ -32,6 +32,57 @@
  * NUL included) with this tag, the place answers with two uint64_t, its CLOCK_MONOTONIC ns and 1 if
  * the name is its own (same node: same clock), else 0, with the same tag. */
 #define CAPTURE_SYNC_TAG 4243
+/* Steering (issue 5): the place sends struct capture_control messages to an application rank with
+ * this tag; the rank answers each one with a struct capture_control (same command and sequence, `state`
+ * and `classes` filled) once it has carried it out (for CAPTURE_CONTROL_APP_PAUSE: once it is blocked).
+ * The rank notices a message within about a millisecond of its own activity: it tests for it in MPI
+ * calls, user-function events and batch sends (capture/src/control.c), never from a helper thread, so
+ * a rank inside a long computation or a blocking MPI call answers when it returns. A message that is
+ * not a capture_control (size, magic, version, command) is reported once on the rank's stderr and
+ * ignored (no answer). When a RECORD_UNTIL window ends, the rank sends one unsolicited answer
+ * (command RECORD_UNTIL, sequence 0) with its state (recording off). With OTFX_START_PAUSED=1 every rank
+ * blocks at the end of MPI_Init until it receives APP_RESUME (it answers that one). */
+#define CAPTURE_CONTROL_TAG 4244
+
+enum capture_control_command {
+    CAPTURE_CONTROL_RECORD_ON = 1,  /* start recording (argument: 0) */
+    CAPTURE_CONTROL_RECORD_OFF = 2, /* stop recording */
+    /* record from now until argument = the end of the window, ns on the place's (global) clock; the
+     * rank stops by itself at that time (checked with every record) */
+    CAPTURE_CONTROL_RECORD_UNTIL = 3,
+    CAPTURE_CONTROL_APP_PAUSE = 4, /* block in the next MPI call (or check) until APP_RESUME */
+    CAPTURE_CONTROL_APP_RESUME = 5,
+    CAPTURE_CONTROL_SET_CLASSES = 6, /* argument: enabled event classes (otfx_event_class bits) */
+    CAPTURE_CONTROL_FLUSH = 7,       /* send the records buffered so far now (before a snapshot): the
+                                      * answering thread's batch; other threads' go when full or at
+                                      * MPI_Finalize */
+};
+
+/* Event classes as in otfx_event_class (tbon/include/otfx/protocol.h): which MPI functions belong to
+ * which comes from the class column of capture/mpi_functions.tsv (gen_wrappers.py). */
+enum capture_event_class {
+    CAPTURE_CLASS_P2P = 1u << 0,        /* p2p-*, probe, persistent-*, start, completion, request-free */
+    CAPTURE_CLASS_COLLECTIVE = 1u << 1, /* collective, icollective, collective-init */
+    CAPTURE_CLASS_OTHER_MPI = 1u << 2,  /* comm-*, other (and the manual wrappers) */
+    CAPTURE_CLASS_USER = 1u << 3,       /* user functions (-finstrument-functions) and otfx.h */
+    CAPTURE_CLASS_ALL = 0xfu,
+};
+
+enum capture_control_state {
+    CAPTURE_STATE_RECORDING = 1u << 0,
+    CAPTURE_STATE_PAUSED = 1u << 1,
+};
+
+struct capture_control {
+    uint32_t magic;    /* CAPTURE_BATCH_MAGIC */
+    uint16_t version;  /* CAPTURE_BATCH_VERSION */
+    uint16_t command;  /* enum capture_control_command */
+    uint64_t sequence; /* chosen by the place, echoed in the answer */
+    uint64_t argument;
+    uint32_t state;   /* answer: enum capture_control_state after the command */
+    uint32_t classes; /* answer: the enabled event classes after the command */
+};
+
 /* Batch size: large enough that one message per ~3000 events amortises the send, small enough that a
  * place holding many ranks' in-flight batches stays modest. */
 #define CAPTURE_BATCH_BYTES (100 * 1024)
@@ -90,6 +141,14 @@ enum capture_record_kind {
     CAPTURE_RECORD_NAMED_PHASE = 18,  /* capture_user_record, address = name id: otfx_phase */
     CAPTURE_RECORD_THROTTLED = 19,    /* capture_throttle_record: a user function was switched off (short
                                        * and frequent), or at the end how many calls it skipped */
+    CAPTURE_RECORD_RECORDING = 20,    /* capture_recording_record: recording stopped or started (steering);
+                                       * written into the stream of the thread that carried out the
+                                       * command; not an event and not in time order (it may be written
+                                       * from a batch send, between a record's timestamp and the record).
+                                       * After "on" the stream may hold LEAVE records of regions entered
+                                       * before the pause (user functions whose exit comes after the
+                                       * resume): the place drops them; MPI calls are recorded whole or
+                                       * not at all */
 };
 
 enum capture_request_kind {
@@ -137,6 +196,17 @@ struct capture_comm_record {
 };
 
 enum capture_comm_flags { CAPTURE_COMM_INTER = 1u << 0 };
+
+enum capture_recording_reason {
+    CAPTURE_RECORDING_COMMAND = 1,    /* RECORD_ON / RECORD_OFF / RECORD_UNTIL from the place */
+    CAPTURE_RECORDING_WINDOW_END = 2, /* RECORD_UNTIL's end passed */
+};
+
+struct capture_recording_record {
+    struct capture_record_header header; /* function_id 0 */
+    uint32_t on;                         /* 1: recording from now on, 0: stopped */
+    uint32_t reason;                     /* enum capture_recording_reason */
+};
 
 struct capture_phase_record {
     struct capture_record_header header;

@@ -98,6 +98,13 @@ static inline void *reserve(size_t size)
             if (recorder->used + size > RECORD_CAPACITY)
                 send_batch(recorder, 0);
         }
+        /* A batch send is a check point too (a thread recording without MPI calls or user-function
+         * enters, e.g. only otfx_phase); it may write RECORDING records before this one. */
+        if (capture_check_deadline != UINT64_MAX) {
+            capture_control_check_at_flush();
+            if (recorder->used + size > RECORD_CAPACITY)
+                send_batch(recorder, 0);
+        }
     }
     void *record =
         recorder->batches[recorder->current] + sizeof(struct capture_batch_header) + recorder->used;
@@ -120,9 +127,27 @@ void capture_enter_at(int function_id, uint64_t timestamp)
     fill_header(header, CAPTURE_RECORD_ENTER, function_id, sizeof(*header), timestamp);
 }
 
-void capture_enter(int function_id)
+bool capture_enter(int function_id, uint32_t event_class)
 {
-    capture_enter_at(function_id, capture_now());
+    uint64_t now = capture_now();
+    if (__builtin_expect(now >= capture_check_deadline, 0)) {
+        /* Before the ENTER: a pause blocks here, before the call reaches PMPI, and a command that
+         * turns this class off leaves the call unrecorded (enter and leave alike). */
+        capture_control_check(now);
+        if (!capture_records(event_class))
+            return false;
+        now = capture_now();
+    }
+    capture_enter_at(function_id, now);
+    return true;
+}
+
+void capture_write_recording(bool on, uint32_t reason, uint64_t timestamp)
+{
+    struct capture_recording_record *record = reserve(sizeof(*record));
+    fill_header(&record->header, CAPTURE_RECORD_RECORDING, 0, sizeof(*record), timestamp);
+    record->on = on ? 1u : 0u;
+    record->reason = reason;
 }
 
 void capture_leave(int function_id)
@@ -260,6 +285,7 @@ void capture_recorder_finish(void)
     if (capture_recording)
         capture_user_functions_finish();
     capture_recording = false;
+    capture_record_mask = 0;
     /* Other threads are done with MPI by now (MPI_Finalize's rule): send what they left behind. */
     for (struct thread_recorder *recorder = all_threads; recorder; recorder = recorder->next) {
         if (recorder == calling)

@@ -27,8 +27,12 @@
 #endif
 
 /* Set between the world split in MPI_Init and MPI_Finalize on application ranks with places while
- * recording is on (OTFX_RECORD=0 starts with it off). */
+ * recording is on (OTFX_RECORD=0 starts with it off; steering turns it on and off: control.c). */
 CAPTURE_INTERNAL extern bool capture_recording;
+/* What the wrappers test, one load and one bit test per call: the enabled event classes
+ * (enum capture_event_class) while recording, 0 while not (and in pass-through mode). Written only by
+ * control.c (capture_control_apply_state). */
+CAPTURE_INTERNAL extern uint32_t capture_record_mask;
 /* Set from the world split on application ranks that have a place, recording or not: they must send
  * their goodbye batch in MPI_Finalize, or their place would wait for ever. */
 CAPTURE_INTERNAL extern bool capture_has_place;
@@ -36,9 +40,62 @@ static inline bool capture_is_recording(void)
 {
     return __builtin_expect(capture_recording, 0);
 }
+static inline bool capture_records(uint32_t event_class)
+{
+    return __builtin_expect((capture_record_mask & event_class) != 0, 0);
+}
 
-CAPTURE_INTERNAL void capture_enter(int function_id);
+/* ---- steering checks (control.c) ------------------------------------------------------------------
+ * The next time (raw ticks) at which the rank must look at its control channel or end a RECORD_UNTIL
+ * window: UINT64_MAX without a place (pass-through, before the split, after MPI_Finalize began). Every
+ * check point compares a timestamp it has anyway with it: one load and one compare per event. */
+CAPTURE_INTERNAL extern uint64_t capture_check_deadline;
+/* Slow paths, taken when a timestamp reached the deadline. At a check point (an MPI wrapper before it
+ * calls PMPI, a user-function enter): polls the control channel (if this thread may: the thread that
+ * called MPI_Init, or any with MPI_THREAD_MULTIPLE), carries out commands, blocks while the application
+ * is paused, ends an expired window. */
+CAPTURE_INTERNAL void capture_control_check(uint64_t now);
+/* The same after a batch was sent from inside a record (never blocks: a pause waits for the next check
+ * point). */
+CAPTURE_INTERNAL void capture_control_check_at_flush(void);
+/* An MPI wrapper that records nothing (recording off or its class disabled) still checks. */
+static inline void capture_untraced_check(void)
+{
+    if (__builtin_expect(capture_check_deadline != UINT64_MAX, 0)) {
+        const uint64_t now = capture_ticks();
+        if (now >= capture_check_deadline)
+            capture_control_check(now);
+    }
+}
+/* Blocking MPI calls with a place run as nonblocking calls (or Test/Iprobe forms) in a loop that checks
+ * between tests (gen_wrappers.py STEERED_TEST_FORMS, nonblocking_variant): a rank waiting for a paused
+ * rank notices APP_PAUSE itself. Without a place (and from MPI_Finalize on) they are the plain call. */
+static inline bool capture_steering_waits(void)
+{
+    return __builtin_expect(capture_check_deadline != UINT64_MAX, 0);
+}
+/* One turn of such a loop that found nothing done: the check when due, and the core yielded every few
+ * turns (as MPICH's own blocking wait does with MPIR_CVAR_POLLS_BEFORE_YIELD). */
+CAPTURE_INTERNAL void capture_wait_pause_point(int *polls);
+/* Completes a nonblocking request that stands for a blocking call, checking meanwhile. */
+CAPTURE_INTERNAL int capture_wait_steered(MPI_Request *request, MPI_Status *status);
+/* control.c life cycle (manual_wrappers.c): start after the world split (posts the receive; blocks
+ * until APP_RESUME with OTFX_START_PAUSED=1), stop in MPI_Finalize before the goodbye batch (cancels
+ * the receive). */
+CAPTURE_INTERNAL void capture_control_start(int app_rank, int thread_level, bool recording,
+                                            bool start_paused);
+CAPTURE_INTERNAL void capture_control_stop(void);
+
+/* Records the ENTER of an MPI function of class `event_class` (after the check point): false when the
+ * check turned recording or the class off (or the window ended): then nothing was written and the
+ * wrapper calls PMPI untraced. */
+CAPTURE_INTERNAL bool capture_enter(int function_id, uint32_t event_class);
 CAPTURE_INTERNAL void capture_leave(int function_id);
+/* A RECORDING record (control.c, when it turns recording on or off). */
+CAPTURE_INTERNAL void capture_write_recording(bool on, uint32_t reason, uint64_t timestamp);
+/* Forgets every tracked request (requests.c): when recording or a class comes back on, requests that
+ * completed while nothing was recorded may have left entries whose handles MPI reuses. */
+CAPTURE_INTERNAL void capture_requests_reset(void);
 
 /* A message was sent/received by a blocking call; comm is the communicator the call used (already
  * translated to the application's world). Peers are ranks in comm; the recorder translates them. */
@@ -101,6 +158,8 @@ CAPTURE_INTERNAL const struct capture_comm *capture_comm_lookup(MPI_Comm comm);
 CAPTURE_INTERNAL void capture_comm_created(int function_id, MPI_Comm comm);
 CAPTURE_INTERNAL void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm);
 CAPTURE_INTERNAL void capture_comm_freed(int function_id, MPI_Comm comm);
+/* A communicator freed while nothing was recorded: dropped from the cache without a record. */
+CAPTURE_INTERNAL void capture_comm_forget(MPI_Comm comm);
 CAPTURE_INTERNAL void capture_comm_neighbor_degrees(MPI_Comm comm, int *indegree, int *outdegree);
 
 static inline int capture_comm_peer_count(const struct capture_comm *comm)

@@ -291,6 +291,20 @@ void capture_request_completed(int function_id, MPI_Request request, const MPI_S
         remove_entry(entry);
 }
 
+/* Recording or a class came back on: entries of requests that completed unseen are stale, and so are
+ * those still pending (their completion is not recorded: the place sees a request without its end).
+ * Persistent requests stay (they live until MPI_Request_free; one freed unseen is replaced when MPI
+ * reuses its handle for a recorded request). */
+void capture_requests_reset(void)
+{
+    for (size_t i = 0; i < table_size;) {
+        if (table[i].handle != MPI_REQUEST_NULL && !table[i].persistent)
+            remove_entry(&table[i]); /* shifts a later entry into slot i: look at it again */
+        else
+            i++;
+    }
+}
+
 void capture_request_forget(MPI_Request request)
 {
     struct tracked_request *entry = find(request);

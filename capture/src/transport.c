@@ -28,11 +28,11 @@ static void wait_for_send(MPI_Request *request)
 void capture_flush(const void *records, size_t bytes, MPI_Request *in_flight)
 {
     MPI_Request previous = *in_flight;
-    int my_app_rank = 0;
-    PMPI_Comm_rank(capture_app_world, &my_app_rank);
     /* Batches are at most CAPTURE_BATCH_BYTES, far below INT_MAX. */
-    if (PMPI_Isend(records, (int)bytes, MPI_BYTE, capture_place_of(my_app_rank), CAPTURE_BATCH_TAG,
-                   capture_tool_comm, in_flight) != MPI_SUCCESS) {
+    if (PMPI_Isend(records, (int)bytes, MPI_BYTE, capture_own_place, CAPTURE_BATCH_TAG, capture_tool_comm,
+                   in_flight) != MPI_SUCCESS) {
+        int my_app_rank = 0;
+        PMPI_Comm_rank(capture_app_world, &my_app_rank);
         fprintf(stderr, "otfx-capture: rank %d could not send a batch to its place: aborting\n", my_app_rank);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }

@@ -170,14 +170,58 @@ NO_INSTRUMENT static struct function_slot *function_slot(uint64_t address, bool 
     return slot;
 }
 
+/* Steering (control.c): a user-function enter is a check point on the thread that called MPI_Init. */
+CAPTURE_INTERNAL void capture_control_check_user(uint64_t now);
+CAPTURE_INTERNAL void capture_control_pause_point(void);
+
+/* Not recording users: still a check point with a place (RECORD_ON must be noticed in code that calls
+ * only user functions); one load and compare without. */
+NO_INSTRUMENT static inline void untraced_user_check(void)
+{
+    if (__builtin_expect(capture_check_deadline != UINT64_MAX, 0)) {
+        const uint64_t now = capture_ticks();
+        if (now >= capture_check_deadline)
+            capture_control_check_user(now);
+    }
+}
+
+/* The timestamp of a user record, after the check when it is due (one compare otherwise); false when
+ * the check turned user events off. */
+NO_INSTRUMENT static inline bool user_timestamp(uint64_t *now)
+{
+    *now = capture_now();
+    if (__builtin_expect(*now >= capture_check_deadline, 0)) {
+        capture_control_check_user(*now);
+        if (!capture_records(CAPTURE_CLASS_USER))
+            return false;
+        *now = capture_now();
+    }
+    return true;
+}
+
+/* The timestamp of a user exit: the same single compare; past the deadline the thread waits while the
+ * application is paused (another thread carried out APP_PAUSE) before it records. */
+NO_INSTRUMENT static inline uint64_t exit_timestamp(void)
+{
+    uint64_t now = capture_now();
+    if (__builtin_expect(now >= capture_check_deadline, 0)) {
+        capture_control_pause_point();
+        now = capture_now();
+    }
+    return now;
+}
+
 CAPTURE_EXPORT void __cyg_profile_func_enter(void *function, void *call_site) NO_INSTRUMENT;
 CAPTURE_EXPORT void __cyg_profile_func_exit(void *function, void *call_site) NO_INSTRUMENT;
 
 NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
 {
     (void)call_site;
-    if (!capture_is_recording())
+    if (!capture_records(CAPTURE_CLASS_USER)) {
+        untraced_user_check();
         return;
+    }
+    uint64_t now;
     if (hooks_filtered) {
         struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, true);
         if (!slot)
@@ -186,22 +230,25 @@ NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
             slot->skipped += slot->state == FUNCTION_THROTTLED;
             return;
         }
+        if (!user_timestamp(&now))
+            return;
         slot->open++;
-        const uint64_t now = capture_now();
         if (open_user_regions < TIMED_DEPTH)
             enter_times[open_user_regions] = now;
         open_user_regions++;
         capture_user_event_at(CAPTURE_RECORD_USER_ENTER, function, now);
         return;
     }
+    if (!user_timestamp(&now))
+        return;
     open_user_regions++;
-    capture_user_event(CAPTURE_RECORD_USER_ENTER, function);
+    capture_user_event_at(CAPTURE_RECORD_USER_ENTER, function, now);
 }
 
 NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
 {
     (void)call_site;
-    if (!capture_is_recording() || open_user_regions == 0)
+    if (!capture_records(CAPTURE_CLASS_USER) || open_user_regions == 0)
         return;
     if (hooks_filtered) {
         struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, false);
@@ -209,7 +256,7 @@ NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
             return; /* its enter was not recorded */
         slot->open--;
         open_user_regions--;
-        const uint64_t now = capture_now();
+        const uint64_t now = exit_timestamp();
         capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, now);
         if (throttle_calls && open_user_regions < TIMED_DEPTH) {
             slot->calls++;
@@ -224,7 +271,7 @@ NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
         return;
     }
     open_user_regions--;
-    capture_user_event(CAPTURE_RECORD_USER_LEAVE, function);
+    capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, exit_timestamp());
 }
 
 /* At MPI_Finalize: how many calls each function throttled in this thread skipped. */
@@ -489,26 +536,34 @@ CAPTURE_EXPORT void otfx_phase(const char *name) NO_INSTRUMENT;
 
 NO_INSTRUMENT void otfx_region_begin(const char *name)
 {
-    uint64_t id;
-    if (!capture_is_recording() || !name_id(name, &id))
+    uint64_t id, now;
+    if (!capture_records(CAPTURE_CLASS_USER)) {
+        untraced_user_check();
+        return;
+    }
+    if (!user_timestamp(&now) || !name_id(name, &id))
         return;
     open_user_regions++;
-    capture_user_event(CAPTURE_RECORD_REGION_BEGIN, (const void *)(uintptr_t)id);
+    capture_user_event_at(CAPTURE_RECORD_REGION_BEGIN, (const void *)(uintptr_t)id, now);
 }
 
 NO_INSTRUMENT void otfx_region_end(const char *name)
 {
     (void)name; /* the innermost open region ends: no lookup needed */
-    if (!capture_is_recording() || open_user_regions == 0)
+    if (!capture_records(CAPTURE_CLASS_USER) || open_user_regions == 0)
         return;
     open_user_regions--;
-    capture_user_event(CAPTURE_RECORD_REGION_END, NULL);
+    capture_user_event_at(CAPTURE_RECORD_REGION_END, NULL, exit_timestamp());
 }
 
 NO_INSTRUMENT void otfx_phase(const char *name)
 {
-    uint64_t id;
-    if (!capture_is_recording() || !name_id(name, &id))
+    uint64_t id, now;
+    if (!capture_records(CAPTURE_CLASS_USER)) {
+        untraced_user_check();
         return;
-    capture_user_event(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id);
+    }
+    if (!user_timestamp(&now) || !name_id(name, &id))
+        return;
+    capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
 }

@@ -24,6 +24,11 @@
  *   NAMED_PHASE                 PHASE on the named region of role PHASE, value 0
  *   THROTTLED                   REDUCTION (strategy throttle; events_removed = 2 x the skipped calls
  *                               reported in the rank's last batch), and the rank's throttled list
+ *   RECORDING                   no event: recording stopped / started (steering). After a restart the
+ *                               regions open before it stay open (nothing is closed), and a LEAVE that
+ *                               would close one of them (depth at the restart, "depth 0" of what
+ *                               was recorded since) is dropped and counted: user functions entered
+ *                               before the pause return while recording is on again.
  *   PROBE, COMM_FREED, REQUEST_DONE of collectives (recorded when started), unknown kinds: no event.
  */
 #include "event_place_internal.h"
@@ -47,6 +52,9 @@ struct decoder {
     bool any_time;
     uint32_t depth;
     uint32_t collective_depth;
+    bool recording_resumed;
+    uint32_t resume_floor;
+    uint64_t dropped_leaves;
     char problem[200];
 };
 
@@ -263,6 +271,25 @@ static bool named_region(struct decoder *decoder, uint64_t name_id, otfx_region_
     return true;
 }
 
+/* A LEAVE (MPI, user function, otfx.h region): true when there is a region to close, false when the
+ * LEAVE is dropped (a region entered before recording restarted) or, with *malformed set, when there is
+ * no open region and recording never restarted. */
+static bool leave_closes_region(struct decoder *decoder, bool *malformed, const char *what,
+                                uint16_t function_id)
+{
+    *malformed = false;
+    const uint32_t floor = decoder->recording_resumed ? decoder->resume_floor : 0;
+    if (decoder->depth > floor)
+        return true;
+    if (decoder->recording_resumed || decoder->rank->recording_resumed) {
+        decoder->dropped_leaves++;
+        return false;
+    }
+    *malformed = true;
+    fail(decoder, "%s without an open region (function id %llu)", what, (unsigned long long)function_id);
+    return false;
+}
+
 static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
                           const unsigned char *record)
 {
@@ -284,6 +311,18 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     }
     if (header->kind == CAPTURE_RECORD_NAME)
         return define_name(decoder, header, record);
+    if (header->kind == CAPTURE_RECORD_RECORDING) {
+        struct capture_recording_record recording;
+        if (header->size < sizeof(recording))
+            return fail(decoder, "recording record of %llu bytes", (unsigned long long)(header->size));
+        memcpy(&recording, record, sizeof(recording));
+        if (recording.on) {
+            decoder->recording_resumed = true;
+            decoder->resume_floor = decoder->depth;
+            decoder->rank->recording_resumed = true;
+        }
+        return true;
+    }
     if (decoder->any_time && header->timestamp < decoder->last_time)
         return fail(decoder, "time goes backwards (record at %llu ns)",
                     (unsigned long long)(header->timestamp));
@@ -305,10 +344,10 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
             decoder->collective_depth = decoder->depth;
         }
         return true;
-    case CAPTURE_RECORD_LEAVE:
-        if (decoder->depth == 0)
-            return fail(decoder, "leave without an open region (function id %llu)",
-                        (unsigned long long)(header->function_id));
+    case CAPTURE_RECORD_LEAVE: {
+        bool malformed;
+        if (!leave_closes_region(decoder, &malformed, "leave", header->function_id))
+            return !malformed;
         if (decoder->collective_depth == decoder->depth) {
             /* The collective returned an error and recorded no payload: close it without one. */
             otfx_event *end = next_event(decoder, OTFX_EV_COLL_END, time);
@@ -321,6 +360,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         next_event(decoder, OTFX_EV_LEAVE, time);
         decoder->depth--;
         return true;
+    }
     case CAPTURE_RECORD_SEND:
     case CAPTURE_RECORD_RECV:
     case CAPTURE_RECORD_RECV_POSTED:
@@ -390,8 +430,9 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         struct capture_user_record user;
         memcpy(&user, record, sizeof(user));
         if (header->kind == CAPTURE_RECORD_USER_LEAVE) {
-            if (decoder->depth == 0)
-                return fail(decoder, "user-function leave without an open region");
+            bool malformed;
+            if (!leave_closes_region(decoder, &malformed, "user-function leave", 0))
+                return !malformed;
             next_event(decoder, OTFX_EV_LEAVE, time);
             decoder->depth--;
             return true;
@@ -413,8 +454,9 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         struct capture_user_record user;
         memcpy(&user, record, sizeof(user));
         if (header->kind == CAPTURE_RECORD_REGION_END) {
-            if (decoder->depth == 0)
-                return fail(decoder, "otfx_region_end without an open region");
+            bool malformed;
+            if (!leave_closes_region(decoder, &malformed, "otfx_region_end", 0))
+                return !malformed;
             next_event(decoder, OTFX_EV_LEAVE, time);
             decoder->depth--;
             return true;
@@ -464,6 +506,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     }
     case CAPTURE_RECORD_NAME:
     case CAPTURE_RECORD_OBJECT: /* handled above */
+    case CAPTURE_RECORD_RECORDING:
     case CAPTURE_RECORD_COMM_FREED:
         return true;
     }
@@ -487,7 +530,9 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .last_time = stream->last_time,
                               .any_time = stream->any_time,
                               .depth = stream->depth,
-                              .collective_depth = stream->collective_depth};
+                              .collective_depth = stream->collective_depth,
+                              .recording_resumed = stream->recording_resumed,
+                              .resume_floor = stream->resume_floor};
     size_t offset = 0;
     bool ok = true;
     *record_count = 0;
@@ -534,5 +579,8 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     stream->any_time = decoder.any_time;
     stream->depth = decoder.depth;
     stream->collective_depth = decoder.collective_depth;
+    stream->recording_resumed = decoder.recording_resumed;
+    stream->resume_floor = decoder.resume_floor;
+    stream->dropped_leaves += decoder.dropped_leaves;
     return true;
 }

@@ -1,0 +1,387 @@
+/*
+ * control.c — steering on an application rank: the place's struct capture_control messages
+ * (record_format.h) arrive on the tool communicator with CAPTURE_CONTROL_TAG from the rank's event
+ * place; the rank carries each one out and answers it.
+ *
+ * No helper thread: one PMPI_Irecv is always posted, and the rank tests it (PMPI_Test) at check points,
+ * at most about once per millisecond of its own activity. A check point compares a timestamp the rank
+ * takes anyway with capture_check_deadline (one load and one compare per event, no system call):
+ *   - every MPI wrapper on entry, before it calls PMPI (a recorded call: the ENTER's timestamp; an
+ *     unrecorded one reads the timer once),
+ *   - user-function enters and otfx.h regions/phases (their record's timestamp), on the thread that
+ *     called MPI_Init (any thread with MPI_THREAD_MULTIPLE; none with MPI_THREAD_SERIALIZED, where
+ *     another thread may be inside MPI at that moment),
+ *   - after a batch was sent (same threads as user functions; it never blocks there).
+ * The deadline is also the end of a RECORD_UNTIL window converted to ticks, so an expired window is
+ * noticed by the first record past it, whatever thread writes it.
+ *
+ * APP_PAUSE blocks at the next check point that may block (an MPI wrapper before PMPI, a user-function
+ * enter), answers once blocked and then waits for APP_RESUME testing the receive every 200 µs
+ * (nanosleep: never a busy spin); other commands are carried out and answered meanwhile. With
+ * MPI_THREAD_MULTIPLE the other threads block at their next check point too. A rank waiting inside a
+ * blocking MPI call (for a message of a paused rank, in a collective with it) checks as well: with a
+ * place, blocking point-to-point calls, blocking collectives, the Wait family and the probes run as
+ * their nonblocking or Test form in a loop that checks between tests (gen_wrappers.py), so every rank
+ * answers APP_PAUSE even when its peers stopped first.
+ */
+#include "recorder.h"
+#include "runtime.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+uint32_t capture_record_mask;
+uint64_t capture_check_deadline = UINT64_MAX;
+
+/* Receive buffer larger than a message, so that a slightly longer one is reported, not truncated. */
+static union {
+    struct capture_control message;
+    unsigned char bytes[2 * sizeof(struct capture_control)];
+} incoming;
+static MPI_Request control_request = MPI_REQUEST_NULL;
+static int control_place = -1; /* world rank of this rank's event place */
+static int control_app_rank;
+static int thread_level = MPI_THREAD_SINGLE;
+static _Thread_local bool is_init_thread;
+static atomic_flag control_busy = ATOMIC_FLAG_INIT;
+static atomic_bool app_paused;
+static uint32_t enabled_classes = CAPTURE_CLASS_ALL;
+static uint64_t window_end = UINT64_MAX; /* RECORD_UNTIL's end in ticks */
+static uint64_t poll_interval = 1000000; /* ticks per millisecond */
+static bool pause_pending;               /* APP_PAUSE seen where blocking was not allowed */
+static struct capture_control pending_pause;
+static bool malformed_reported;
+static bool window_notice_due; /* the window ended: tell the place (from where MPI may be called) */
+
+static void post_receive(void)
+{
+    if (PMPI_Irecv(incoming.bytes, (int)sizeof(incoming.bytes), MPI_BYTE, control_place, CAPTURE_CONTROL_TAG,
+                   capture_tool_comm, &control_request) != MPI_SUCCESS) {
+        fprintf(stderr, "otfx-capture: rank %d cannot receive control messages from its place: aborting\n",
+                control_app_rank);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static uint32_t state_bits(void)
+{
+    return (capture_recording ? CAPTURE_STATE_RECORDING : 0u) | (app_paused ? CAPTURE_STATE_PAUSED : 0u);
+}
+
+static void answer(const struct capture_control *command)
+{
+    struct capture_control reply = *command;
+    reply.state = state_bits();
+    reply.classes = enabled_classes;
+    /* 32 bytes: eager, PMPI_Send returns at once. */
+    PMPI_Send(&reply, (int)sizeof(reply), MPI_BYTE, control_place, CAPTURE_CONTROL_TAG, capture_tool_comm);
+}
+
+/* Recording on/off and the enabled classes; a RECORDING record marks each switch of recording in the
+ * stream of the thread doing it. */
+static void apply_state(bool recording, uint32_t classes, uint32_t reason, uint64_t now)
+{
+    const uint32_t old_mask = capture_record_mask;
+    const bool was_recording = capture_recording;
+    if (was_recording && !recording)
+        capture_write_recording(false, reason, now);
+    enabled_classes = classes & CAPTURE_CLASS_ALL;
+    capture_recording = recording;
+    __atomic_store_n(&capture_record_mask, recording ? enabled_classes : 0u, __ATOMIC_RELAXED);
+    /* Requests that completed while unrecorded left entries behind whose handles MPI may reuse. */
+    if ((capture_record_mask & ~old_mask) & (CAPTURE_CLASS_P2P | CAPTURE_CLASS_COLLECTIVE))
+        capture_requests_reset();
+    if (!was_recording && recording)
+        capture_write_recording(true, reason, capture_now());
+}
+
+static uint64_t place_ns_to_ticks(uint64_t place_ns)
+{
+    const struct capture_clock_calibration clock = capture_timer_calibration();
+    const double local_ns = (double)place_ns - (double)clock.offset_ns;
+    const double ticks = (double)clock.ref_ticks + (local_ns - (double)clock.ref_ns) / clock.ns_per_tick;
+    if (ticks <= 0)
+        return 0;
+    if (ticks >= 1.8e19)
+        return UINT64_MAX - 1;
+    return (uint64_t)ticks;
+}
+
+static bool valid(const struct capture_control *message, int bytes)
+{
+    return bytes == (int)sizeof(*message) && message->magic == CAPTURE_BATCH_MAGIC &&
+           message->version == CAPTURE_BATCH_VERSION && message->command >= CAPTURE_CONTROL_RECORD_ON &&
+           message->command <= CAPTURE_CONTROL_FLUSH;
+}
+
+static void wait_while_paused(void);
+
+/* Paused from now on: every thread's next check (deadline 0) or user-function exit waits, so that
+ * nothing is recorded after the answer. */
+static void block_other_threads(void)
+{
+    atomic_store(&app_paused, true);
+    __atomic_store_n(&capture_check_deadline, 0, __ATOMIC_SEQ_CST);
+}
+
+/* Carries out one command; APP_PAUSE blocks here when `may_block`, else waits for the next check point. */
+static void carry_out(const struct capture_control *command, bool may_block)
+{
+    const uint64_t now = capture_now();
+    switch ((enum capture_control_command)command->command) {
+    case CAPTURE_CONTROL_RECORD_ON:
+        window_end = UINT64_MAX;
+        apply_state(true, enabled_classes, CAPTURE_RECORDING_COMMAND, now);
+        break;
+    case CAPTURE_CONTROL_RECORD_OFF:
+        window_end = UINT64_MAX;
+        apply_state(false, enabled_classes, CAPTURE_RECORDING_COMMAND, now);
+        break;
+    case CAPTURE_CONTROL_RECORD_UNTIL:
+        window_end = place_ns_to_ticks(command->argument);
+        apply_state(true, enabled_classes, CAPTURE_RECORDING_COMMAND, now);
+        break;
+    case CAPTURE_CONTROL_APP_PAUSE:
+        if (atomic_load(&app_paused))
+            break; /* already blocked: answered at once */
+        if (!may_block) {
+            pause_pending = true;
+            pending_pause = *command;
+            return; /* answered once blocked */
+        }
+        block_other_threads();
+        answer(command);
+        wait_while_paused();
+        return;
+    case CAPTURE_CONTROL_APP_RESUME:
+        pause_pending = false;
+        atomic_store(&app_paused, false);
+        break;
+    case CAPTURE_CONTROL_SET_CLASSES:
+        apply_state(capture_recording, (uint32_t)command->argument, CAPTURE_RECORDING_COMMAND, now);
+        break;
+    case CAPTURE_CONTROL_FLUSH:
+        capture_send_now();
+        break;
+    }
+    answer(command);
+}
+
+/* Tests the receive until it holds nothing more. After an APP_PAUSE that waits for the next check
+ * point, later commands wait too: answers go out in the order of the commands (rank_control.c takes the
+ * highest sequence answered for all before it). */
+static void poll_messages(bool may_block)
+{
+    while (control_request != MPI_REQUEST_NULL && !pause_pending) {
+        int flag = 0, bytes = 0;
+        MPI_Status status;
+        const int result = PMPI_Test(&control_request, &flag, &status);
+        if (result == MPI_SUCCESS && !flag)
+            return;
+        control_request = MPI_REQUEST_NULL;
+        if (result == MPI_SUCCESS)
+            PMPI_Get_count(&status, MPI_BYTE, &bytes);
+        struct capture_control command;
+        memcpy(&command, incoming.bytes, sizeof(command));
+        post_receive();
+        if (result != MPI_SUCCESS || !valid(&command, bytes)) {
+            if (!malformed_reported)
+                fprintf(stderr,
+                        "otfx-capture: rank %d: malformed control message from the place ignored (%d bytes); "
+                        "further ones are ignored silently\n",
+                        control_app_rank, result == MPI_SUCCESS ? bytes : -1);
+            malformed_reported = true;
+            continue;
+        }
+        carry_out(&command, may_block);
+    }
+}
+
+/* Blocked by APP_PAUSE (or OTFX_START_PAUSED): carries out commands until APP_RESUME. */
+static void wait_while_paused(void)
+{
+    const struct timespec pause = {0, 200 * 1000};
+    while (atomic_load(&app_paused)) {
+        poll_messages(false);
+        if (atomic_load(&app_paused))
+            nanosleep(&pause, NULL);
+    }
+}
+
+/* RECORD_UNTIL's end passed: recording off, and the place told so (its state of the rank would say
+ * "recording" otherwise) by an unsolicited answer, sequence 0. */
+static void end_window_if_due(uint64_t now)
+{
+    if (now < window_end)
+        return;
+    window_end = UINT64_MAX;
+    if (capture_recording) {
+        apply_state(false, enabled_classes, CAPTURE_RECORDING_WINDOW_END, now);
+        window_notice_due = true;
+    }
+}
+
+static void send_window_notice(void)
+{
+    if (!window_notice_due)
+        return;
+    window_notice_due = false;
+    const struct capture_control notice = {
+        .magic = CAPTURE_BATCH_MAGIC,
+        .version = CAPTURE_BATCH_VERSION,
+        .command = CAPTURE_CONTROL_RECORD_UNTIL,
+        .sequence = 0,
+    };
+    answer(&notice);
+}
+
+static void update_deadline(uint64_t now)
+{
+    uint64_t deadline = now + poll_interval;
+    if (window_end < deadline)
+        deadline = window_end;
+    if (pause_pending || atomic_load(&app_paused))
+        deadline = 0;
+    __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
+}
+
+static void check(uint64_t now, bool mpi_call)
+{
+    if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire)) {
+        /* Another thread is checking (MPI_THREAD_MULTIPLE): if it paused the application, wait too. */
+        const struct timespec pause = {0, 200 * 1000};
+        while (atomic_load(&app_paused))
+            nanosleep(&pause, NULL);
+        return;
+    }
+    if (capture_check_deadline == UINT64_MAX) { /* stopped meanwhile (MPI_Finalize) */
+        atomic_flag_clear_explicit(&control_busy, memory_order_release);
+        return;
+    }
+    end_window_if_due(now);
+    /* MPI calls may always test (the application may call MPI now); user functions and batch sends only
+     * where no other thread can be inside MPI. */
+    const bool may_poll = mpi_call || thread_level == MPI_THREAD_MULTIPLE ||
+                          (is_init_thread && thread_level < MPI_THREAD_SERIALIZED);
+    if (may_poll) {
+        send_window_notice();
+        poll_messages(true);
+        if (pause_pending) {
+            pause_pending = false;
+            block_other_threads();
+            answer(&pending_pause);
+            wait_while_paused();
+        }
+    }
+    update_deadline(capture_now());
+    atomic_flag_clear_explicit(&control_busy, memory_order_release);
+}
+
+void capture_control_check(uint64_t now)
+{
+    check(now, true);
+}
+
+/* User-function enters and otfx.h (user_functions.c). */
+CAPTURE_INTERNAL void capture_control_check_user(uint64_t now);
+void capture_control_check_user(uint64_t now)
+{
+    check(now, false);
+}
+
+/* User-function exits (user_functions.c): no command is carried out there (the exit of a recorded
+ * enter is always recorded), but a thread waits while the application is paused. */
+CAPTURE_INTERNAL void capture_control_pause_point(void);
+void capture_control_pause_point(void)
+{
+    const struct timespec pause = {0, 200 * 1000};
+    while (atomic_load(&app_paused))
+        nanosleep(&pause, NULL);
+}
+
+void capture_wait_pause_point(int *polls)
+{
+    const uint64_t now = capture_ticks();
+    if (now >= capture_check_deadline)
+        capture_control_check(now);
+    /* A waiting rank leaves the core to others: a yield every 10 tests (as MPICH's blocking wait with
+     * MPIR_CVAR_POLLS_BEFORE_YIELD=10), and once it has waited for 1000 tests a 20 µs sleep per turn,
+     * so that an oversubscribed node (more ranks than cores) keeps its other processes running. */
+    ++*polls;
+    if (*polls >= 1000) {
+        const struct timespec pause = {0, 20 * 1000};
+        nanosleep(&pause, NULL);
+        *polls = 1000;
+    } else if (*polls % 10 == 0) {
+        sched_yield();
+    }
+}
+
+int capture_wait_steered(MPI_Request *request, MPI_Status *status)
+{
+    for (int polls = 0;;) {
+        int done = 0;
+        const int error = PMPI_Test(request, &done, status);
+        if (error != MPI_SUCCESS || done)
+            return error;
+        capture_wait_pause_point(&polls);
+    }
+}
+
+void capture_control_check_at_flush(void)
+{
+    if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire))
+        return; /* a check is under way (it may be what sent this batch) */
+    const uint64_t now = capture_now();
+    if (capture_check_deadline != UINT64_MAX && now >= capture_check_deadline) {
+        end_window_if_due(now);
+        if (thread_level == MPI_THREAD_MULTIPLE || (is_init_thread && thread_level < MPI_THREAD_SERIALIZED)) {
+            send_window_notice();
+            poll_messages(false);
+        }
+        update_deadline(capture_now());
+    }
+    atomic_flag_clear_explicit(&control_busy, memory_order_release);
+}
+
+void capture_control_start(int app_rank, int level, bool recording, bool start_paused)
+{
+    control_app_rank = app_rank;
+    control_place = capture_own_place;
+    thread_level = level;
+    is_init_thread = true;
+    const struct capture_clock_calibration clock = capture_timer_calibration();
+    poll_interval = (uint64_t)(1e6 / (clock.ns_per_tick > 0 ? clock.ns_per_tick : 1.0));
+    if (!poll_interval)
+        poll_interval = 1;
+    /* A malformed message must not abort the job: errors come back as codes on this communicator. */
+    PMPI_Comm_set_errhandler(capture_tool_comm, MPI_ERRORS_RETURN);
+    post_receive();
+    enabled_classes = CAPTURE_CLASS_ALL;
+    capture_recording = recording;
+    capture_record_mask = recording ? enabled_classes : 0u;
+    if (start_paused) {
+        /* The place knows (OTFX_START_PAUSED): nothing to answer until it sends something. */
+        atomic_store(&app_paused, true);
+        wait_while_paused();
+    }
+    update_deadline(capture_now());
+}
+
+void capture_control_stop(void)
+{
+    const struct timespec pause = {0, 50 * 1000};
+    /* Other threads are done with MPI by MPI_Finalize; a check still in progress ends quickly. */
+    while (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire))
+        nanosleep(&pause, NULL);
+    __atomic_store_n(&capture_check_deadline, UINT64_MAX, __ATOMIC_RELAXED);
+    if (control_request != MPI_REQUEST_NULL) {
+        /* A command that arrived just now stays unanswered: the goodbye batch answers it (rank_control.h). */
+        PMPI_Cancel(&control_request);
+        PMPI_Wait(&control_request, MPI_STATUS_IGNORE);
+    }
+    atomic_flag_clear_explicit(&control_busy, memory_order_release);
+}

@@ -1,0 +1,129 @@
+/*
+ * rank_control.c — steering the application ranks an event place serves (rank_control.h): commands go
+ * to every served rank that has not said goodbye as one struct capture_control each (PMPI_Isend on the
+ * tool communicator, CAPTURE_CONTROL_TAG), their answers update the rank's state.
+ *
+ * The rank side (capture/src/control.c) carries commands out in the order they arrive and answers
+ * each once done, so the highest sequence a rank answered says which commands it has carried out
+ * (APP_PAUSE: once blocked). A rank blocked inside a long MPI call or computation answers when it
+ * reaches its next check point; one that says goodbye first counts as having answered everything.
+ */
+#include "event_place_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool setting_is(const char *name, const char *value)
+{
+    const char *setting = getenv(name);
+    return setting && strcmp(setting, value) == 0;
+}
+
+void place_control_init(struct event_place *place)
+{
+    /* The ranks read the same environment: OTFX_RECORD=0 starts them with recording off,
+     * OTFX_START_PAUSED=1 blocks them at the end of MPI_Init until APP_RESUME. */
+    const bool recording = !setting_is("OTFX_RECORD", "0");
+    const bool paused = setting_is("OTFX_START_PAUSED", "1");
+    for (int r = 0; r < place->setup.served_count; r++) {
+        struct rank_control_state *control = &place->ranks[r].control;
+        memset(control, 0, sizeof(*control));
+        control->recording = recording;
+        control->paused = paused;
+        control->classes = CAPTURE_CLASS_ALL;
+        control->send = MPI_REQUEST_NULL;
+    }
+}
+
+uint64_t place_control_send(struct event_place *place, enum capture_control_command command,
+                            uint64_t argument)
+{
+    bool any = false;
+    const uint64_t sequence = ++place->control_sequence;
+    for (int r = 0; r < place->setup.served_count; r++) {
+        struct served_rank *rank = &place->ranks[r];
+        struct rank_control_state *control = &rank->control;
+        if (rank->said_goodbye)
+            continue;
+        if (control->send != MPI_REQUEST_NULL) {
+            /* The previous message's buffer: 32 bytes go eagerly, so its send completed locally long ago
+             * (this returns at once). */
+            PMPI_Wait(&control->send, MPI_STATUS_IGNORE);
+        }
+        control->message = (struct capture_control){
+            .magic = CAPTURE_BATCH_MAGIC,
+            .version = CAPTURE_BATCH_VERSION,
+            .command = (uint16_t)command,
+            .sequence = sequence,
+            .argument = argument,
+        };
+        if (PMPI_Isend(&control->message, (int)sizeof(control->message), MPI_BYTE, rank->rank,
+                       CAPTURE_CONTROL_TAG, place->setup.tool_comm, &control->send) != MPI_SUCCESS) {
+            fprintf(stderr, "otfx-place %d: cannot send a control message to rank %d\n",
+                    place->setup.place_rank, rank->rank);
+            control->send = MPI_REQUEST_NULL;
+            control->answered = sequence; /* nothing to wait for */
+            continue;
+        }
+        any = true;
+    }
+    return any ? sequence : 0;
+}
+
+void place_control_answer(struct event_place *place, int source, const void *bytes, size_t length)
+{
+    struct capture_control answer;
+    const int first = place->setup.first_served;
+    const char *problem = NULL;
+    if (length != sizeof(answer)) {
+        problem = "wrong size";
+    } else {
+        memcpy(&answer, bytes, sizeof(answer));
+        if (answer.magic != CAPTURE_BATCH_MAGIC || answer.version != CAPTURE_BATCH_VERSION)
+            problem = "wrong magic number or version";
+        else if (source < first || source >= first + place->setup.served_count)
+            problem = "not from a rank this place serves";
+        else if (answer.sequence > place->control_sequence)
+            problem = "answers no command sent";
+    }
+    if (problem) {
+        fprintf(stderr,
+                "otfx-place %d: malformed control answer of %zu bytes from world rank %d ignored: %s\n",
+                place->setup.place_rank, length, source, problem);
+        return;
+    }
+    /* Sequence 0: not an answer but news (a RECORD_UNTIL window ended): only the state changes. */
+    struct rank_control_state *control = &place->ranks[source - first].control;
+    if (answer.sequence > control->answered)
+        control->answered = answer.sequence;
+    control->recording = (answer.state & CAPTURE_STATE_RECORDING) != 0;
+    control->paused = (answer.state & CAPTURE_STATE_PAUSED) != 0;
+    control->classes = answer.classes;
+}
+
+bool place_control_done(const struct event_place *place, uint64_t sequence)
+{
+    for (int r = 0; r < place->setup.served_count; r++) {
+        const struct served_rank *rank = &place->ranks[r];
+        if (!rank->said_goodbye && rank->control.answered < sequence)
+            return false;
+    }
+    return true;
+}
+
+void place_control_finish(struct event_place *place)
+{
+    for (int r = 0; r < place->setup.served_count; r++) {
+        struct rank_control_state *control = &place->ranks[r].control;
+        if (control->send == MPI_REQUEST_NULL)
+            continue;
+        int done = 0;
+        PMPI_Test(&control->send, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            PMPI_Cancel(&control->send);
+            PMPI_Wait(&control->send, MPI_STATUS_IGNORE);
+        }
+        control->send = MPI_REQUEST_NULL;
+    }
+}
