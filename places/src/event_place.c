@@ -2,10 +2,10 @@
  * event_place.c — the event place's receive loop, its traces and its end-of-run report
  * (see otfx/place.h).
  *
- * The loop is one thread doing two steps: wait for the next batch (blocking PMPI_Probe + PMPI_Recv:
- * with MPIR_CVAR_POLLS_BEFORE_YIELD MPICH yields the core while waiting), then ingest it. Queries and
- * steering (issue 5) will run on a thread of their own: otfx traces take a write lock per append and a
- * read lock per query, so a slow query delays one append at most, never the receive queue.
+ * The place's main loop (place_loop.c) probes the tool communicator and hands every message here:
+ * batches are checked and ingested on the MPI thread; queries run on a worker thread (otfx traces take
+ * a write lock per append and a read lock per query, so a slow query delays one append at most, never
+ * the receive queue).
  */
 /* clock_gettime(CLOCK_MONOTONIC) for the ranks' clock offsets is POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
@@ -161,50 +161,61 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
     return (header.flags & CAPTURE_BATCH_GOODBYE) != 0;
 }
 
-/* Waits for the next message on the tool communicator and receives it into place->batch. Returns the
- * served rank it came from, or NULL for a message that is not a batch of one of ours (reported and
- * consumed). The tool communicator returns errors here, so a message too large for the buffer is
- * truncated and dropped instead of aborting the job. */
-static struct served_rank *receive_batch(struct event_place *place, size_t *bytes)
+/* Receives the message `status` announced on the tool communicator. Batches go into place->batch and
+ * are ingested; clock syncs are answered; control answers go to rank_control.c. Anything else (another
+ * tag, a batch from a rank not served here, a message too large for the buffer) is reported and
+ * consumed: the tool communicator returns errors, so an oversized message is truncated and dropped
+ * instead of aborting the job. */
+bool place_receive_tool_message(struct event_place *place, const MPI_Status *status)
 {
-    MPI_Status status;
-    PMPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, place->setup.tool_comm, &status);
-    if (status.MPI_TAG == CAPTURE_SYNC_TAG) {
+    const MPI_Comm tool_comm = place->setup.tool_comm;
+    const int source = status->MPI_SOURCE, tag = status->MPI_TAG;
+    int count = 0;
+    PMPI_Get_count(status, MPI_BYTE, &count);
+    if (tag == CAPTURE_SYNC_TAG) {
         /* A rank measures its clock offset (record_format.h): answer with this place's clock. */
         char name[MPI_MAX_PROCESSOR_NAME + 2] = {0}, own[MPI_MAX_PROCESSOR_NAME + 1] = {0};
         int length = 0;
-        PMPI_Recv(name, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, status.MPI_SOURCE, CAPTURE_SYNC_TAG,
-                  place->setup.tool_comm, MPI_STATUS_IGNORE);
+        PMPI_Recv(name, MPI_MAX_PROCESSOR_NAME + 1, MPI_CHAR, source, CAPTURE_SYNC_TAG, tool_comm,
+                  MPI_STATUS_IGNORE);
         PMPI_Get_processor_name(own, &length);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         const uint64_t answer[2] = {(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
                                     strcmp(name, own) == 0};
-        PMPI_Send(answer, 2, MPI_UINT64_T, status.MPI_SOURCE, CAPTURE_SYNC_TAG, place->setup.tool_comm);
-        return NULL;
+        PMPI_Send(answer, 2, MPI_UINT64_T, source, CAPTURE_SYNC_TAG, tool_comm);
+        return false;
     }
-    if (status.MPI_TAG != CAPTURE_BATCH_TAG) {
-        fprintf(stderr, "otfx-place %d: dropped a message with tag %d from world rank %d\n",
-                place->setup.place_rank, status.MPI_TAG, status.MPI_SOURCE);
-        PMPI_Recv(NULL, 0, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, place->setup.tool_comm,
-                  MPI_STATUS_IGNORE);
-        return NULL;
+    if (tag == CAPTURE_CONTROL_TAG && count >= 0 && count <= 1024) {
+        unsigned char answer[1024];
+        if (PMPI_Recv(answer, (int)sizeof(answer), MPI_BYTE, source, tag, tool_comm, MPI_STATUS_IGNORE) ==
+            MPI_SUCCESS)
+            place_control_answer(place, source, answer, (size_t)count);
+        return false;
     }
-    int count = 0;
-    PMPI_Get_count(&status, MPI_BYTE, &count);
-    const int source = status.MPI_SOURCE;
-    int result = PMPI_Recv(place->batch, CAPTURE_BATCH_BYTES, MPI_BYTE, source, CAPTURE_BATCH_TAG,
-                           place->setup.tool_comm, MPI_STATUS_IGNORE);
+    if (tag != CAPTURE_BATCH_TAG) {
+        fprintf(stderr, "otfx-place %d: dropped a %d-byte message with tag %d from world rank %d\n",
+                place->setup.place_rank, count, tag, source);
+        PMPI_Recv(place->batch, CAPTURE_BATCH_BYTES, MPI_BYTE, source, tag, tool_comm, MPI_STATUS_IGNORE);
+        return false;
+    }
+    int result = PMPI_Recv(place->batch, CAPTURE_BATCH_BYTES, MPI_BYTE, source, CAPTURE_BATCH_TAG, tool_comm,
+                           MPI_STATUS_IGNORE);
     const int first = place->setup.first_served;
     if (result != MPI_SUCCESS || count < 0 || count > CAPTURE_BATCH_BYTES || source < first ||
         source >= first + place->setup.served_count) {
         fprintf(stderr, "otfx-place %d: dropped an unexpected %d-byte message from world rank %d%s\n",
                 place->setup.place_rank, count, source,
                 result != MPI_SUCCESS ? " (larger than a batch)" : " (not a rank this place serves)");
-        return NULL;
+        return false;
     }
-    *bytes = (size_t)count;
-    return &place->ranks[source - first];
+    struct served_rank *rank = &place->ranks[source - first];
+    if (ingest_batch(place, rank, (size_t)count) && !rank->said_goodbye) {
+        rank->said_goodbye = true;
+        place->goodbyes++;
+        return true;
+    }
+    return false;
 }
 
 /* Insertion sort by name, once per place: C11's qsort has no context argument for the name table. */
@@ -554,6 +565,53 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
     free(counter.per_region);
 }
 
+void place_print_report(struct event_place *place)
+{
+    if (place->reported)
+        return;
+    place->reported = true;
+    const otfx_event_place_setup *setup = &place->setup;
+    int *by_name = malloc(sizeof(int) * (size_t)(setup->functions.count > 0 ? setup->functions.count : 1));
+    if (by_name) {
+        for (int i = 0; i < setup->functions.count; i++)
+            by_name[i] = i;
+        sort_by_name(by_name, setup->functions.count, setup->functions.names);
+        check_message_pairs(place);
+        for (int r = 0; r < setup->served_count; r++)
+            report_rank(place, &place->ranks[r], by_name);
+        free(by_name);
+    }
+    size_t budget_total = 0;
+    unsigned traces = 0;
+    for (int r = 0; r < setup->served_count; r++)
+        for (uint32_t t = 0; t < place->ranks[r].stream_capacity; t++)
+            if (place->ranks[r].streams[t]) {
+                traces++;
+                budget_total += place->trace_config.budget_bytes;
+            }
+    printf("otfx-place %d: memory vmhwm_kib=%llu at_start_kib=%llu traces=%u budget_total_kib=%zu "
+           "defs_kib=%zu\n",
+           setup->place_rank, (unsigned long long)place_vm_hwm_kib(),
+           (unsigned long long)place->start_hwm_kib, traces, budget_total / 1024,
+           otfx_defs_bytes(place->defs) / 1024);
+    fflush(stdout);
+}
+
+static const char *nonempty_env(const char *name)
+{
+    const char *value = getenv(name);
+    return value && *value ? value : NULL;
+}
+
+void otfx_place_settings_from_env(otfx_place_settings *settings)
+{
+    settings->listen = nonempty_env("OTFX_LISTEN");
+    settings->session_dir = nonempty_env("OTFX_SESSION_DIR");
+    settings->snapshot_dir = nonempty_env("OTFX_SNAPSHOT_DIR");
+    settings->snapshot_at_exit = nonempty_env("OTFX_SNAPSHOT_AT_EXIT");
+    settings->job_id = nonempty_env("OTFX_JOB_ID");
+}
+
 int otfx_event_place_run(const otfx_event_place_setup *setup)
 {
     struct event_place place;
@@ -563,47 +621,15 @@ int otfx_event_place_run(const otfx_event_place_setup *setup)
         destroy_place(&place);
         return 1;
     }
+    place.start_hwm_kib = start_hwm_kib;
     if (!place_read_trace_config(setup->place_rank, &place.trace_config)) {
         destroy_place(&place);
         return 2;
     }
     PMPI_Comm_set_errhandler(setup->tool_comm, MPI_ERRORS_RETURN);
-
-    int goodbyes = 0;
-    while (goodbyes < setup->served_count) {
-        size_t bytes = 0;
-        struct served_rank *rank = receive_batch(&place, &bytes);
-        if (!rank)
-            continue;
-        if (ingest_batch(&place, rank, bytes) && !rank->said_goodbye) {
-            rank->said_goodbye = true;
-            goodbyes++;
-        }
-    }
-
-    int *by_name = malloc(sizeof(int) * (size_t)(setup->functions.count > 0 ? setup->functions.count : 1));
-    if (by_name) {
-        for (int i = 0; i < setup->functions.count; i++)
-            by_name[i] = i;
-        sort_by_name(by_name, setup->functions.count, setup->functions.names);
-        check_message_pairs(&place);
-        for (int r = 0; r < setup->served_count; r++)
-            report_rank(&place, &place.ranks[r], by_name);
-        free(by_name);
-    }
-    size_t budget_total = 0;
-    unsigned traces = 0;
-    for (int r = 0; r < setup->served_count; r++)
-        for (uint32_t t = 0; t < place.ranks[r].stream_capacity; t++)
-            if (place.ranks[r].streams[t]) {
-                traces++;
-                budget_total += place.trace_config.budget_bytes;
-            }
-    printf("otfx-place %d: memory vmhwm_kib=%llu at_start_kib=%llu traces=%u budget_total_kib=%zu "
-           "defs_kib=%zu\n",
-           setup->place_rank, (unsigned long long)place_vm_hwm_kib(), (unsigned long long)start_hwm_kib,
-           traces, budget_total / 1024, otfx_defs_bytes(place.defs) / 1024);
-    fflush(stdout);
+    place_control_init(&place);
+    const int result = place_loop_run(&place);
+    place_control_finish(&place);
     destroy_place(&place);
-    return 0;
+    return result;
 }

@@ -1,7 +1,12 @@
 /*
  * event_place_internal.h — the event place's state, shared by its files (private to places/).
  *
- *   event_place.c    receive loop, trace creation, end-of-run report
+ *   event_place.c    batches and clock sync, trace creation, end-of-run report
+ *   place_loop.c     the place's main loop (MPI thread), its wake-ups, the worker and snapshot threads
+ *   tree.c           the tree: requests down, results up, commands at event places, the root's server
+ *   tree_messages.c  the tree's wire format (tree_messages.h)
+ *   rank_control.c   steering messages to the served ranks (rank_control.h)
+ *   snapshot.c       the event places' common OTF2 snapshot (snapshot.h)
  *   batch_decoder.c  one batch of raw records → otfx events of one trace
  *   place_config.c   OTFX_BUFFER / OTFX_REDUCTION and size parsing
  *   user_symbols.c   user-function addresses → regions (load map, libdwfl)
@@ -9,6 +14,7 @@
 #ifndef OTFX_EVENT_PLACE_INTERNAL_H
 #define OTFX_EVENT_PLACE_INTERNAL_H
 
+#include "rank_control.h"
 #include "record_format.h"
 
 #include <otfx/place.h>
@@ -40,6 +46,11 @@ struct place_stream {
     uint64_t blocked_ns;  /* the thread's blocked time as its last batch reported it */
     char **names;         /* otfx.h names by the thread's name id (NULL: not defined) */
     uint32_t name_capacity;
+    /* Steering (H-capture, batch_decoder.c): after a RECORDING "on" record, LEAVEs at depth
+     * resume_floor close regions entered before the pause: dropped and counted, not a malformed batch. */
+    bool recording_resumed;
+    uint32_t resume_floor;
+    uint64_t dropped_leaves;
 };
 
 struct served_rank {
@@ -67,6 +78,12 @@ struct served_rank {
         uint64_t calls, mean_ns, skipped;
     } * throttled; /* user functions the rank switched off (THROTTLED records) */
     uint32_t throttled_count, throttled_capacity;
+    struct rank_control_state control; /* steering (rank_control.c) */
+    /* Steering (H-capture, batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
+     * depth 0 in its other threads' streams are dropped and counted too. */
+    bool recording_resumed;
+    /* events/s over the last second (place_loop.c samples the traces' events_received once a second) */
+    uint64_t rate_mark_events, events_per_s;
 };
 
 struct event_place {
@@ -83,7 +100,23 @@ struct event_place {
     /* Communicator ids a batch mapped, undone when the batch is rejected. */
     uint32_t *new_comm_ids;
     size_t new_comm_capacity;
+    uint64_t control_sequence; /* the last steering command's sequence number (rank_control.c) */
+    int goodbyes;              /* served ranks that said goodbye */
+    bool reported;             /* the end-of-run report was printed */
+    uint64_t start_hwm_kib;
+    struct place_runtime *runtime; /* the loop, threads and tree (place_loop.c); NULL before the loop */
 };
+
+/* event_place.c: one message arrived on the tool communicator (probed with `status`): receives it and
+ * handles it (batch, clock sync, control answer; anything else is reported and dropped). Returns true
+ * when it was a served rank's goodbye batch (counted in place->goodbyes). */
+bool place_receive_tool_message(struct event_place *place, const MPI_Status *status);
+/* event_place.c: the end-of-run report of every served rank and the memory line (once). */
+void place_print_report(struct event_place *place);
+
+/* place_loop.c: runs the loop until the tree shuts down (standalone: until every rank said goodbye and
+ * the report is printed). Returns 0. */
+int place_loop_run(struct event_place *place);
 
 /* place_config.c: reads OTFX_BUFFER and OTFX_REDUCTION into *config; prints why and returns false when
  * either is invalid. */

@@ -9,8 +9,14 @@
  * communicators from the ranks' communicator records, phases from MPI_Pcontrol. Every trace has the
  * same fixed budget (OTFX_BUFFER, default 64M) and reduction strategy (OTFX_REDUCTION, default ring).
  *
- * The place blocks in MPI while its queue is empty (it never spins in its own code), and a malformed
- * batch is reported on stderr, counted and dropped whole: it never reaches a trace.
+ * The place's main loop polls its communicators and sleeps on a condition variable when nothing came
+ * (50 µs growing to 1 ms, woken at once by its own threads): it never spins. A malformed batch is
+ * reported on stderr, counted and dropped whole: it never reaches a trace.
+ *
+ * Every place also runs its part of the tool tree (otfx/tbon.h, places/src/tree.c): queries and
+ * steering commands come down from the root, whose server (otfx/server.h) takes them from clients;
+ * analysis modules' leaf computations run on a worker thread, snapshots on a thread of their own
+ * (MPI_THREAD_MULTIPLE). The root prints the layout and the session file's path on stderr at start.
  *
  * At the end (every served rank sent its goodbye batch) it prints one report per rank:
  *   otfx-place: rank R events received=… held=… reduced=… dropped=… blocked_ns=… bytes_used=U/B
@@ -29,6 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct otfx_tbon_layout;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,17 +49,42 @@ typedef struct otfx_place_functions {
     int count;
 } otfx_place_functions;
 
+/* The place's settings from the environment (the launcher sets them; otfx_place_settings_from_env). */
+typedef struct otfx_place_settings {
+    const char *listen;           /* OTFX_LISTEN: the root's server address; NULL: 127.0.0.1:0 */
+    const char *session_dir;      /* OTFX_SESSION_DIR: where the root writes its session file; NULL: the
+                                   * working directory */
+    const char *snapshot_dir;     /* OTFX_SNAPSHOT_DIR: snapshots are written under it; NULL: the working
+                                   * directory */
+    const char *snapshot_at_exit; /* OTFX_SNAPSHOT_AT_EXIT: archive written by all event places when the
+                                   * application ended; NULL: none */
+    const char *job_id;           /* OTFX_JOB_ID; NULL: derived from the root's pid and start time */
+} otfx_place_settings;
+
+/* Reads the settings above (pointers into the environment; empty values count as unset). */
+void otfx_place_settings_from_env(otfx_place_settings *settings);
+
 typedef struct otfx_event_place_setup {
     MPI_Comm tool_comm; /* the batches arrive on it; an application rank's rank in it is its world rank */
     int place_rank;     /* this place's rank in tool_comm (for messages) */
     int first_served;   /* application ranks first_served … first_served + served_count - 1 */
     int served_count;   /* may be 0: the place then ends at once */
     otfx_place_functions functions;
+    /* The tree (issue 5). places_comm MPI_COMM_NULL (or layout NULL): a standalone event place, no
+     * tree and no server, that ends once its ranks said goodbye (the tests of places/ run it so). */
+    MPI_Comm places_comm; /* the places only, place index = rank in it (from the world split) */
+    const struct otfx_tbon_layout *layout;
+    int place_index;     /* 0 … P-1; event places 0 … E-1 serve ranks, the others are inner nodes */
+    int thread_provided; /* MPI's thread level: MPI_THREAD_MULTIPLE lets snapshots run on a thread */
+    otfx_place_settings settings;
 } otfx_event_place_setup;
 
-/* Runs the place until every served rank said goodbye, prints the report and frees everything.
- * Returns 0, or 2 after printing why when OTFX_BUFFER or OTFX_REDUCTION is invalid (nothing received
- * then: the caller ends the job). Runs MPI through PMPI_* only. */
+/* Runs the place: an event place receives its ranks' batches and answers the tree's queries and
+ * commands; an analysis place (not an event place in the layout) only runs its part of the tree; the
+ * root (place P-1) also runs the client server. Every event place prints its report once its ranks said
+ * goodbye; the place returns when the root shut the tree down (a standalone place: at once after its
+ * report). Returns 0, or 2 after printing why when OTFX_BUFFER or OTFX_REDUCTION is invalid (nothing
+ * received then: the caller ends the job). Runs MPI through PMPI_* only. */
 int otfx_event_place_run(const otfx_event_place_setup *setup);
 
 /* Parses a buffer size: a positive integer with an optional suffix K, M or G (powers of 1024, an

@@ -1,0 +1,415 @@
+/*
+ * place_loop.c — the place's main loop on the MPI thread, its worker and snapshot threads and the
+ * tree's nonblocking sends (see place_loop.h).
+ *
+ * The loop never blocks in MPI and never spins: it drains what PMPI_Iprobe finds on the tool
+ * communicator (batches first: ingestion is the place's main job) and on tree_comm, then the queues of
+ * the other threads (tree_poll); when a whole round found nothing it sleeps on a condition variable,
+ * 50 µs at first and twice as long after every idle round up to 1 ms. Any activity resets the sleep,
+ * and another thread that queues something signals the variable.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "place_loop.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define IDLE_WAIT_MIN_NS 50000u
+#define IDLE_WAIT_MAX_NS 1000000u
+/* Messages taken from one communicator before the loop looks at the other and at its queues. */
+#define MESSAGES_PER_ROUND 64
+
+uint64_t place_now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+void place_wake(struct place_runtime *runtime)
+{
+    pthread_mutex_lock(&runtime->lock);
+    runtime->signalled = true;
+    pthread_cond_broadcast(&runtime->wake);
+    pthread_mutex_unlock(&runtime->lock);
+}
+
+/* Sleeps up to `ns` unless something was signalled (the condition variable uses CLOCK_MONOTONIC). */
+static void idle_wait(struct place_runtime *runtime, uint64_t ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += (long)ns;
+    while (until.tv_nsec >= 1000000000L) {
+        until.tv_nsec -= 1000000000L;
+        until.tv_sec++;
+    }
+    pthread_mutex_lock(&runtime->lock);
+    while (!runtime->signalled) {
+        if (pthread_cond_timedwait(&runtime->wake, &runtime->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    runtime->signalled = false;
+    pthread_mutex_unlock(&runtime->lock);
+}
+
+/* ---- worker thread ----------------------------------------------------------------------------- */
+
+void place_leaf_job_free(struct leaf_job *job)
+{
+    if (!job)
+        return;
+    free(job->traces);
+    free(job->rank_of_trace);
+    free(job->thread_of_trace);
+    free(job->ranks);
+    otfx_blob_free(&job->blob);
+    free(job);
+}
+
+static void *worker_main(void *argument)
+{
+    struct place_runtime *runtime = argument;
+    pthread_mutex_lock(&runtime->lock);
+    for (;;) {
+        while (!runtime->jobs && !runtime->worker_stop)
+            pthread_cond_wait(&runtime->wake, &runtime->lock);
+        if (!runtime->jobs)
+            break; /* stopping with nothing left */
+        struct leaf_job *job = runtime->jobs;
+        runtime->jobs = job->next;
+        if (!runtime->jobs)
+            runtime->jobs_tail = NULL;
+        pthread_mutex_unlock(&runtime->lock);
+
+        job->error[0] = '\0';
+        job->ok = job->module->leaf(&job->command, &job->input, &job->blob, job->error, sizeof(job->error));
+        if (job->ok && job->blob.failed) {
+            job->ok = false;
+            snprintf(job->error, sizeof(job->error), "out of memory for the result");
+        }
+        if (!job->ok && !job->error[0])
+            snprintf(job->error, sizeof(job->error), "module %s failed", job->module->name);
+
+        pthread_mutex_lock(&runtime->lock);
+        job->next = NULL;
+        if (runtime->results_tail)
+            runtime->results_tail->next = job;
+        else
+            runtime->results = job;
+        runtime->results_tail = job;
+        runtime->signalled = true;
+        /* the MPI thread and this thread share the condition variable: wake everyone */
+        pthread_cond_broadcast(&runtime->wake);
+    }
+    pthread_mutex_unlock(&runtime->lock);
+    return NULL;
+}
+
+bool place_worker_submit(struct place_runtime *runtime, struct leaf_job *job)
+{
+    if (!runtime->worker_started) {
+        if (pthread_create(&runtime->worker, NULL, worker_main, runtime) != 0)
+            return false;
+        runtime->worker_started = true;
+    }
+    pthread_mutex_lock(&runtime->lock);
+    job->next = NULL;
+    if (runtime->jobs_tail)
+        runtime->jobs_tail->next = job;
+    else
+        runtime->jobs = job;
+    runtime->jobs_tail = job;
+    pthread_cond_broadcast(&runtime->wake);
+    pthread_mutex_unlock(&runtime->lock);
+    return true;
+}
+
+struct leaf_job *place_worker_take_result(struct place_runtime *runtime)
+{
+    pthread_mutex_lock(&runtime->lock);
+    struct leaf_job *job = runtime->results;
+    if (job) {
+        runtime->results = job->next;
+        if (!runtime->results)
+            runtime->results_tail = NULL;
+        job->next = NULL;
+    }
+    pthread_mutex_unlock(&runtime->lock);
+    return job;
+}
+
+static void stop_worker(struct place_runtime *runtime)
+{
+    if (!runtime->worker_started)
+        return;
+    pthread_mutex_lock(&runtime->lock);
+    runtime->worker_stop = true;
+    pthread_cond_broadcast(&runtime->wake);
+    pthread_mutex_unlock(&runtime->lock);
+    pthread_join(runtime->worker, NULL);
+    runtime->worker_started = false;
+    struct leaf_job *job;
+    while ((job = place_worker_take_result(runtime)))
+        place_leaf_job_free(job);
+    while (runtime->jobs) {
+        job = runtime->jobs;
+        runtime->jobs = job->next;
+        place_leaf_job_free(job);
+    }
+}
+
+/* ---- snapshot thread ----------------------------------------------------------------------------- */
+
+static void write_snapshot(struct place_runtime *runtime)
+{
+    const otfx_command *command = &runtime->snapshot.command;
+    place_snapshot_write_traces(runtime->event_comm, runtime->place->defs, runtime->snapshot.traces,
+                                runtime->snapshot.trace_count, runtime->snapshot_dir, command->path,
+                                command->from, command->to, command->overwrite, &runtime->snapshot.result);
+    if (!runtime->snapshot.selected) {
+        runtime->snapshot.result.ok = false;
+        snprintf(runtime->snapshot.result.error, sizeof(runtime->snapshot.result.error),
+                 "out of memory selecting the traces");
+    }
+}
+
+static void *snapshot_main(void *argument)
+{
+    struct place_runtime *runtime = argument;
+    write_snapshot(runtime);
+    pthread_mutex_lock(&runtime->lock);
+    runtime->snapshot_finished = true;
+    runtime->signalled = true;
+    pthread_cond_broadcast(&runtime->wake);
+    pthread_mutex_unlock(&runtime->lock);
+    return NULL;
+}
+
+void place_snapshot_start(struct place_runtime *runtime)
+{
+    memset(&runtime->snapshot.result, 0, sizeof(runtime->snapshot.result));
+    /* The traces are chosen here, on the MPI thread, which alone changes the place's rank and stream
+     * tables; the write only reads the traces (each under its read lock). Out of memory: the place still
+     * takes part (with no traces), so that the others are not left waiting in the collective. */
+    free(runtime->snapshot.traces);
+    runtime->snapshot.traces = NULL;
+    runtime->snapshot.trace_count = 0;
+    runtime->snapshot.selected =
+        place_snapshot_select(runtime->place, &runtime->snapshot.command, &runtime->snapshot.traces,
+                              &runtime->snapshot.trace_count);
+    runtime->snapshot_busy = true;
+    runtime->snapshot_finished = false;
+    runtime->snapshot.on_thread = false;
+    if (runtime->threaded_snapshots &&
+        pthread_create(&runtime->snapshot_thread, NULL, snapshot_main, runtime) == 0) {
+        runtime->snapshot.on_thread = true;
+        return;
+    }
+    /* Without MPI_THREAD_MULTIPLE the collective runs here: ingestion waits for it. */
+    write_snapshot(runtime);
+    runtime->snapshot_finished = true;
+}
+
+bool place_snapshot_take(struct place_runtime *runtime)
+{
+    if (!runtime->snapshot_busy)
+        return false;
+    pthread_mutex_lock(&runtime->lock);
+    const bool finished = runtime->snapshot_finished;
+    pthread_mutex_unlock(&runtime->lock);
+    if (!finished)
+        return false;
+    if (runtime->snapshot.on_thread)
+        pthread_join(runtime->snapshot_thread, NULL);
+    runtime->snapshot_busy = false;
+    free(runtime->snapshot.traces);
+    runtime->snapshot.traces = NULL;
+    return true;
+}
+
+/* ---- the tree's sends -------------------------------------------------------------------------- */
+
+void place_tree_send(struct place_runtime *runtime, uint32_t place, struct tree_buffer *message)
+{
+    if (runtime->send_count == runtime->send_capacity) {
+        const size_t capacity = runtime->send_capacity ? 2 * runtime->send_capacity : 16;
+        struct pending_send *bigger = realloc(runtime->sends, capacity * sizeof(*bigger));
+        if (!bigger) {
+            fprintf(stderr, "otfx-place %d: out of memory: a %s message to place %u is lost\n",
+                    runtime->place->setup.place_rank, tree_kind_name((enum tree_kind)message->data[6]),
+                    place);
+            tree_buffer_free(message);
+            return;
+        }
+        runtime->sends = bigger;
+        runtime->send_capacity = capacity;
+    }
+    struct pending_send *send = &runtime->sends[runtime->send_count];
+    send->message = *message;
+    memset(message, 0, sizeof(*message));
+    if (PMPI_Isend(send->message.data, (int)send->message.length, MPI_BYTE, (int)place, TREE_TAG,
+                   runtime->tree_comm, &send->request) != MPI_SUCCESS) {
+        fprintf(stderr, "otfx-place %d: could not send to place %u\n", runtime->place->setup.place_rank,
+                place);
+        tree_buffer_free(&send->message);
+        return;
+    }
+    runtime->send_count++;
+}
+
+/* Frees the sends that completed. */
+static void progress_sends(struct place_runtime *runtime)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < runtime->send_count; i++) {
+        int done = 0;
+        PMPI_Test(&runtime->sends[i].request, &done, MPI_STATUS_IGNORE);
+        if (done)
+            tree_buffer_free(&runtime->sends[i].message);
+        else
+            runtime->sends[kept++] = runtime->sends[i];
+    }
+    runtime->send_count = kept;
+}
+
+static void finish_sends(struct place_runtime *runtime)
+{
+    for (size_t i = 0; i < runtime->send_count; i++) {
+        PMPI_Wait(&runtime->sends[i].request, MPI_STATUS_IGNORE);
+        tree_buffer_free(&runtime->sends[i].message);
+    }
+    runtime->send_count = 0;
+    free(runtime->sends);
+    runtime->sends = NULL;
+}
+
+/* ---- the loop ------------------------------------------------------------------------------------ */
+
+/* Receives one tree message (any size up to TREE_MAX_MESSAGE) and hands it to tree.c. */
+static void receive_tree_message(struct place_runtime *runtime, const MPI_Status *status)
+{
+    int count = 0;
+    PMPI_Get_count(status, MPI_BYTE, &count);
+    if (count < 0 || (size_t)count > TREE_MAX_MESSAGE) {
+        fprintf(stderr,
+                "otfx-place %d: malformed tree message of %d bytes from place %d dropped: too large\n",
+                runtime->place->setup.place_rank, count, status->MPI_SOURCE);
+        count = 0; /* truncated into nothing: tree_comm returns errors */
+    } else if ((size_t)count > runtime->receive_capacity) {
+        unsigned char *bigger = realloc(runtime->receive_buffer, (size_t)count);
+        if (!bigger) {
+            fprintf(stderr, "otfx-place %d: out of memory: a %d-byte tree message from place %d dropped\n",
+                    runtime->place->setup.place_rank, count, status->MPI_SOURCE);
+            count = 0;
+        } else {
+            runtime->receive_buffer = bigger;
+            runtime->receive_capacity = (size_t)count;
+        }
+    }
+    const int result = PMPI_Recv(runtime->receive_buffer, count, MPI_BYTE, status->MPI_SOURCE,
+                                 status->MPI_TAG, runtime->tree_comm, MPI_STATUS_IGNORE);
+    if (result != MPI_SUCCESS || count == 0) {
+        if (result == MPI_SUCCESS)
+            tree_handle_message(runtime, status->MPI_SOURCE, runtime->receive_buffer, 0);
+        return;
+    }
+    tree_handle_message(runtime, status->MPI_SOURCE, runtime->receive_buffer, (size_t)count);
+}
+
+/* events/s per served rank over the last second, from the traces' received counts. */
+static void sample_rates(struct event_place *place, uint64_t elapsed_ns)
+{
+    for (int r = 0; r < place->setup.served_count; r++) {
+        struct served_rank *rank = &place->ranks[r];
+        uint64_t received = 0;
+        for (uint32_t t = 0; t < rank->stream_capacity; t++) {
+            otfx_trace_status status;
+            if (rank->streams[t] && otfx_trace_status_get(rank->streams[t]->trace, &status) == OTFX_OK)
+                received += status.events_received;
+        }
+        const uint64_t delta = received >= rank->rate_mark_events ? received - rank->rate_mark_events : 0;
+        rank->events_per_s = elapsed_ns ? (uint64_t)((double)delta * 1e9 / (double)elapsed_ns) : 0;
+        rank->rate_mark_events = received;
+    }
+}
+
+int place_loop_run(struct event_place *place)
+{
+    struct place_runtime *runtime = calloc(1, sizeof(*runtime));
+    if (!runtime) {
+        fprintf(stderr, "otfx-place %d: out of memory starting the loop\n", place->setup.place_rank);
+        return 1;
+    }
+    runtime->place = place;
+    place->runtime = runtime;
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_mutex_init(&runtime->lock, NULL);
+    pthread_cond_init(&runtime->wake, &attributes);
+    pthread_condattr_destroy(&attributes);
+    runtime->tree_comm = MPI_COMM_NULL;
+    runtime->event_comm = MPI_COMM_NULL;
+
+    int result = 0;
+    if (!tree_start(runtime)) {
+        result = 1;
+    } else {
+        const MPI_Comm tool_comm = place->setup.tool_comm;
+        const bool serves = place->setup.served_count > 0;
+        uint64_t wait_ns = IDLE_WAIT_MIN_NS, last_sample = place_now_ns();
+        runtime->next_rate_ns = last_sample + 1000000000u;
+        while (!tree_finished(runtime)) {
+            bool active = false;
+            int flag = 1;
+            MPI_Status status;
+            for (int n = 0; serves && flag && n < MESSAGES_PER_ROUND; n++) {
+                PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, tool_comm, &flag, &status);
+                if (flag) {
+                    place_receive_tool_message(place, &status);
+                    active = true;
+                }
+            }
+            flag = 1;
+            for (int n = 0; runtime->tree && flag && n < MESSAGES_PER_ROUND; n++) {
+                PMPI_Iprobe(MPI_ANY_SOURCE, TREE_TAG, runtime->tree_comm, &flag, &status);
+                if (flag) {
+                    receive_tree_message(runtime, &status);
+                    active = true;
+                }
+            }
+            if (runtime->send_count)
+                progress_sends(runtime);
+            const uint64_t now = place_now_ns();
+            if (serves && now >= runtime->next_rate_ns) {
+                sample_rates(place, now - last_sample);
+                last_sample = now;
+                runtime->next_rate_ns = now + 1000000000u;
+            }
+            if (tree_poll(runtime))
+                active = true;
+            if (active) {
+                wait_ns = IDLE_WAIT_MIN_NS;
+            } else {
+                idle_wait(runtime, wait_ns);
+                wait_ns = wait_ns * 2 > IDLE_WAIT_MAX_NS ? IDLE_WAIT_MAX_NS : wait_ns * 2;
+            }
+        }
+    }
+    stop_worker(runtime);
+    if (runtime->snapshot_busy && runtime->snapshot.on_thread)
+        pthread_join(runtime->snapshot_thread, NULL);
+    free(runtime->snapshot.traces);
+    finish_sends(runtime);
+    tree_stop(runtime);
+    free(runtime->receive_buffer);
+    pthread_cond_destroy(&runtime->wake);
+    pthread_mutex_destroy(&runtime->lock);
+    place->runtime = NULL;
+    free(runtime);
+    return result;
+}

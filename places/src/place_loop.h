@@ -1,0 +1,178 @@
+/*
+ * place_loop.h — the running place: its main loop, threads and tree state (private to places/).
+ *
+ * Threads of a place process:
+ *   MPI thread       place_loop.c's loop: every MPI call of the place except a snapshot's collectives
+ *                    (batches, clock syncs, control answers on the tool communicator; tree messages on
+ *                    tree_comm), the tree's requests (tree.c) and the root's client requests
+ *   worker thread    analysis modules' leaf() on this place's traces (place_loop.c), results queued back
+ *   snapshot thread  one snapshot at a time (MPI_THREAD_MULTIPLE only; otherwise the MPI thread writes it)
+ *   server thread    the root only: libevent (otfx/server.h)
+ * Anything queued for the MPI thread signals `wake`, so the loop handles it at once; otherwise the loop
+ * sleeps on it for 50 µs, doubling up to 1 ms while nothing happens.
+ */
+#ifndef OTFX_PLACES_PLACE_LOOP_H
+#define OTFX_PLACES_PLACE_LOOP_H
+
+#include "event_place_internal.h"
+#include "snapshot.h"
+#include "tree_messages.h"
+
+#include <otfx/analysis.h>
+#include <otfx/protocol.h>
+#include <otfx/server.h>
+#include <otfx/tbon.h>
+
+#include <pthread.h>
+
+/* A leaf computation for the worker thread: the MPI thread copies the place's view (trace pointers,
+ * rank infos) into the job, so the worker never reads structures the MPI thread changes. */
+struct leaf_job {
+    struct leaf_job *next;
+    uint32_t request;
+    const otfx_analysis_module *module;
+    otfx_command command;
+    otfx_leaf_input input;
+    otfx_trace **traces;
+    uint32_t *rank_of_trace, *thread_of_trace;
+    otfx_rank_info *ranks;
+    /* the worker's answer */
+    bool ok;
+    otfx_blob blob;
+    char error[256];
+};
+
+/* A snapshot this place writes with the other event places. */
+struct snapshot_job {
+    uint32_t request; /* the tree request (0: the snapshot at exit) */
+    otfx_command command;
+    otfx_trace **traces; /* this place's part, chosen on the MPI thread (place_snapshot_select) */
+    size_t trace_count;
+    bool selected; /* false: out of memory choosing them */
+    place_snapshot_result result;
+    bool on_thread;
+};
+
+/* One tree request as this place sees it: sent to its children, its own part (event places), and the
+ * answers merged so far. */
+struct tree_request {
+    uint32_t id;
+    enum tree_kind kind; /* TREE_QUERY, TREE_COMMAND or TREE_LOAD_MODULE */
+    otfx_command command;
+    uint64_t argument;
+    const otfx_analysis_module *module; /* queries */
+    uint32_t children_waiting;
+    bool own_pending;
+    /* queries: leaves merged and failed; commands: places ok and failed */
+    uint32_t count_ok, count_failed;
+    otfx_blob merged; /* queries */
+    otfx_text errors; /* queries: "place I: why; …" */
+    otfx_text lines;  /* commands: one record line per place */
+    /* own part of a command at an event place */
+    uint64_t control_sequence; /* waiting for the ranks to answer it (0: not waiting) */
+    bool snapshot_after_flush; /* snapshot: write it once the FLUSH was answered */
+    bool snapshot_running;
+    uint64_t started_ns;
+    /* the root: the client that asked (client 0: nobody waits, e.g. after `record window` replied) */
+    uint64_t client;
+    uint32_t client_request;
+    bool partial_sent;
+    bool at_exit; /* the root's snapshot at exit */
+};
+
+struct pending_send {
+    struct tree_buffer message;
+    MPI_Request request;
+};
+
+struct record_window {
+    uint64_t from, to;
+};
+
+enum root_end_stage {
+    ROOT_RUNNING = 0,
+    ROOT_EXIT_SNAPSHOT, /* the snapshot at exit is being written */
+    ROOT_DRAINING,      /* waiting for requests in flight before the job-ended notice */
+    ROOT_SHUTDOWN
+};
+
+struct place_runtime {
+    struct event_place *place;
+    bool tree; /* false: a standalone event place (no places_comm or layout) */
+    const otfx_tbon_layout *layout;
+    uint32_t index, parent, leaves_below;
+    uint32_t *children;
+    uint32_t child_count;
+    bool is_event, is_root;
+    MPI_Comm tree_comm;  /* dup of places_comm */
+    MPI_Comm event_comm; /* split of places_comm: the event places (MPI_COMM_NULL on the others) */
+    bool threaded_snapshots;
+    const char *snapshot_dir; /* NULL: the working directory */
+
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool signalled;
+
+    /* worker thread (under lock) */
+    pthread_t worker;
+    bool worker_started, worker_stop;
+    struct leaf_job *jobs, *jobs_tail, *results, *results_tail;
+
+    /* snapshot thread */
+    pthread_t snapshot_thread;
+    bool snapshot_busy, snapshot_finished; /* finished: under lock */
+    struct snapshot_job snapshot;
+
+    struct pending_send *sends;
+    size_t send_count, send_capacity;
+    unsigned char *receive_buffer;
+    size_t receive_capacity;
+
+    struct tree_request *requests;
+    size_t request_count, request_capacity;
+    uint32_t next_request;
+
+    bool own_ended;
+    uint32_t children_done;
+    bool done_sent, shutdown;
+    uint32_t enabled_classes;
+    uint64_t next_rate_ns;
+
+    /* the root */
+    otfx_server *server;
+    char job_id[96];
+    enum root_end_stage end_stage;
+    uint64_t end_stage_ns;
+    struct record_window *windows;
+    size_t window_count, window_capacity;
+};
+
+uint64_t place_now_ns(void);
+/* Wakes the MPI thread (any thread). */
+void place_wake(struct place_runtime *runtime);
+
+/* place_loop.c: the worker and snapshot threads, the tree's sends. */
+bool place_worker_submit(struct place_runtime *runtime, struct leaf_job *job);
+struct leaf_job *place_worker_take_result(struct place_runtime *runtime);
+void place_leaf_job_free(struct leaf_job *job);
+/* Starts writing runtime->snapshot (on the snapshot thread, or right here when MPI is not
+ * MPI_THREAD_MULTIPLE; then it is finished on return). */
+void place_snapshot_start(struct place_runtime *runtime);
+/* Whether the snapshot started last has finished (its result in runtime->snapshot.result). */
+bool place_snapshot_take(struct place_runtime *runtime);
+/* Sends a message to `place` on tree_comm (nonblocking; takes the buffer). */
+void place_tree_send(struct place_runtime *runtime, uint32_t place, struct tree_buffer *message);
+
+/* tree.c */
+bool tree_start(struct place_runtime *runtime);
+/* A message arrived on tree_comm from place `source`. */
+void tree_handle_message(struct place_runtime *runtime, int source, const unsigned char *bytes,
+                         size_t length);
+/* Everything that is not a message: server requests, worker results, snapshot completion, control
+ * answers, partial results, windows, the end of the run. Returns whether anything happened. */
+bool tree_poll(struct place_runtime *runtime);
+/* The standalone loop and the tree's end both ask this: leave the loop now. */
+bool tree_finished(const struct place_runtime *runtime);
+void tree_stop(struct place_runtime *runtime);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * tree_messages.h — the tree's own messages between places on tree_comm (private to places/).
+ *
+ * Every message is one MPI message of MPI_BYTE with tag TREE_TAG on tree_comm (a dup of the places'
+ * communicator: a place's rank in it is its place index). Layout, all integers little-endian:
+ *
+ *   header   u32 magic TREE_MAGIC ("OTXT"), u16 version TREE_VERSION, u16 kind (enum tree_kind),
+ *            u32 request (the root's tree request id; 0 for DONE and SHUTDOWN), u32 payload bytes
+ *   QUERY, COMMAND, LOAD_MODULE
+ *            u64 argument (RECORD_WINDOW: the window's end on the place clock), then the command:
+ *            u32 kind, u64 from, u64 to, u64 duration_ns, u32 range count (≤ 32) and that many
+ *            u32 first/last pairs, u32 bins, rows, groups, limit, classes, u8 overwrite,
+ *            str strategy, str path, str module          (str: u32 length, bytes, no NUL)
+ *   RESULT   u32 leaves answered, u32 leaves failed, str error text, u32 length + the module's
+ *            partial result (otfx/analysis.h)
+ *   ACK      u32 places ok, u32 places failed, str per-place record lines
+ *   DONE, SHUTDOWN   no payload
+ *
+ * A message is validated whole before anything uses it (header, kind, lengths, string bounds, the
+ * command's kind and range count, nothing left over): a malformed one is reported and dropped.
+ */
+#ifndef OTFX_PLACES_TREE_MESSAGES_H
+#define OTFX_PLACES_TREE_MESSAGES_H
+
+#include <otfx/protocol.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TREE_TAG          4250
+#define TREE_MAGIC        0x5458544Fu /* "OTXT" little-endian */
+#define TREE_VERSION      1u
+#define TREE_HEADER_BYTES 16u
+/* Largest tree message accepted: a reply's limit plus room for the header and counts. */
+#define TREE_MAX_MESSAGE (OTFX_PROTOCOL_MAX_REPLY + 64u * 1024u)
+
+enum tree_kind {
+    TREE_QUERY = 1,       /* down: run an analysis module (command kinds status … events, query) */
+    TREE_COMMAND = 2,     /* down: a steering command */
+    TREE_RESULT = 3,      /* up: a subtree's merged partial result of a query */
+    TREE_ACK = 4,         /* up: a subtree's answer to a command (one record line per place) */
+    TREE_DONE = 5,        /* up: every event place below ended (their ranks said goodbye) */
+    TREE_SHUTDOWN = 6,    /* down: leave the loop, finalize */
+    TREE_LOAD_MODULE = 7, /* down: load an analysis module from a shared object on every place */
+    TREE_KIND_MAX = 7
+};
+
+/* A decoded message; `data` points into the buffer it was decoded from. */
+struct tree_message {
+    enum tree_kind kind;
+    uint32_t request;
+    uint64_t argument;    /* QUERY, COMMAND, LOAD_MODULE */
+    otfx_command command; /* QUERY, COMMAND, LOAD_MODULE */
+    uint32_t count_ok;    /* RESULT: leaves answered; ACK: places ok */
+    uint32_t count_failed;
+    const char *error; /* RESULT: error text (not NUL-terminated), error_length bytes */
+    size_t error_length;
+    const unsigned char *data; /* RESULT: the partial result; ACK: the record lines */
+    size_t data_length;
+};
+
+/* A message being built (malloc'd bytes; failed after an allocation failure). */
+struct tree_buffer {
+    unsigned char *data;
+    size_t length, capacity;
+    bool failed;
+};
+
+const char *tree_kind_name(enum tree_kind kind);
+
+/* Encoders: each starts a fresh buffer (free with tree_buffer_free) and returns false when out of
+ * memory or the message would exceed TREE_MAX_MESSAGE. */
+bool tree_encode_command(struct tree_buffer *out, enum tree_kind kind, uint32_t request, uint64_t argument,
+                         const otfx_command *command);
+bool tree_encode_result(struct tree_buffer *out, uint32_t request, uint32_t answered, uint32_t failed,
+                        const char *error, size_t error_length, const void *blob, size_t blob_length);
+bool tree_encode_ack(struct tree_buffer *out, uint32_t request, uint32_t ok, uint32_t failed,
+                     const char *lines, size_t lines_length);
+bool tree_encode_empty(struct tree_buffer *out, enum tree_kind kind, uint32_t request);
+void tree_buffer_free(struct tree_buffer *buffer);
+
+/* Decodes and validates `bytes`. Returns NULL on success, else why it is malformed (a static text). */
+const char *tree_decode(const void *bytes, size_t length, struct tree_message *out);
+
+#endif
