@@ -2,6 +2,8 @@
  * example.c — command line parsing and output shared by the C examples (see example.h).
  * Never instrumented: none of this is part of what the function traces are meant to show.
  */
+/* access() is POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
 #include "example.h"
 
 #include <errno.h>
@@ -10,15 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NO_INSTRUMENT __attribute__((no_instrument_function))
 
 NO_INSTRUMENT static void print_usage(const char *program, long default_iterations, long default_size)
 {
     fprintf(stderr,
-            "usage: %s [--iterations N] [--seconds S]%s [--corrupt]\n"
+            "usage: %s [--iterations N] [--seconds S] [--until-file PATH]%s [--corrupt]\n"
             "  --iterations N  at least N iterations (default %ld)\n"
-            "  --seconds S     and at least S seconds of running time (default 0)\n",
+            "  --seconds S     and at least S seconds of running time (default 0)\n"
+            "  --until-file P  and until the file P exists (checked once per iteration)\n",
             program, default_size > 0 ? " [--size N]" : "", default_iterations);
     if (default_size > 0)
         fprintf(stderr, "  --size N        problem size (default %ld)\n", default_size);
@@ -54,6 +58,7 @@ NO_INSTRUMENT bool example_parse_options(int argc, char **argv, const char *prog
     options->seconds = 0.0;
     options->size = default_size;
     options->corrupt = false;
+    options->until_file = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -70,6 +75,11 @@ NO_INSTRUMENT bool example_parse_options(int argc, char **argv, const char *prog
         } else if (strcmp(arg, "--seconds") == 0) {
             if (!value || !parse_seconds(value, &options->seconds))
                 problem = "needs a number of seconds >= 0";
+            i++;
+        } else if (strcmp(arg, "--until-file") == 0) {
+            if (!value || !*value)
+                problem = "needs a path";
+            options->until_file = value;
             i++;
         } else if (strcmp(arg, "--size") == 0 && default_size > 0) {
             if (!value || !parse_positive_long(value, &options->size))
@@ -93,7 +103,8 @@ NO_INSTRUMENT bool example_parse_options(int argc, char **argv, const char *prog
 NO_INSTRUMENT bool example_should_stop(const struct example_options *options, long iterations_done,
                                        double elapsed_seconds)
 {
-    return iterations_done >= options->iterations && elapsed_seconds >= options->seconds;
+    return iterations_done >= options->iterations && elapsed_seconds >= options->seconds &&
+           (!options->until_file || access(options->until_file, F_OK) == 0);
 }
 
 NO_INSTRUMENT void example_print(const char *format, ...)

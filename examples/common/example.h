@@ -24,6 +24,7 @@ struct example_options {
     double seconds;
     long size; /* stays 0 for programs without a problem size */
     bool corrupt;
+    const char *until_file; /* NULL, or: keep running until this file exists (end-to-end tests) */
 };
 
 /* Fills options from argv. default_size 0 means the program has no --size option. On an error or
