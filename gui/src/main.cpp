@@ -1,0 +1,117 @@
+// otfx-gui — the Qt5 viewer of a running otfx job. docs/gui.md is its manual.
+#include "main_window.h"
+#include "script_runner.h"
+#include "viewer.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QTimer>
+
+#include <cstdio>
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("otfx-gui"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("The otfx viewer: connects to a running otfx job (the "
+                                                    "newest otfx-session-*.txt in $OTFX_SESSION_DIR or "
+                                                    "the working directory, unless told otherwise), shows "
+                                                    "its status, timeline and profile, and steers it."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption connectOption(QStringLiteral("connect"), QStringLiteral("the job's address"),
+                                           QStringLiteral("ADDR:PORT"));
+    const QCommandLineOption tokenOption(QStringLiteral("token-file"),
+                                         QStringLiteral("a session file or a file holding only the token"),
+                                         QStringLiteral("FILE"));
+    const QCommandLineOption sessionOption(QStringLiteral("session"),
+                                           QStringLiteral("the job's session file"), QStringLiteral("FILE"));
+    const QCommandLineOption dirOption(
+        QStringLiteral("session-dir"),
+        QStringLiteral("where to look for session files (default: $OTFX_SESSION_DIR, "
+                       "else the working directory)"),
+        QStringLiteral("DIR"));
+    const QCommandLineOption scriptOption(
+        QStringLiteral("script"),
+        QStringLiteral("run the steps of FILE (see docs/gui.md), then quit; exit "
+                       "status 1 when a step fails"),
+        QStringLiteral("FILE"));
+    const QCommandLineOption eventsOption(QStringLiteral("events-below"),
+                                          QStringLiteral("show single events when a pixel covers at most NS "
+                                                         "nanoseconds (default 20000)"),
+                                          QStringLiteral("NS"));
+    parser.addOptions({connectOption, tokenOption, sessionOption, dirOption, scriptOption, eventsOption});
+    parser.process(app);
+
+    auto usage = [](const QString &message) {
+        std::fprintf(stderr, "otfx-gui: %s\n", message.toLocal8Bit().constData());
+        return 2;
+    };
+    Viewer viewer;
+    if (parser.isSet(eventsOption))
+        viewer.timeline()->setEventsNsPerPixel(parser.value(eventsOption).toULongLong());
+    SessionInfo session;
+    QString error;
+    if (parser.isSet(connectOption)) {
+        if (!parseAddress(parser.value(connectOption), &session.address, &session.port))
+            return usage(QStringLiteral("--connect takes ADDR:PORT"));
+        if (!parser.isSet(tokenOption))
+            return usage(QStringLiteral("--connect needs --token-file"));
+        if (!readTokenFile(parser.value(tokenOption), &session.token, &error))
+            return usage(error);
+    } else if (parser.isSet(sessionOption)) {
+        if (!readSessionFile(parser.value(sessionOption), &session, &error))
+            return usage(error);
+    }
+    const QString sessionDir = parser.isSet(dirOption) ? parser.value(dirOption) : defaultSessionDirectory();
+
+    MainWindow window(&viewer);
+    window.show();
+
+    if (session.valid()) {
+        viewer.connectToSession(session);
+    } else {
+        // Look for a session file now and, until one appears, every half second (a job starting up).
+        auto *discovery = new QTimer(&app);
+        const bool scripted = parser.isSet(scriptOption);
+        auto tryDiscover = [&viewer, sessionDir, discovery] {
+            const QString path = newestSessionFile(sessionDir);
+            SessionInfo found;
+            QString why;
+            if (path.isEmpty() || !readSessionFile(path, &found, &why))
+                return false;
+            discovery->stop();
+            viewer.connectToSession(found);
+            return true;
+        };
+        QObject::connect(discovery, &QTimer::timeout, &app, tryDiscover);
+        if (!tryDiscover()) {
+            std::fprintf(stderr, "otfx-gui: no otfx-session-*.txt in %s yet; waiting for one\n",
+                         sessionDir.toLocal8Bit().constData());
+            discovery->start(500);
+            if (!scripted)
+                QTimer::singleShot(0, &window, [&window, &viewer, discovery] {
+                    if (viewer.client()->state() == ProtocolClient::Disconnected) {
+                        window.openConnectDialog();
+                        if (viewer.client()->state() != ProtocolClient::Disconnected)
+                            discovery->stop();
+                    }
+                });
+        }
+    }
+
+    ScriptRunner *runner = nullptr;
+    if (parser.isSet(scriptOption)) {
+        runner = new ScriptRunner(&viewer, &window, &app);
+        if (!runner->load(parser.value(scriptOption), &error))
+            return usage(error);
+        QObject::connect(runner, &ScriptRunner::finished, &app,
+                         [](int code) { QCoreApplication::exit(code); });
+        runner->start();
+    }
+    return app.exec();
+}
