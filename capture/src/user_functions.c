@@ -127,6 +127,8 @@ NO_INSTRUMENT static size_t slot_index(uint64_t address, uint32_t slot_count)
     return (size_t)((address * 0x9e3779b97f4a7c15ull) >> 24) & (slot_count - 1);
 }
 
+static void free_at_thread_exit(void);
+
 NO_INSTRUMENT static bool grow_functions(struct function_table *table)
 {
     uint32_t count = table->slot_count ? 2 * table->slot_count : 256;
@@ -141,6 +143,8 @@ NO_INSTRUMENT static bool grow_functions(struct function_table *table)
             j = (j + 1) & (count - 1);
         slots[j] = table->slots[i];
     }
+    if (!table->slots)
+        free_at_thread_exit();
     free(table->slots);
     table->slots = slots;
     table->slot_count = count;
@@ -468,6 +472,33 @@ struct name_table {
 
 static _Thread_local struct name_table names;
 
+/* A thread's tables (functions seen, otfx.h names) are freed when the thread ends: a key's destructor
+ * runs in the ending thread, whose thread-local variables are still there. The main thread's stay until
+ * the process ends. */
+static pthread_key_t thread_tables_key;
+static pthread_once_t thread_tables_once = PTHREAD_ONCE_INIT;
+
+NO_INSTRUMENT static void free_thread_tables(void *unused)
+{
+    (void)unused;
+    free(function_table.slots);
+    function_table = (struct function_table){0};
+    for (uint32_t i = 0; i < names.slot_count; i++)
+        free(names.slots[i].name);
+    free(names.slots);
+    names = (struct name_table){0};
+}
+
+NO_INSTRUMENT static void create_thread_tables_key(void)
+{
+    pthread_key_create(&thread_tables_key, free_thread_tables);
+}
+
+NO_INSTRUMENT static void free_at_thread_exit(void)
+{
+    pthread_once(&thread_tables_once, create_thread_tables_key);
+    pthread_setspecific(thread_tables_key, &thread_tables_key); /* any non-NULL value */
+}
 NO_INSTRUMENT static uint64_t hash_name(const char *name, size_t *length)
 {
     uint64_t hash = 14695981039346656037ull; /* FNV-1a */
@@ -492,6 +523,8 @@ NO_INSTRUMENT static bool grow_names(struct name_table *table)
             j = (j + 1) & (count - 1);
         slots[j] = table->slots[i];
     }
+    if (!table->slots)
+        free_at_thread_exit();
     free(table->slots);
     table->slots = slots;
     table->slot_count = count;

@@ -116,8 +116,7 @@ def attack(session):
             payload = (otfx_client.HEADER.pack(otfx_client.MAGIC, 1, otfx_client.HELLO, 0, len(hello)) + hello +
                        otfx_client.HEADER.pack(otfx_client.MAGIC, 1, otfx_client.REQUEST, 7, len(junk)) + junk)
         sock.sendall(payload)
-        if i % 3 == 1:
-            sock.shutdown(socket.SHUT_WR)
+        sock.shutdown(socket.SHUT_WR)  # the end of the stream: a frame cut short stays cut short
         read_until_closed(sock)
         sock.close()
     still_serving(session, "20 connections of random and truncated frames")
