@@ -198,7 +198,8 @@ def body_lines(function):
                   "    if (status == MPI_STATUS_IGNORE)",
                   "        status = &capture_local_status;"]
         if cls == "p2p-mrecv":
-            lines += ["    const MPI_Message capture_message = *message;"]
+            # Taken before PMPI consumes the handle: MPI may give it to another thread's probe at once.
+            lines += ["    const MPI_Comm capture_probed_comm = capture_message_take(*message);"]
         lines += [f"    capture_result = {call};", "    if (capture_result == MPI_SUCCESS) {"]
         if cls == "p2p-sendrecv":
             peer, tag, nbytes = p2p_payload(f)
@@ -207,7 +208,7 @@ def body_lines(function):
         elif cls == "p2p-recv":
             lines += [f"        capture_p2p_recv({fid(f)}, comm, status);"]
         elif cls == "p2p-mrecv":
-            lines += [f"        capture_message_received({fid(f)}, capture_message, status);"]
+            lines += [f"        capture_message_received_on({fid(f)}, capture_probed_comm, status);"]
         else:  # probes
             flag = "*flag" if f.has("flag") else "1"
             message = "*message" if f.has("message") else "MPI_MESSAGE_NULL"
@@ -223,10 +224,10 @@ def body_lines(function):
                   f"        capture_p2p_request({fid(f)}, *request, {kind}, {persistent}, comm, {peer}, {tag},",
                   f"                            {nbytes});"]
     elif cls == "p2p-imrecv":
-        lines += ["    const MPI_Message capture_message = *message;",
+        lines += ["    const MPI_Comm capture_probed_comm = capture_message_take(*message);",
                   f"    capture_result = {call};",
                   "    if (capture_result == MPI_SUCCESS)",
-                  f"        capture_message_request({fid(f)}, capture_message, *request);"]
+                  f"        capture_message_request_on({fid(f)}, capture_probed_comm, *request);"]
     elif cls in ("collective", "icollective", "collective-init"):
         lines += ["    {"]
         lines += collective_payload(f, "        ")
@@ -253,10 +254,9 @@ def body_lines(function):
                       "    if (capture_result == MPI_SUCCESS)",
                       f"        capture_requests_started({fid(f)}, array_of_requests, count);"]
     elif cls == "request-free":
-        lines += ["    const MPI_Request capture_freed = *request;",
-                  f"    capture_result = {call};",
-                  "    if (capture_result == MPI_SUCCESS)",
-                  "        capture_request_forget(capture_freed);"]
+        # Forgotten before the call: once freed, MPI may give the handle to another thread's request.
+        lines += ["    capture_request_forget(*request);",
+                  f"    capture_result = {call};"]
     elif cls == "comm-create":
         new = parse_rule(f.payload)["new"]
         lines += [f"    capture_result = {call};",
@@ -280,7 +280,9 @@ def body_lines(function):
 
 def completion_lines(f):
     """Wait/Test family: keep the request handles (PMPI sets completed ones to MPI_REQUEST_NULL) and
-    make sure there are statuses to read the receives' source, tag and size from."""
+    make sure there are statuses to read the receives' source, tag and size from. At
+    MPI_THREAD_MULTIPLE the tracked entries are copied before the call and completions reported by
+    index into that copy (runtime.h, capture_requests_snapshot)."""
     call = f"{callee(f)}({call_args(f)})"
     fn = fid(f)
     # A Test call completes only what it reports as done; a Wait call always completes.
@@ -288,35 +290,43 @@ def completion_lines(f):
     status_fallback = ["    MPI_Status capture_local_status;",
                        "    if (status == MPI_STATUS_IGNORE)",
                        "        status = &capture_local_status;"]
+
+    def snapshot(requests, count):
+        return [f"    if (__builtin_expect(capture_threads_concurrent, 0))",
+                f"        capture_requests_snapshot({requests}, {count});"]
+
     if f.name in ("MPI_Wait", "MPI_Test"):
         return status_fallback + [
-                "    const MPI_Request capture_request = *request;",
+                "    const MPI_Request capture_request = *request;"] + snapshot("&capture_request", "1") + [
                 f"    capture_result = {call};",
                 f"    if (capture_result == MPI_SUCCESS && {done})",
-                f"        capture_request_completed({fn}, capture_request, status);"]
+                f"        capture_request_completed_at({fn}, 0, capture_request, status);"]
     if f.name in ("MPI_Waitany", "MPI_Testany"):
         return status_fallback + [
-                "    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);",
+                "    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);"] + \
+            snapshot("capture_saved", "count") + [
                 f"    capture_result = {call};",
                 f"    if (capture_result == MPI_SUCCESS && {done} && *indx != MPI_UNDEFINED)",
-                f"        capture_request_completed({fn}, capture_saved[*indx], status);"]
+                f"        capture_request_completed_at({fn}, *indx, capture_saved[*indx], status);"]
     if f.name in ("MPI_Waitall", "MPI_Testall"):
-        return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);",
+        return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);"] + \
+            snapshot("capture_saved", "count") + [
                 "    if (array_of_statuses == MPI_STATUSES_IGNORE)",
                 "        array_of_statuses = capture_scratch_statuses(count);",
                 f"    capture_result = {call};",
                 f"    if ((capture_result == MPI_SUCCESS || capture_result == MPI_ERR_IN_STATUS) && {done})",
                 "        for (int i = 0; i < count; i++)",
-                f"            capture_request_completed({fn}, capture_saved[i], &array_of_statuses[i]);"]
+                f"            capture_request_completed_at({fn}, i, capture_saved[i], &array_of_statuses[i]);"]
     if f.name in ("MPI_Waitsome", "MPI_Testsome"):
-        return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, incount);",
+        return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, incount);"] + \
+            snapshot("capture_saved", "incount") + [
                 "    if (array_of_statuses == MPI_STATUSES_IGNORE)",
                 "        array_of_statuses = capture_scratch_statuses(incount);",
                 f"    capture_result = {call};",
                 "    if ((capture_result == MPI_SUCCESS || capture_result == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)",
                 "        for (int i = 0; i < *outcount; i++)",
-                f"            capture_request_completed({fn}, capture_saved[array_of_indices[i]],",
-                "                                      &array_of_statuses[i]);"]
+                f"            capture_request_completed_at({fn}, array_of_indices[i], capture_saved[array_of_indices[i]],",
+                "                                         &array_of_statuses[i]);"]
     raise SystemExit(f"gen_wrappers.py: no completion template for {f.name}")
 
 

@@ -52,6 +52,10 @@ static const char usage[] =
     "  --reduction STRATEGY    what a full buffer does: ring (default: drop the oldest detail), time (thin\n"
     "                          the older part), type (drop event classes in priority order), depth (drop\n"
     "                          the deepest call levels), stop (stop storing)\n"
+    "  --backpressure POLICY   what a rank does when its place falls behind: block (default: wait,\n"
+    "                          nothing lost, the time waited is reported as blocked_ns) or drop (never\n"
+    "                          wait: events are dropped, counted, and marked in the trace as a reduction\n"
+    "                          record; definitions are never dropped) (OTFX_BACKPRESSURE)\n"
     "  --no-record             start with recording off (until `otfxctl record resume`)\n"
     "  --start-paused          the application ranks wait right after MPI_Init until `otfxctl app resume`\n"
     "  --listen ADDR:PORT      where the root serves clients (default 127.0.0.1:0, any free port)\n"
@@ -82,6 +86,7 @@ struct run_options {
     long ranks_per_place;
     size_t buffer_bytes;
     const char *reduction;
+    const char *backpressure; /* NULL: the capture library's default (block) */
     long fanin;
     bool no_record;
     bool start_paused;
@@ -194,6 +199,10 @@ static void parse_options(int argc, char **argv, struct run_options *options)
             if (!is_strategy(options->reduction))
                 usage_error("--reduction must be ring, time, type, depth or stop, not '%s'",
                             options->reduction);
+        } else if (matches(argument, "--backpressure")) {
+            options->backpressure = option_value(argc, argv, &i, "--backpressure");
+            if (strcmp(options->backpressure, "block") != 0 && strcmp(options->backpressure, "drop") != 0)
+                usage_error("--backpressure must be block or drop, not '%s'", options->backpressure);
         } else if (strcmp(argument, "--no-record") == 0) {
             options->no_record = true;
         } else if (strcmp(argument, "--start-paused") == 0) {
@@ -372,6 +381,8 @@ int main(int argc, char **argv)
     GENV("OTFX_REDUCTION", options.reduction);
     GENV("OTFX_FANIN", fanin_text);
     GENV("OTFX_JOB_ID", job_id);
+    if (options.backpressure)
+        GENV("OTFX_BACKPRESSURE", options.backpressure);
     if (options.no_record)
         GENV("OTFX_RECORD", "0");
     if (options.start_paused)

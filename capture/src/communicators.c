@@ -2,7 +2,14 @@
  * communicators.c — the communicator cache: id and world ranks of every communicator in use, so that a
  * peer becomes a world rank with one array lookup. Entries are made once per communicator (the only
  * allocations, at creation or first use) and removed when it is freed, since MPICH reuses handles.
- * Not thread safe: MPI calls of one rank must not run concurrently (MPI_THREAD_SERIALIZED at most).
+ *
+ * Threads (capture/README.md, "Threads"): one cache per rank, ids dense per rank and never reused. At
+ * MPI_THREAD_MULTIPLE the table is changed and searched under cache_lock (capture_lock: nothing without
+ * concurrency); records are written outside it. Each thread's records go to the place in batches of
+ * their own, which arrive in any order, so every thread announces a communicator (COMM_CREATED, with
+ * the creating function and the members) in its own stream before its first record that names it:
+ * a per-thread bit per id, one test per lookup. The place defines the id on the first announcement
+ * that arrives and accepts the others.
  */
 #include "capture_functions.h"
 #include "recorder.h"
@@ -14,9 +21,18 @@
 CAPTURE_INTERNAL void capture_write_comm(enum capture_record_kind kind, int function_id,
                                          const struct capture_comm *comm, bool with_members);
 
+bool capture_threads_concurrent;
+
+/* The cache's entry: what every record needs, and what a later announcement in another thread's stream
+ * must repeat (the place names communicators by their creating function). */
+struct cached_comm {
+    struct capture_comm comm; /* first: callers get &entry->comm */
+    uint16_t creator;         /* function id of the call that created it (MPI_Init: found in use) */
+};
+
 struct comm_slot {
     MPI_Comm handle; /* MPI_COMM_NULL: free */
-    struct capture_comm *comm;
+    struct cached_comm *entry;
 };
 
 static struct comm_slot *slots;
@@ -24,6 +40,29 @@ static size_t slot_count; /* power of two */
 static size_t used_slots;
 static uint32_t next_comm_id;
 static MPI_Group app_world_group = MPI_GROUP_NULL;
+static struct cached_comm **by_id; /* id → live entry (NULL once freed), for capture_comm_announce */
+static uint32_t by_id_capacity;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Bit `id` set: this thread's stream announced communicator `id`. Freed when the thread exits (a pthread
+ * key destructor runs in the exiting thread, which still sees its _Thread_local variables). */
+static CAPTURE_HOT_THREAD_LOCAL uint64_t *announced;
+static CAPTURE_HOT_THREAD_LOCAL uint32_t announced_words;
+static pthread_key_t announced_key;
+static pthread_once_t announced_key_once = PTHREAD_ONCE_INIT;
+
+static void free_announced(void *unused)
+{
+    (void)unused;
+    free(announced);
+    announced = NULL;
+    announced_words = 0;
+}
+
+static void create_announced_key(void)
+{
+    pthread_key_create(&announced_key, free_announced);
+}
 
 static size_t slot_of(MPI_Comm handle)
 {
@@ -32,17 +71,29 @@ static size_t slot_of(MPI_Comm handle)
     return (size_t)((key * 2654435761u) >> 7) & (slot_count - 1);
 }
 
+static void out_of_memory(void)
+{
+    fprintf(stderr, "otfx-capture: out of memory in the communicator cache: aborting\n");
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 static void *checked_calloc(size_t count, size_t size)
 {
     void *memory = calloc(count ? count : 1, size);
-    if (!memory) {
-        fprintf(stderr, "otfx-capture: out of memory in the communicator cache: aborting\n");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    if (!memory)
+        out_of_memory();
     return memory;
 }
 
-static void insert_slot(struct capture_comm *comm);
+static void *checked_realloc(void *memory, size_t bytes)
+{
+    void *grown = realloc(memory, bytes ? bytes : 1);
+    if (!grown)
+        out_of_memory();
+    return grown;
+}
+
+static void insert_slot(struct cached_comm *entry);
 
 static void grow_table(void)
 {
@@ -55,19 +106,19 @@ static void grow_table(void)
     used_slots = 0;
     for (size_t i = 0; i < old_count; i++)
         if (old[i].handle != MPI_COMM_NULL)
-            insert_slot(old[i].comm);
+            insert_slot(old[i].entry);
     free(old);
 }
 
-static void insert_slot(struct capture_comm *comm)
+static void insert_slot(struct cached_comm *entry)
 {
     if ((used_slots + 1) * 2 > slot_count)
         grow_table();
-    size_t i = slot_of(comm->handle);
+    size_t i = slot_of(entry->comm.handle);
     while (slots[i].handle != MPI_COMM_NULL)
         i = (i + 1) & (slot_count - 1);
-    slots[i].handle = comm->handle;
-    slots[i].comm = comm;
+    slots[i].handle = entry->comm.handle;
+    slots[i].entry = entry;
     used_slots++;
 }
 
@@ -88,11 +139,14 @@ static int32_t *world_ranks_of(MPI_Group group, int size)
     return world;
 }
 
-static struct capture_comm *add_comm(MPI_Comm handle, int function_id)
+/* A new entry with the next id (under cache_lock); announced by the caller, outside the lock. */
+static struct cached_comm *add_comm(MPI_Comm handle, int function_id)
 {
-    struct capture_comm *comm = checked_calloc(1, sizeof(*comm));
+    struct cached_comm *entry = checked_calloc(1, sizeof(*entry));
+    struct capture_comm *comm = &entry->comm;
     int inter = 0;
     MPI_Group group;
+    entry->creator = (uint16_t)function_id;
     comm->handle = handle;
     comm->id = next_comm_id++;
     comm->indegree = comm->outdegree = -1;
@@ -109,59 +163,151 @@ static struct capture_comm *add_comm(MPI_Comm handle, int function_id)
         comm->remote_world = world_ranks_of(group, comm->remote_size);
         PMPI_Group_free(&group);
     }
-    insert_slot(comm);
-    capture_write_comm(CAPTURE_RECORD_COMM_CREATED, function_id, comm, true);
-    return comm;
+    insert_slot(entry);
+    if (comm->id >= by_id_capacity) {
+        uint32_t capacity = by_id_capacity ? 2 * by_id_capacity : 64;
+        while (capacity <= comm->id)
+            capacity *= 2;
+        by_id = checked_realloc(by_id, (size_t)capacity * sizeof(*by_id));
+        for (uint32_t i = by_id_capacity; i < capacity; i++)
+            by_id[i] = NULL;
+        by_id_capacity = capacity;
+    }
+    by_id[comm->id] = entry;
+    return entry;
 }
 
-static struct capture_comm *find_comm(MPI_Comm handle)
+static struct cached_comm *find_comm(MPI_Comm handle)
 {
     if (!slot_count)
         return NULL;
     for (size_t i = slot_of(handle);; i = (i + 1) & (slot_count - 1)) {
         if (slots[i].handle == handle)
-            return slots[i].comm;
+            return slots[i].entry;
         if (slots[i].handle == MPI_COMM_NULL)
             return NULL;
     }
 }
 
+static inline bool announced_here(uint32_t id)
+{
+    const uint32_t word = id >> 6;
+    return word < announced_words && (announced[word] >> (id & 63)) & 1u;
+}
+
+/* The definition in this thread's stream (the creating thread's at creation, others' at first use). */
+static void announce(const struct cached_comm *entry)
+{
+    const uint32_t id = entry->comm.id, word = id >> 6;
+    if (word >= announced_words) {
+        if (!announced_words) {
+            pthread_once(&announced_key_once, create_announced_key);
+            pthread_setspecific(announced_key, &announced_key);
+        }
+        uint32_t words = announced_words ? 2 * announced_words : 4;
+        while (words <= word)
+            words *= 2;
+        announced = checked_realloc(announced, (size_t)words * sizeof(*announced));
+        for (uint32_t i = announced_words; i < words; i++)
+            announced[i] = 0;
+        announced_words = words;
+    }
+    announced[word] |= (uint64_t)1 << (id & 63);
+    capture_write_comm(CAPTURE_RECORD_COMM_CREATED, entry->creator, &entry->comm, true);
+}
+
+/* First use of a communicator that no traced call created (the application's world, MPI_COMM_SELF,
+ * MPI_Comm_get_parent): defined now, under MPI_Init's function id since no call created it. */
+static struct cached_comm *find_or_add(MPI_Comm handle)
+{
+    struct cached_comm *entry = find_comm(handle);
+    return __builtin_expect(entry != NULL, 1) ? entry : add_comm(handle, CAPTURE_FN_MPI_Init);
+}
+
+static __attribute__((noinline)) const struct capture_comm *lookup_locked(MPI_Comm handle)
+{
+    pthread_mutex_lock(&cache_lock);
+    struct cached_comm *entry = find_or_add(handle);
+    pthread_mutex_unlock(&cache_lock);
+    if (!announced_here(entry->comm.id))
+        announce(entry);
+    return &entry->comm;
+}
+
+/* Every record that names a communicator comes through here: the single-threaded path is the probe, one
+ * flag test and one bit test. */
 const struct capture_comm *capture_comm_lookup(MPI_Comm handle)
 {
-    struct capture_comm *comm = find_comm(handle);
-    /* First use of a communicator that no traced call created (the application's world, MPI_COMM_SELF,
-     * MPI_Comm_get_parent): defined now, under MPI_Init's function id since no call created it. */
-    return comm ? comm : add_comm(handle, CAPTURE_FN_MPI_Init);
+    if (__builtin_expect(capture_threads_concurrent, 0))
+        return lookup_locked(handle);
+    struct cached_comm *entry = find_or_add(handle);
+    if (__builtin_expect(!announced_here(entry->comm.id), 0))
+        announce(entry);
+    return &entry->comm;
+}
+
+void capture_comm_announce(uint32_t comm_id)
+{
+    if (announced_here(comm_id))
+        return;
+    capture_lock(&cache_lock);
+    struct cached_comm *entry = comm_id < by_id_capacity ? by_id[comm_id] : NULL;
+    capture_unlock(&cache_lock);
+    if (entry) /* else freed meanwhile: nothing left to announce it with */
+        announce(entry);
+}
+
+static void unlink_comm(MPI_Comm handle, struct cached_comm *entry);
+static void destroy_comm(struct cached_comm *entry)
+{
+    free(entry->comm.local_world);
+    free(entry->comm.remote_world);
+    free(entry);
 }
 
 void capture_comm_created(int function_id, MPI_Comm handle)
 {
-    struct capture_comm *stale = find_comm(handle);
+    capture_lock(&cache_lock);
+    struct cached_comm *stale = find_comm(handle); /* a handle reused behind our back (untraced free) */
     if (stale)
-        capture_comm_freed(function_id,
-                           handle); /* a handle reused behind our back (MPI_Comm_free untraced) */
-    add_comm(handle, function_id);
+        unlink_comm(handle, stale);
+    struct cached_comm *entry = add_comm(handle, function_id);
+    capture_unlock(&cache_lock);
+    if (stale) {
+        capture_write_comm(CAPTURE_RECORD_COMM_FREED, function_id, &stale->comm, false);
+        destroy_comm(stale);
+    }
+    announce(entry);
 }
-
-static void remove_comm(MPI_Comm handle, struct capture_comm *comm);
 
 void capture_comm_freed(int function_id, MPI_Comm handle)
 {
-    struct capture_comm *comm = find_comm(handle);
-    if (!comm)
+    capture_lock(&cache_lock);
+    struct cached_comm *entry = find_comm(handle);
+    if (entry)
+        unlink_comm(handle, entry);
+    capture_unlock(&cache_lock);
+    if (!entry)
         return;
-    capture_write_comm(CAPTURE_RECORD_COMM_FREED, function_id, comm, false);
-    remove_comm(handle, comm);
+    capture_write_comm(CAPTURE_RECORD_COMM_FREED, function_id, &entry->comm, false);
+    destroy_comm(entry);
 }
 
 void capture_comm_forget(MPI_Comm handle)
 {
-    struct capture_comm *comm = capture_has_place ? find_comm(handle) : NULL;
-    if (comm)
-        remove_comm(handle, comm);
+    if (!capture_has_place)
+        return;
+    capture_lock(&cache_lock);
+    struct cached_comm *entry = find_comm(handle);
+    if (entry)
+        unlink_comm(handle, entry);
+    capture_unlock(&cache_lock);
+    if (entry)
+        destroy_comm(entry);
 }
 
-static void remove_comm(MPI_Comm handle, struct capture_comm *comm)
+/* Out of the table and the id map (under cache_lock); the caller destroys it. */
+static void unlink_comm(MPI_Comm handle, struct cached_comm *entry)
 {
     /* Backward-shift deletion keeps every probe sequence unbroken without tombstones. */
     size_t hole = slot_of(handle);
@@ -179,14 +325,13 @@ static void remove_comm(MPI_Comm handle, struct capture_comm *comm)
             hole = next;
         }
     }
-    free(comm->local_world);
-    free(comm->remote_world);
-    free(comm);
+    by_id[entry->comm.id] = NULL;
 }
 
 void capture_comm_neighbor_degrees(MPI_Comm handle, int *indegree, int *outdegree)
 {
     struct capture_comm *comm = (struct capture_comm *)capture_comm_lookup(handle);
+    capture_lock(&cache_lock); /* filled in on first use: two threads may get there at once */
     if (comm->indegree < 0) {
         int topology = MPI_UNDEFINED, weighted = 0, ndims = 0, neighbors = 0;
         comm->indegree = comm->outdegree = 0;
@@ -203,6 +348,7 @@ void capture_comm_neighbor_degrees(MPI_Comm handle, int *indegree, int *outdegre
     }
     *indegree = comm->indegree;
     *outdegree = comm->outdegree;
+    capture_unlock(&cache_lock);
 }
 
 int32_t capture_peer_world(const struct capture_comm *comm, int peer)

@@ -257,7 +257,7 @@ static void check(uint64_t now, bool mpi_call)
             nanosleep(&pause, NULL);
         return;
     }
-    if (capture_check_deadline == UINT64_MAX) { /* stopped meanwhile (MPI_Finalize) */
+    if (capture_deadline() == UINT64_MAX) { /* stopped meanwhile (MPI_Finalize) */
         atomic_flag_clear_explicit(&control_busy, memory_order_release);
         return;
     }
@@ -305,7 +305,7 @@ void capture_control_pause_point(void)
 void capture_wait_pause_point(int *polls)
 {
     const uint64_t now = capture_ticks();
-    if (now >= capture_check_deadline)
+    if (now >= capture_deadline())
         capture_control_check(now);
     /* A waiting rank leaves the core to others: a yield every 10 tests (as MPICH's blocking wait with
      * MPIR_CVAR_POLLS_BEFORE_YIELD=10), and once it has waited for 1000 tests a 20 µs sleep per turn,
@@ -336,7 +336,7 @@ void capture_control_check_at_flush(void)
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire))
         return; /* a check is under way (it may be what sent this batch) */
     const uint64_t now = capture_now();
-    if (capture_check_deadline != UINT64_MAX && now >= capture_check_deadline) {
+    if (capture_deadline() != UINT64_MAX && now >= capture_deadline()) {
         end_window_if_due(now);
         if (thread_level == MPI_THREAD_MULTIPLE || (is_init_thread && thread_level < MPI_THREAD_SERIALIZED)) {
             send_window_notice();

@@ -124,6 +124,20 @@ static bool record_at_start(int world_rank)
                         setting);
 }
 
+/* OTFX_BACKPRESSURE: what a thread does when its batch is full and the previous one has not left yet:
+ * `block` (unset or empty too) waits, nothing is lost and the time is reported as blocked_ns; `drop`
+ * never waits, drops the events meanwhile and tells the place how many (recorder.h). */
+static bool drop_when_full(int world_rank)
+{
+    const char *setting = getenv("OTFX_BACKPRESSURE");
+    if (!setting || !*setting || strcmp(setting, "block") == 0)
+        return false;
+    if (strcmp(setting, "drop") == 0)
+        return true;
+    configuration_error(world_rank, "OTFX_BACKPRESSURE must be block (wait for the place) or drop, not ",
+                        setting);
+}
+
 /* The place's CLOCK_MONOTONIC minus this rank's: of 10 ping-pongs with the place, the one with the
  * smallest round trip, offset = place_time - (t_send + t_recv) / 2 (exact up to the asymmetry of that
  * round trip). Each ping carries this rank's processor name; a place on the same node says so and the
@@ -174,6 +188,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     }
     const uint32_t fanin = configured_fanin(world_rank);
     const bool paused_at_start = start_paused(world_rank);
+    const bool drop = drop_when_full(world_rank);
     char layout_problem[256];
     if (!otfx_tbon_layout_init(&capture_layout.tree, (uint32_t)capture_layout.app_size, (uint32_t)places,
                                fanin, layout_problem, sizeof(layout_problem)))
@@ -199,7 +214,8 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
         PMPI_Barrier(capture_app_world);
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
-    capture_recorder_start(world_rank, recording);
+    capture_recorder_start(world_rank, recording, drop);
+    capture_threads_concurrent = provided == MPI_THREAD_MULTIPLE; /* locks: requests.c, communicators.c */
     capture_send_load_map(); /* before any record that names a user function */
     if (recording)
         capture_enter_at(init_function, init_entered);

@@ -149,6 +149,13 @@ enum capture_record_kind {
                                        * before the pause (user functions whose exit comes after the
                                        * resume): the place drops them; MPI calls are recorded whole or
                                        * not at all */
+    CAPTURE_RECORD_DROPPED = 21,      /* capture_dropped_record: OTFX_BACKPRESSURE=drop found the batch
+                                       * full while the previous one was still being sent, and the
+                                       * events in between were dropped (never the records that later
+                                       * records depend on: COMM_CREATED, COMM_FREED, OBJECT, NAME,
+                                       * THROTTLED, RECORDING, which were kept and come right before
+                                       * this record). Time-ordered: its timestamp is the latest of the
+                                       * kept records and of the last dropped one */
 };
 
 enum capture_request_kind {
@@ -206,6 +213,19 @@ struct capture_recording_record {
     struct capture_record_header header; /* function_id 0 */
     uint32_t on;                         /* 1: recording from now on, 0: stopped */
     uint32_t reason;                     /* enum capture_recording_reason */
+};
+
+/* What a drop left behind on the call stack: `closed` regions open when the drop began were left during
+ * it (the place closes them at the marker), and `opened` regions entered during it are still open (the
+ * place drops that many LEAVEs, the first ones that would close a region below those entered after the
+ * marker). */
+struct capture_dropped_record {
+    struct capture_record_header header; /* function_id 0 */
+    uint64_t dropped;                    /* records dropped */
+    uint64_t first;                      /* timestamp of the first dropped record (raw ticks) */
+    uint64_t last;                       /* and of the last */
+    uint32_t closed;
+    uint32_t opened;
 };
 
 struct capture_phase_record {

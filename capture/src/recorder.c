@@ -13,15 +13,31 @@
 bool capture_recording;
 bool capture_has_place;
 
+/* Dropped records are written here and counted at the next slow-path call: every droppable record is
+ * a fixed-size one far below this. */
+enum { DROP_SCRATCH_BYTES = 256 };
+
 /* Two batch buffers per thread: one is filled while the other may still be in flight. */
 struct thread_recorder {
     unsigned char *batches[2];
-    size_t used; /* bytes of records in the current batch */
+    size_t used;  /* bytes of records in the current batch */
+    size_t limit; /* RECORD_CAPACITY; 0 while dropping, so that every record takes reserve_slow */
     int current;
     uint32_t thread_index;
     uint64_t sequence;
     MPI_Request in_flight;
     struct thread_recorder *next; /* registry, walked once in MPI_Finalize */
+    /* OTFX_BACKPRESSURE=drop, touched only on the slow path: the batch is full and the previous one still
+     * on its way. Records that must not be lost go to `kept` (grown as needed), the others to `scratch`,
+     * and are counted: how many, their time range, and the call depth they went through (relative to
+     * the drop's start: its lowest point and where it ended) for the place's CAPTURE_RECORD_DROPPED. */
+    bool dropping;
+    bool scratch_holds_dropped;
+    uint64_t dropped, first_dropped, last_dropped;
+    int64_t drop_depth, drop_lowest_depth;
+    unsigned char *kept;
+    size_t kept_used, kept_capacity;
+    uint64_t scratch[DROP_SCRATCH_BYTES / sizeof(uint64_t)];
 };
 
 static _Thread_local struct thread_recorder *this_thread;
@@ -29,12 +45,14 @@ static struct thread_recorder *all_threads;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t thread_count;
 static int recorder_app_rank;
+static bool drop_when_full;
 
 enum { RECORD_CAPACITY = CAPTURE_BATCH_BYTES - sizeof(struct capture_batch_header) };
 
-void capture_recorder_start(int app_rank, bool recording)
+void capture_recorder_start(int app_rank, bool recording, bool drop)
 {
     recorder_app_rank = app_rank;
+    drop_when_full = drop;
     capture_has_place = true;
     capture_recording = recording;
 }
@@ -51,6 +69,7 @@ static struct thread_recorder *create_thread_recorder(void)
     recorder->batches[0] = memory;
     recorder->batches[1] = memory + CAPTURE_BATCH_BYTES;
     recorder->in_flight = MPI_REQUEST_NULL;
+    recorder->limit = RECORD_CAPACITY;
     pthread_mutex_lock(&registry_lock);
     recorder->thread_index = thread_count++;
     recorder->next = all_threads;
@@ -84,32 +103,180 @@ static void send_batch(struct thread_recorder *recorder, uint16_t flags)
     recorder->used = 0;
 }
 
-/* Room for `size` bytes of records in this thread's batch; sends the batch first when it is full. */
-static inline void *reserve(size_t size)
+static inline void *append(struct thread_recorder *recorder, size_t size)
 {
-    struct thread_recorder *recorder = this_thread;
-    if (__builtin_expect(!recorder, 0))
-        recorder = create_thread_recorder();
-    if (__builtin_expect(recorder->used + size > RECORD_CAPACITY, 0)) {
-        send_batch(recorder, 0);
-        /* Once per batch: objects dlopen'ed since the load map was sent go at the head of the next. */
-        if (capture_load_map_changed()) {
-            capture_write_load_map();
-            if (recorder->used + size > RECORD_CAPACITY)
-                send_batch(recorder, 0);
-        }
-        /* A batch send is a check point too (a thread recording without MPI calls or user-function
-         * enters, e.g. only otfx_phase); it may write RECORDING records before this one. */
-        if (capture_check_deadline != UINT64_MAX) {
-            capture_control_check_at_flush();
-            if (recorder->used + size > RECORD_CAPACITY)
-                send_batch(recorder, 0);
-        }
-    }
     void *record =
         recorder->batches[recorder->current] + sizeof(struct capture_batch_header) + recorder->used;
     recorder->used += size;
     return record;
+}
+
+/* Records that later records depend on (definitions, the throttled list, steering markers): kept while
+ * dropping. */
+static bool must_keep(enum capture_record_kind kind)
+{
+    switch (kind) {
+    case CAPTURE_RECORD_COMM_CREATED:
+    case CAPTURE_RECORD_COMM_FREED:
+    case CAPTURE_RECORD_OBJECT:
+    case CAPTURE_RECORD_NAME:
+    case CAPTURE_RECORD_THROTTLED:
+    case CAPTURE_RECORD_RECORDING:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int call_depth_change(uint16_t kind)
+{
+    switch (kind) {
+    case CAPTURE_RECORD_ENTER:
+    case CAPTURE_RECORD_USER_ENTER:
+    case CAPTURE_RECORD_REGION_BEGIN:
+        return 1;
+    case CAPTURE_RECORD_LEAVE:
+    case CAPTURE_RECORD_USER_LEAVE:
+    case CAPTURE_RECORD_REGION_END:
+        return -1;
+    default:
+        return 0;
+    }
+}
+
+/* Not time-ordered records (record_format.h): their timestamps say nothing about the stream's time. */
+static bool time_ordered(uint16_t kind)
+{
+    return kind != CAPTURE_RECORD_OBJECT && kind != CAPTURE_RECORD_NAME && kind != CAPTURE_RECORD_RECORDING;
+}
+
+/* The caller filled the scratch record after the last reserve: now it can be counted. */
+static void count_dropped(struct thread_recorder *recorder)
+{
+    if (!recorder->scratch_holds_dropped)
+        return;
+    recorder->scratch_holds_dropped = false;
+    struct capture_record_header header;
+    memcpy(&header, recorder->scratch, sizeof(header));
+    if (recorder->dropped == 0 || header.timestamp < recorder->first_dropped)
+        recorder->first_dropped = header.timestamp;
+    if (recorder->dropped == 0 || header.timestamp > recorder->last_dropped)
+        recorder->last_dropped = header.timestamp;
+    recorder->dropped++;
+    recorder->drop_depth += call_depth_change(header.kind);
+    if (recorder->drop_depth < recorder->drop_lowest_depth)
+        recorder->drop_lowest_depth = recorder->drop_depth;
+}
+
+static void start_drop(struct thread_recorder *recorder)
+{
+    recorder->dropping = true;
+    recorder->limit = 0;
+    recorder->dropped = 0;
+    recorder->drop_depth = 0;
+    recorder->drop_lowest_depth = 0;
+    recorder->kept_used = 0;
+}
+
+static void *keep_or_drop(struct thread_recorder *recorder, size_t size, enum capture_record_kind kind)
+{
+    if (!must_keep(kind) && size <= sizeof(recorder->scratch)) {
+        recorder->scratch_holds_dropped = true;
+        return recorder->scratch;
+    }
+    if (recorder->kept_used + size > recorder->kept_capacity) {
+        size_t capacity = recorder->kept_capacity ? recorder->kept_capacity : 4096;
+        while (capacity < recorder->kept_used + size)
+            capacity *= 2;
+        unsigned char *bigger = realloc(recorder->kept, capacity);
+        if (!bigger) {
+            fprintf(stderr, "otfx-capture: out of memory for the records kept while dropping: aborting\n");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        recorder->kept = bigger;
+        recorder->kept_capacity = capacity;
+    }
+    void *record = recorder->kept + recorder->kept_used;
+    recorder->kept_used += size;
+    return record;
+}
+
+/* The previous batch has left: sends the full one, then the kept records and the DROPPED record. Only
+ * more kept records than a batch holds (definitions of hundreds of communicators during one drop) make
+ * this wait for a send. */
+static void end_drop(struct thread_recorder *recorder)
+{
+    count_dropped(recorder);
+    recorder->dropping = false;
+    recorder->limit = RECORD_CAPACITY;
+    send_batch(recorder, 0);
+    uint64_t latest = recorder->last_dropped;
+    for (size_t offset = 0; offset < recorder->kept_used;) {
+        struct capture_record_header header;
+        memcpy(&header, recorder->kept + offset, sizeof(header));
+        if (time_ordered(header.kind) && header.timestamp > latest)
+            latest = header.timestamp;
+        if (recorder->used + header.size > RECORD_CAPACITY)
+            send_batch(recorder, 0);
+        memcpy(append(recorder, header.size), recorder->kept + offset, header.size);
+        offset += header.size;
+    }
+    recorder->kept_used = 0;
+    if (!recorder->dropped)
+        return;
+    if (recorder->used + sizeof(struct capture_dropped_record) > RECORD_CAPACITY)
+        send_batch(recorder, 0);
+    struct capture_dropped_record *marker = append(recorder, sizeof(*marker));
+    marker->header.kind = CAPTURE_RECORD_DROPPED;
+    marker->header.function_id = 0;
+    marker->header.size = sizeof(*marker);
+    marker->header.timestamp = latest;
+    marker->dropped = recorder->dropped;
+    marker->first = recorder->first_dropped;
+    marker->last = recorder->last_dropped;
+    marker->closed = (uint32_t)-recorder->drop_lowest_depth;
+    marker->opened = (uint32_t)(recorder->drop_depth - recorder->drop_lowest_depth);
+    recorder->dropped = 0;
+}
+
+static inline void *reserve(size_t size, enum capture_record_kind kind);
+
+/* The batch is full (or the thread is dropping). */
+static __attribute__((noinline)) void *reserve_slow(struct thread_recorder *recorder, size_t size,
+                                                    enum capture_record_kind kind)
+{
+    if (recorder->dropping) {
+        count_dropped(recorder);
+        if (!capture_flush_ready(&recorder->in_flight))
+            return keep_or_drop(recorder, size, kind);
+        end_drop(recorder);
+        if (recorder->used + size <= RECORD_CAPACITY)
+            return append(recorder, size);
+    }
+    if (drop_when_full && !capture_flush_ready(&recorder->in_flight)) {
+        start_drop(recorder);
+        return keep_or_drop(recorder, size, kind);
+    }
+    send_batch(recorder, 0);
+    /* Once per batch: objects dlopen'ed since the load map was sent go at the head of the next. */
+    if (capture_load_map_changed())
+        capture_write_load_map();
+    /* A batch send is a check point too (a thread recording without MPI calls or user-function
+     * enters, e.g. only otfx_phase); it may write RECORDING records before this one. */
+    if (capture_deadline() != UINT64_MAX)
+        capture_control_check_at_flush();
+    return reserve(size, kind);
+}
+
+/* Room for `size` bytes of records in this thread's batch; sends the batch first when it is full. */
+static inline void *reserve(size_t size, enum capture_record_kind kind)
+{
+    struct thread_recorder *recorder = this_thread;
+    if (__builtin_expect(!recorder, 0))
+        recorder = create_thread_recorder();
+    if (__builtin_expect(recorder->used + size > recorder->limit, 0))
+        return reserve_slow(recorder, size, kind);
+    return append(recorder, size);
 }
 
 static inline void fill_header(struct capture_record_header *header, enum capture_record_kind kind,
@@ -123,14 +290,14 @@ static inline void fill_header(struct capture_record_header *header, enum captur
 
 void capture_enter_at(int function_id, uint64_t timestamp)
 {
-    struct capture_record_header *header = reserve(sizeof(*header));
+    struct capture_record_header *header = reserve(sizeof(*header), CAPTURE_RECORD_ENTER);
     fill_header(header, CAPTURE_RECORD_ENTER, function_id, sizeof(*header), timestamp);
 }
 
 bool capture_enter(int function_id, uint32_t event_class)
 {
     uint64_t now = capture_now();
-    if (__builtin_expect(now >= capture_check_deadline, 0)) {
+    if (__builtin_expect(now >= capture_deadline(), 0)) {
         /* Before the ENTER: a pause blocks here, before the call reaches PMPI, and a command that
          * turns this class off leaves the call unrecorded (enter and leave alike). */
         capture_control_check(now);
@@ -144,7 +311,7 @@ bool capture_enter(int function_id, uint32_t event_class)
 
 void capture_write_recording(bool on, uint32_t reason, uint64_t timestamp)
 {
-    struct capture_recording_record *record = reserve(sizeof(*record));
+    struct capture_recording_record *record = reserve(sizeof(*record), CAPTURE_RECORD_RECORDING);
     fill_header(&record->header, CAPTURE_RECORD_RECORDING, 0, sizeof(*record), timestamp);
     record->on = on ? 1u : 0u;
     record->reason = reason;
@@ -152,7 +319,7 @@ void capture_write_recording(bool on, uint32_t reason, uint64_t timestamp)
 
 void capture_leave(int function_id)
 {
-    struct capture_record_header *header = reserve(sizeof(*header));
+    struct capture_record_header *header = reserve(sizeof(*header), CAPTURE_RECORD_LEAVE);
     fill_header(header, CAPTURE_RECORD_LEAVE, function_id, sizeof(*header), capture_now());
 }
 
@@ -163,7 +330,7 @@ CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int funct
 void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id, int32_t peer,
                        int32_t tag, int64_t bytes, uint16_t request_kind, MPI_Request request)
 {
-    struct capture_p2p_record *record = reserve(sizeof(*record));
+    struct capture_p2p_record *record = reserve(sizeof(*record), kind);
     fill_header(&record->header, kind, function_id, sizeof(*record), capture_now());
     record->comm_id = comm_id;
     record->peer = peer;
@@ -176,7 +343,7 @@ void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t 
 
 void capture_collective(int function_id, const struct capture_collective_info *info)
 {
-    struct capture_collective_record *record = reserve(sizeof(*record));
+    struct capture_collective_record *record = reserve(sizeof(*record), CAPTURE_RECORD_COLLECTIVE);
     fill_header(&record->header, CAPTURE_RECORD_COLLECTIVE, function_id, sizeof(*record), capture_now());
     record->comm_id = info->comm_id;
     record->root = info->root_world;
@@ -186,7 +353,7 @@ void capture_collective(int function_id, const struct capture_collective_info *i
 
 void capture_user_event_at(enum capture_record_kind kind, const void *address, uint64_t timestamp)
 {
-    struct capture_user_record *record = reserve(sizeof(*record));
+    struct capture_user_record *record = reserve(sizeof(*record), kind);
     fill_header(&record->header, kind, 0, sizeof(*record), timestamp);
     record->address = (uint64_t)(uintptr_t)address;
 }
@@ -198,7 +365,7 @@ void capture_user_event(enum capture_record_kind kind, const void *address)
 
 void capture_throttled(uint64_t address, uint64_t calls, uint64_t mean_ns, uint64_t skipped)
 {
-    struct capture_throttle_record *record = reserve(sizeof(*record));
+    struct capture_throttle_record *record = reserve(sizeof(*record), CAPTURE_RECORD_THROTTLED);
     fill_header(&record->header, CAPTURE_RECORD_THROTTLED, 0, sizeof(*record), capture_now());
     record->address = address;
     record->calls = calls;
@@ -212,7 +379,7 @@ void capture_write_object(const char *path, uint64_t base)
     size_t size = (sizeof(struct capture_object_record) + path_bytes + 7) & ~(size_t)7;
     if (size > RECORD_CAPACITY)
         return;
-    struct capture_object_record *record = reserve(size);
+    struct capture_object_record *record = reserve(size, CAPTURE_RECORD_OBJECT);
     memset(record, 0, size);
     fill_header(&record->header, CAPTURE_RECORD_OBJECT, 0, size, 0);
     record->base = base;
@@ -225,7 +392,7 @@ void capture_write_name(uint32_t name_id, const char *name, size_t length)
     if (length > 4000)
         length = 4000; /* a name longer than that is cut, not refused */
     size_t size = (sizeof(struct capture_name_record) + length + 1 + 7) & ~(size_t)7;
-    struct capture_name_record *record = reserve(size);
+    struct capture_name_record *record = reserve(size, CAPTURE_RECORD_NAME);
     memset(record, 0, size);
     fill_header(&record->header, CAPTURE_RECORD_NAME, 0, size, 0);
     record->name_id = name_id;
@@ -233,16 +400,38 @@ void capture_write_name(uint32_t name_id, const char *name, size_t length)
     memcpy(record + 1, name, length);
 }
 
+/* With the drop policy this never waits either: records that cannot leave now go with the next batch. */
 void capture_send_now(void)
 {
     struct thread_recorder *recorder = this_thread;
-    if (recorder && recorder->used)
-        send_batch(recorder, 0);
+    if (!recorder)
+        return;
+    if (recorder->dropping) {
+        count_dropped(recorder);
+        if (!capture_flush_ready(&recorder->in_flight))
+            return;
+        end_drop(recorder);
+    }
+    if (!recorder->used || (drop_when_full && !capture_flush_ready(&recorder->in_flight)))
+        return;
+    send_batch(recorder, 0);
+}
+
+/* MPI_Finalize: a dropping thread's last batches must reach the place, so here even the drop policy
+ * waits; not back-pressure the application could have avoided, so not counted as blocked time. */
+static void finish_drop(struct thread_recorder *recorder)
+{
+    if (!recorder->dropping)
+        return;
+    count_dropped(recorder);
+    if (recorder->in_flight != MPI_REQUEST_NULL)
+        PMPI_Wait(&recorder->in_flight, MPI_STATUS_IGNORE);
+    end_drop(recorder);
 }
 
 void capture_phase(int function_id, int level)
 {
-    struct capture_phase_record *record = reserve(sizeof(*record));
+    struct capture_phase_record *record = reserve(sizeof(*record), CAPTURE_RECORD_PHASE);
     fill_header(&record->header, CAPTURE_RECORD_PHASE, function_id, sizeof(*record), capture_now());
     record->level = level;
     record->reserved = 0;
@@ -262,7 +451,7 @@ void capture_write_comm(enum capture_record_kind kind, int function_id, const st
         members = 0;
         size = sizeof(struct capture_comm_record);
     }
-    struct capture_comm_record *record = reserve(size);
+    struct capture_comm_record *record = reserve(size, kind);
     memset(record, 0, size);
     fill_header(&record->header, kind, function_id, size, capture_now());
     record->comm_id = comm->id;
@@ -290,10 +479,16 @@ void capture_recorder_finish(void)
     for (struct thread_recorder *recorder = all_threads; recorder; recorder = recorder->next) {
         if (recorder == calling)
             continue;
+        finish_drop(recorder);
+        if (drop_when_full && recorder->in_flight != MPI_REQUEST_NULL)
+            PMPI_Wait(&recorder->in_flight, MPI_STATUS_IGNORE);
         if (recorder->used)
             send_batch(recorder, 0);
         capture_flush_wait(&recorder->in_flight);
     }
+    finish_drop(calling);
+    if (drop_when_full && calling->in_flight != MPI_REQUEST_NULL)
+        PMPI_Wait(&calling->in_flight, MPI_STATUS_IGNORE);
     send_batch(calling, CAPTURE_BATCH_GOODBYE);
     capture_flush_wait(&calling->in_flight);
 }

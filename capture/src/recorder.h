@@ -50,6 +50,11 @@ static inline bool capture_records(uint32_t event_class)
  * window: UINT64_MAX without a place (pass-through, before the split, after MPI_Finalize began). Every
  * check point compares a timestamp it has anyway with it: one load and one compare per event. */
 CAPTURE_INTERNAL extern uint64_t capture_check_deadline;
+/* Threads read it while the control thread moves it: a relaxed atomic load (a plain load on x86). */
+static inline uint64_t capture_deadline(void)
+{
+    return __atomic_load_n(&capture_check_deadline, __ATOMIC_RELAXED);
+}
 /* Slow paths, taken when a timestamp reached the deadline. At a check point (an MPI wrapper before it
  * calls PMPI, a user-function enter): polls the control channel (if this thread may: the thread that
  * called MPI_Init, or any with MPI_THREAD_MULTIPLE), carries out commands, blocks while the application
@@ -61,9 +66,9 @@ CAPTURE_INTERNAL void capture_control_check_at_flush(void);
 /* An MPI wrapper that records nothing (recording off or its class disabled) still checks. */
 static inline void capture_untraced_check(void)
 {
-    if (__builtin_expect(capture_check_deadline != UINT64_MAX, 0)) {
+    if (__builtin_expect(capture_deadline() != UINT64_MAX, 0)) {
         const uint64_t now = capture_ticks();
-        if (now >= capture_check_deadline)
+        if (now >= capture_deadline())
             capture_control_check(now);
     }
 }
@@ -72,7 +77,7 @@ static inline void capture_untraced_check(void)
  * rank notices APP_PAUSE itself. Without a place (and from MPI_Finalize on) they are the plain call. */
 static inline bool capture_steering_waits(void)
 {
-    return __builtin_expect(capture_check_deadline != UINT64_MAX, 0);
+    return __builtin_expect(capture_deadline() != UINT64_MAX, 0);
 }
 /* One turn of such a loop that found nothing done: the check when due, and the core yielded every few
  * turns (as MPICH's own blocking wait does with MPIR_CVAR_POLLS_BEFORE_YIELD). */
@@ -212,8 +217,13 @@ CAPTURE_INTERNAL bool capture_load_map_changed(void);
 CAPTURE_INTERNAL void capture_write_load_map(void);
 
 /* Recorder life cycle (manual_wrappers.c): start after the world split, stop in MPI_Finalize by
- * sending every thread's remaining records, the calling thread's batch flagged as goodbye. */
-CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording);
+ * sending every thread's remaining records, the calling thread's batch flagged as goodbye.
+ * drop_when_full (OTFX_BACKPRESSURE=drop): a thread whose batch is full while the previous one is still
+ * being sent does not wait; it drops its records (keeping the definition-like ones, record_format.h's
+ * CAPTURE_RECORD_DROPPED) until that send completes, then sends a DROPPED record saying what it lost.
+ * The hot path is the same in both policies: one compare against the thread's batch limit, which is 0
+ * while dropping. */
+CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording, bool drop_when_full);
 CAPTURE_INTERNAL void capture_recorder_finish(void);
 /* A record timestamp in raw ticks (timer.h); the place converts them with the batch's calibration. */
 static inline uint64_t capture_now(void)
@@ -232,5 +242,8 @@ CAPTURE_INTERNAL void capture_flush(const void *records, size_t bytes, MPI_Reque
  * place that does not keep up slowed the application (sent in every batch header). */
 CAPTURE_INTERNAL uint64_t capture_blocked_ns(void);
 CAPTURE_INTERNAL void capture_flush_wait(MPI_Request *in_flight);
+/* Whether the batch in *in_flight has left (PMPI_Test; true for MPI_REQUEST_NULL): with the `drop`
+ * back-pressure policy a full batch is sent only then, never waited for. */
+CAPTURE_INTERNAL bool capture_flush_ready(MPI_Request *in_flight);
 
 #endif

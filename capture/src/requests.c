@@ -1,8 +1,13 @@
 /*
  * requests.c — point-to-point payloads and the request table: what a nonblocking, persistent or
  * collective request was for, so that the Wait/Test family can report its completion with the send's
- * original peer/tag/bytes (or, for receives, those of the status). Same threading rule as the
- * communicator cache: one MPI call at a time per rank.
+ * original peer/tag/bytes (or, for receives, those of the status).
+ *
+ * Threads: one table per rank, since MPI lets any thread complete a request another one posted. At
+ * MPI_THREAD_MULTIPLE every table operation holds table_lock (capture_lock: nothing without
+ * concurrency), entries are copied out and the lock released before anything is recorded (records go to
+ * the calling thread's buffer; recording may send a batch, and a check at a batch may reset this table).
+ * Completions work from a copy taken before the PMPI call (capture_requests_snapshot, runtime.h).
  */
 #include "recorder.h"
 #include "runtime.h"
@@ -26,16 +31,50 @@ struct tracked_request {
     int64_t bytes;
     int64_t bytes_received; /* collectives */
     MPI_Comm *new_comm;     /* MPI_Comm_idup: where the communicator appears on completion */
+    uint64_t serial;        /* MPI_THREAD_MULTIPLE: which insertion this is (a handle's reuse differs) */
 };
 
 static struct tracked_request *table;
 static size_t table_size; /* power of two */
 static size_t table_used;
+static uint64_t next_serial;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Thread_local MPI_Request *saved_requests;
 static _Thread_local int saved_capacity;
 static _Thread_local MPI_Status *scratch_statuses;
 static _Thread_local int scratch_capacity;
+static _Thread_local struct tracked_request *snapshot;
+static _Thread_local int snapshot_capacity;
+
+/* A thread's scratch copies are freed when it exits (pthread key destructor: it runs in the exiting
+ * thread, which still sees its _Thread_local variables). */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_key_once = PTHREAD_ONCE_INIT;
+
+static void free_scratch(void *unused)
+{
+    (void)unused;
+    free(saved_requests);
+    free(scratch_statuses);
+    free(snapshot);
+    saved_requests = NULL;
+    scratch_statuses = NULL;
+    snapshot = NULL;
+    saved_capacity = scratch_capacity = snapshot_capacity = 0;
+}
+
+static void create_scratch_key(void)
+{
+    pthread_key_create(&scratch_key, free_scratch);
+}
+
+/* On a thread's first scratch allocation. */
+static void free_scratch_at_exit(void)
+{
+    pthread_once(&scratch_key_once, create_scratch_key);
+    pthread_setspecific(scratch_key, &scratch_key);
+}
 
 static size_t slot_of(MPI_Request handle)
 {
@@ -155,6 +194,34 @@ void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status)
     write_status(CAPTURE_RECORD_RECV, function_id, comm, status, 0, MPI_REQUEST_NULL);
 }
 
+/* Adds an entry (under the lock, with a serial number, at MPI_THREAD_MULTIPLE). */
+static void track(struct tracked_request *entry)
+{
+    if (__builtin_expect(!capture_threads_concurrent, 1)) {
+        insert(entry);
+        return;
+    }
+    pthread_mutex_lock(&table_lock);
+    entry->serial = ++next_serial;
+    insert(entry);
+    pthread_mutex_unlock(&table_lock);
+}
+
+/* Copies the entry of `handle` out (false when untracked) and removes it unless it is persistent. */
+static inline __attribute__((always_inline)) bool take(MPI_Request handle, struct tracked_request *copy,
+                                                       bool keep_persistent)
+{
+    capture_lock(&table_lock);
+    struct tracked_request *entry = find(handle);
+    if (entry) {
+        *copy = *entry;
+        if (!(keep_persistent && entry->persistent))
+            remove_entry(entry);
+    }
+    capture_unlock(&table_lock);
+    return entry != NULL;
+}
+
 void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status, MPI_Message message)
 {
     write_status(CAPTURE_RECORD_PROBE, function_id, comm, status, 0, MPI_REQUEST_NULL);
@@ -163,18 +230,28 @@ void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status, MPI
                                         .kind = CAPTURE_REQUEST_MESSAGE,
                                         .function_id = (uint16_t)function_id,
                                         .comm = comm};
-        insert(&entry);
+        track(&entry);
     }
+}
+
+MPI_Comm capture_message_take(MPI_Message message)
+{
+    struct tracked_request entry;
+    if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC ||
+        !take((MPI_Request)message, &entry, false))
+        return MPI_COMM_NULL; /* no message, or probed before recording started */
+    return entry.comm;
+}
+
+void capture_message_received_on(int function_id, MPI_Comm probed_comm, const MPI_Status *status)
+{
+    if (probed_comm != MPI_COMM_NULL)
+        write_status(CAPTURE_RECORD_RECV, function_id, probed_comm, status, 0, MPI_REQUEST_NULL);
 }
 
 void capture_message_received(int function_id, MPI_Message message, const MPI_Status *status)
 {
-    struct tracked_request *entry = find((MPI_Request)message);
-    if (!entry)
-        return; /* MPI_MESSAGE_NO_PROC, or probed before recording started */
-    MPI_Comm comm = entry->comm;
-    remove_entry(entry);
-    write_status(CAPTURE_RECORD_RECV, function_id, comm, status, 0, MPI_REQUEST_NULL);
+    capture_message_received_on(function_id, capture_message_take(message), status);
 }
 
 void capture_p2p_request(int function_id, MPI_Request request, enum capture_request_kind kind,
@@ -191,24 +268,27 @@ void capture_p2p_request(int function_id, MPI_Request request, enum capture_requ
                                       .peer = capture_peer_world(entry, peer),
                                       .tag = tag,
                                       .bytes = bytes};
-    insert(&tracked);
+    track(&tracked);
     if (persistent)
         return; /* recorded when started */
     capture_write_p2p(kind == CAPTURE_REQUEST_SEND ? CAPTURE_RECORD_SEND : CAPTURE_RECORD_RECV_POSTED,
                       function_id, entry->id, tracked.peer, tag, bytes, (uint16_t)kind, request);
 }
 
-void capture_message_request(int function_id, MPI_Message message, MPI_Request request)
+void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request)
 {
-    struct tracked_request *probed = find((MPI_Request)message);
-    if (!probed)
+    if (probed_comm == MPI_COMM_NULL)
         return;
     struct tracked_request tracked = {.handle = request,
                                       .kind = CAPTURE_REQUEST_RECV,
                                       .function_id = (uint16_t)function_id,
-                                      .comm = probed->comm};
-    remove_entry(probed);
-    insert(&tracked);
+                                      .comm = probed_comm};
+    track(&tracked);
+}
+
+void capture_message_request(int function_id, MPI_Message message, MPI_Request request)
+{
+    capture_message_request_on(function_id, capture_message_take(message), request);
 }
 
 void capture_collective_request(int function_id, MPI_Request request,
@@ -222,7 +302,7 @@ void capture_collective_request(int function_id, MPI_Request request,
                                       .tag = (int32_t)info->comm_id,
                                       .bytes = info->bytes_sent,
                                       .bytes_received = info->bytes_received};
-    insert(&tracked);
+    track(&tracked);
 }
 
 void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm)
@@ -231,38 +311,40 @@ void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_co
                                       .kind = CAPTURE_REQUEST_COMM,
                                       .function_id = (uint16_t)function_id,
                                       .new_comm = new_comm};
-    insert(&tracked);
+    track(&tracked);
 }
 
 void capture_requests_started(int function_id, const MPI_Request *requests, int count)
 {
     for (int i = 0; i < count; i++) {
-        const struct tracked_request *entry = find(requests[i]);
-        if (!entry)
+        struct tracked_request entry;
+        if (!take(requests[i], &entry, true))
             continue;
-        if (entry->kind == CAPTURE_REQUEST_SEND) {
-            const struct capture_comm *comm = capture_comm_lookup(entry->comm);
-            capture_write_p2p(CAPTURE_RECORD_SEND, function_id, comm->id, entry->peer, entry->tag,
-                              entry->bytes, CAPTURE_REQUEST_SEND, requests[i]);
-        } else if (entry->kind == CAPTURE_REQUEST_RECV) {
-            const struct capture_comm *comm = capture_comm_lookup(entry->comm);
-            capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, comm->id, entry->peer, entry->tag,
-                              entry->bytes, CAPTURE_REQUEST_RECV, requests[i]);
-        } else if (entry->kind == CAPTURE_REQUEST_COLLECTIVE) {
-            struct capture_collective_info info = {.comm_id = (uint32_t)entry->tag,
-                                                   .root_world = entry->peer,
-                                                   .bytes_sent = entry->bytes,
-                                                   .bytes_received = entry->bytes_received};
-            capture_collective(entry->function_id, &info);
+        if (entry.kind == CAPTURE_REQUEST_SEND) {
+            const struct capture_comm *comm = capture_comm_lookup(entry.comm);
+            capture_write_p2p(CAPTURE_RECORD_SEND, function_id, comm->id, entry.peer, entry.tag, entry.bytes,
+                              CAPTURE_REQUEST_SEND, requests[i]);
+        } else if (entry.kind == CAPTURE_REQUEST_RECV) {
+            const struct capture_comm *comm = capture_comm_lookup(entry.comm);
+            capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, comm->id, entry.peer, entry.tag,
+                              entry.bytes, CAPTURE_REQUEST_RECV, requests[i]);
+        } else if (entry.kind == CAPTURE_REQUEST_COLLECTIVE) {
+            struct capture_collective_info info = {.comm_id = (uint32_t)entry.tag,
+                                                   .root_world = entry.peer,
+                                                   .bytes_sent = entry.bytes,
+                                                   .bytes_received = entry.bytes_received};
+            capture_comm_announce(info.comm_id); /* another thread may have created the request */
+            capture_collective(entry.function_id, &info);
         }
     }
 }
 
-void capture_request_completed(int function_id, MPI_Request request, const MPI_Status *status)
+/* Records the completion of the request `entry` describes (already taken out of the table). */
+static inline __attribute__((always_inline)) void record_completion(int function_id,
+                                                                    const struct tracked_request *entry,
+                                                                    MPI_Request request,
+                                                                    const MPI_Status *status)
 {
-    struct tracked_request *entry = find(request);
-    if (!entry)
-        return;
     switch (entry->kind) {
     case CAPTURE_REQUEST_SEND:
         if (!cancelled(status)) {
@@ -277,6 +359,7 @@ void capture_request_completed(int function_id, MPI_Request request, const MPI_S
                          request);
         break;
     case CAPTURE_REQUEST_COLLECTIVE:
+        capture_comm_announce((uint32_t)entry->tag);
         capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, (uint32_t)entry->tag, entry->peer, 0,
                           entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, request);
         break;
@@ -287,8 +370,57 @@ void capture_request_completed(int function_id, MPI_Request request, const MPI_S
     default:
         break;
     }
-    if (!entry->persistent)
-        remove_entry(entry);
+}
+
+void capture_request_completed(int function_id, MPI_Request request, const MPI_Status *status)
+{
+    struct tracked_request entry;
+    if (take(request, &entry, true))
+        record_completion(function_id, &entry, request, status);
+}
+
+void capture_requests_snapshot(const MPI_Request *requests, int count)
+{
+    if (!capture_threads_concurrent)
+        return;
+    if (count > snapshot_capacity) {
+        if (!snapshot_capacity)
+            free_scratch_at_exit();
+        snapshot_capacity = count > 2 * snapshot_capacity ? count : 2 * snapshot_capacity;
+        snapshot = checked_realloc(snapshot, (size_t)snapshot_capacity * sizeof(*snapshot));
+    }
+    pthread_mutex_lock(&table_lock);
+    for (int i = 0; i < count; i++) {
+        const struct tracked_request *entry = find(requests[i]);
+        if (entry)
+            snapshot[i] = *entry;
+        else
+            snapshot[i].handle = MPI_REQUEST_NULL;
+    }
+    pthread_mutex_unlock(&table_lock);
+}
+
+void capture_request_completed_at(int function_id, int index, MPI_Request request, const MPI_Status *status)
+{
+    if (__builtin_expect(!capture_threads_concurrent, 1)) {
+        struct tracked_request entry;
+        if (take(request, &entry, true))
+            record_completion(function_id, &entry, request, status);
+        return;
+    }
+    const struct tracked_request *copied = &snapshot[index];
+    if (copied->handle == MPI_REQUEST_NULL)
+        return; /* untracked when the call began */
+    if (!copied->persistent) {
+        /* Removed only if still the entry copied: else MPI already gave the handle to another thread's
+         * new request, whose entry replaced ours. The completion is recorded either way, from the copy. */
+        pthread_mutex_lock(&table_lock);
+        struct tracked_request *entry = find(copied->handle);
+        if (entry && entry->serial == copied->serial)
+            remove_entry(entry);
+        pthread_mutex_unlock(&table_lock);
+    }
+    record_completion(function_id, copied, request, status);
 }
 
 /* Recording or a class came back on: entries of requests that completed unseen are stale, and so are
@@ -297,24 +429,30 @@ void capture_request_completed(int function_id, MPI_Request request, const MPI_S
  * reuses its handle for a recorded request). */
 void capture_requests_reset(void)
 {
+    capture_lock(&table_lock);
     for (size_t i = 0; i < table_size;) {
         if (table[i].handle != MPI_REQUEST_NULL && !table[i].persistent)
             remove_entry(&table[i]); /* shifts a later entry into slot i: look at it again */
         else
             i++;
     }
+    capture_unlock(&table_lock);
 }
 
 void capture_request_forget(MPI_Request request)
 {
+    capture_lock(&table_lock);
     struct tracked_request *entry = find(request);
     if (entry)
         remove_entry(entry);
+    capture_unlock(&table_lock);
 }
 
 MPI_Request *capture_save_requests(const MPI_Request *requests, int count)
 {
     if (count > saved_capacity) {
+        if (!saved_capacity)
+            free_scratch_at_exit();
         saved_capacity = count > 2 * saved_capacity ? count : 2 * saved_capacity;
         saved_requests = checked_realloc(saved_requests, (size_t)saved_capacity * sizeof(MPI_Request));
     }
@@ -326,6 +464,8 @@ MPI_Request *capture_save_requests(const MPI_Request *requests, int count)
 MPI_Status *capture_scratch_statuses(int count)
 {
     if (count > scratch_capacity) {
+        if (!scratch_capacity)
+            free_scratch_at_exit();
         scratch_capacity = count > 2 * scratch_capacity ? count : 2 * scratch_capacity;
         scratch_statuses = checked_realloc(scratch_statuses, (size_t)scratch_capacity * sizeof(MPI_Status));
     }

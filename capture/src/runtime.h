@@ -9,6 +9,7 @@
 #include <otfx/tbon.h>
 
 #include <mpi.h>
+#include <pthread.h>
 
 /* The application's world: MPI_COMM_WORLD until MPI_Init and in pass-through mode, afterwards the
  * communicator of the first N world ranks. */
@@ -43,6 +44,46 @@ CAPTURE_INTERNAL extern MPI_Comm capture_tool_comm;
  * places_comm holds the places only (place index = rank in it; this process owns it), thread_provided
  * is what MPI_Init_thread provided (MPI_THREAD_MULTIPLE where the MPI library can). */
 CAPTURE_INTERNAL _Noreturn void capture_place_loop(int world_rank, MPI_Comm places_comm, int thread_provided);
+
+/* ---- threads (capture/README.md, "Threads") --------------------------------------------------------
+ * Whether the application may call MPI from several threads at once: it was given MPI_THREAD_MULTIPLE.
+ * Set in MPI_Init(_thread) before the application has threads, never changed afterwards. Only then do the
+ * request table (requests.c) and the communicator cache (communicators.c) take their locks: a
+ * single-threaded application pays one predictable branch per table operation. */
+CAPTURE_INTERNAL extern bool capture_threads_concurrent;
+static inline void capture_lock(pthread_mutex_t *lock)
+{
+    if (__builtin_expect(capture_threads_concurrent, 0))
+        pthread_mutex_lock(lock);
+}
+static inline void capture_unlock(pthread_mutex_t *lock)
+{
+    if (__builtin_expect(capture_threads_concurrent, 0))
+        pthread_mutex_unlock(lock);
+}
+
+/* Thread-local data read on every record: the initial-exec model makes it one %fs-relative load instead
+ * of a __tls_get_addr call (the library is preloaded or linked, never dlopen'ed late). */
+#define CAPTURE_HOT_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+
+/* Wait/Test family at MPI_THREAD_MULTIPLE: once a request completed inside PMPI, MPI may hand its handle
+ * to another thread's new request before this thread looks it up. So the wrapper copies the tracked
+ * entries of its requests before the PMPI call (capture_requests_snapshot, a no-op otherwise) and reports
+ * completions by their index in that copy; the table entry is removed only if it is still the one
+ * copied. Without concurrency capture_request_completed_at is capture_request_completed. */
+CAPTURE_INTERNAL void capture_requests_snapshot(const MPI_Request *requests, int count);
+CAPTURE_INTERNAL void capture_request_completed_at(int function_id, int index, MPI_Request request,
+                                                   const MPI_Status *status);
+/* Matched probes (MPI_Mrecv/MPI_Imrecv): the message's entry is taken before the PMPI call consumes the
+ * handle (MPI may reuse it at once for another thread's probe); MPI_COMM_NULL when it was not tracked. */
+CAPTURE_INTERNAL MPI_Comm capture_message_take(MPI_Message message);
+CAPTURE_INTERNAL void capture_message_received_on(int function_id, MPI_Comm probed_comm,
+                                                  const MPI_Status *status);
+CAPTURE_INTERNAL void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request);
+/* A record of this thread names communicator `comm_id` without a capture_comm_lookup (persistent
+ * collectives started, collective requests completed, possibly by another thread than the one that
+ * created them): announces it in this thread's stream first if it has not yet. */
+CAPTURE_INTERNAL void capture_comm_announce(uint32_t comm_id);
 
 /* Fortran (mpi_f08) MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE: addresses inside libmpichfort, NULL when
  * the program has no Fortran. */

@@ -40,6 +40,15 @@ void capture_flush(const void *records, size_t bytes, MPI_Request *in_flight)
         wait_for_send(&previous);
 }
 
+bool capture_flush_ready(MPI_Request *in_flight)
+{
+    if (*in_flight == MPI_REQUEST_NULL)
+        return true;
+    int done = 0;
+    PMPI_Test(in_flight, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+}
+
 void capture_flush_wait(MPI_Request *in_flight)
 {
     if (*in_flight != MPI_REQUEST_NULL)

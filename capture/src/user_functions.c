@@ -182,9 +182,9 @@ CAPTURE_INTERNAL void capture_control_pause_point(void);
  * only user functions); one load and compare without. */
 NO_INSTRUMENT static inline void untraced_user_check(void)
 {
-    if (__builtin_expect(capture_check_deadline != UINT64_MAX, 0)) {
+    if (__builtin_expect(capture_deadline() != UINT64_MAX, 0)) {
         const uint64_t now = capture_ticks();
-        if (now >= capture_check_deadline)
+        if (now >= capture_deadline())
             capture_control_check_user(now);
     }
 }
@@ -194,7 +194,7 @@ NO_INSTRUMENT static inline void untraced_user_check(void)
 NO_INSTRUMENT static inline bool user_timestamp(uint64_t *now)
 {
     *now = capture_now();
-    if (__builtin_expect(*now >= capture_check_deadline, 0)) {
+    if (__builtin_expect(*now >= capture_deadline(), 0)) {
         capture_control_check_user(*now);
         if (!capture_records(CAPTURE_CLASS_USER))
             return false;
@@ -208,7 +208,7 @@ NO_INSTRUMENT static inline bool user_timestamp(uint64_t *now)
 NO_INSTRUMENT static inline uint64_t exit_timestamp(void)
 {
     uint64_t now = capture_now();
-    if (__builtin_expect(now >= capture_check_deadline, 0)) {
+    if (__builtin_expect(now >= capture_deadline(), 0)) {
         capture_control_pause_point();
         now = capture_now();
     }

@@ -29,6 +29,12 @@
  *                               would close one of them (depth at the restart, "depth 0" of what
  *                               was recorded since) is dropped and counted: user functions entered
  *                               before the pause return while recording is on again.
+ *   DROPPED                     REDUCTION (strategy source-drop, the dropped records' time range,
+ *                               events_removed = the records dropped): OTFX_BACKPRESSURE=drop lost
+ *                               events. The regions the rank left during the drop are closed here
+ *                               (LEAVE, COLL_END for an open collective); the LEAVEs of regions it
+ *                               entered during the drop and left afterwards are dropped (struct
+ *                               place_drop_gap), so nesting stays exact and no batch is rejected.
  *   PROBE, COMM_FREED, REQUEST_DONE of collectives (recorded when started), unknown kinds: no event.
  */
 #include "event_place_internal.h"
@@ -55,6 +61,8 @@ struct decoder {
     bool recording_resumed;
     uint32_t resume_floor;
     uint64_t dropped_leaves;
+    struct place_drop_gap drop_gaps[PLACE_MAX_DROP_GAPS];
+    uint32_t drop_gap_count;
     char problem[200];
 };
 
@@ -111,6 +119,21 @@ static bool grow_array(void **array, uint32_t *capacity, uint32_t needed, size_t
     return true;
 }
 
+/* Every thread of a rank announces a communicator in its own stream before its first record that names
+ * it, and the threads' batches arrive in any order (capture/README.md, "Threads"): the first
+ * announcement defines the id, a repeat must match it. */
+static bool announced_again(struct decoder *decoder, uint32_t comm_id, const int32_t *members,
+                            uint32_t member_count)
+{
+    otfx_comm_def known;
+    bool same = otfx_defs_get_comm(decoder->place->defs, decoder->rank->comms[comm_id], &known) == OTFX_OK &&
+                known.size == member_count;
+    for (uint32_t i = 0; same && i < member_count; i++)
+        same = known.world_ranks[i] == (members[i] < 0 ? UINT32_MAX : (uint32_t)members[i]);
+    return same || fail(decoder, "communicator %llu announced twice with different members",
+                        (unsigned long long)(comm_id));
+}
+
 /* A communicator's definition. Ranks create communicators collectively and in the same order, so
  * the k-th communicator a rank created with a given function and members is the same communicator
  * on all its members: that makes its name ("MPI_Comm_split #k"), and otfx_defs_comm's idempotence
@@ -123,7 +146,7 @@ static bool define_comm(struct decoder *decoder, const struct capture_comm_recor
     if (record->comm_id >= MAX_COMM_ID)
         return fail(decoder, "communicator id %llu out of range", (unsigned long long)(record->comm_id));
     if (record->comm_id < rank->comm_capacity && rank->comms[record->comm_id] != OTFX_REF_NONE)
-        return fail(decoder, "communicator %llu announced twice", (unsigned long long)(record->comm_id));
+        return announced_again(decoder, record->comm_id, members, member_count);
     uint32_t old_capacity = rank->comm_capacity;
     if (!grow_array((void **)&rank->comms, &rank->comm_capacity, record->comm_id + 1, sizeof(otfx_ref)))
         return fail(decoder, "out of memory for communicator %llu", (unsigned long long)(record->comm_id));
@@ -278,6 +301,12 @@ static bool leave_closes_region(struct decoder *decoder, bool *malformed, const 
                                 uint16_t function_id)
 {
     *malformed = false;
+    if (decoder->drop_gap_count && decoder->drop_gaps[decoder->drop_gap_count - 1].depth == decoder->depth) {
+        /* Closes a region entered while the rank dropped events: its ENTER was never held. */
+        if (--decoder->drop_gaps[decoder->drop_gap_count - 1].count == 0)
+            decoder->drop_gap_count--;
+        return false;
+    }
     const uint32_t floor = decoder->recording_resumed ? decoder->resume_floor : 0;
     if (decoder->depth > floor)
         return true;
@@ -288,6 +317,100 @@ static bool leave_closes_region(struct decoder *decoder, bool *malformed, const 
     *malformed = true;
     fail(decoder, "%s without an open region (function id %llu)", what, (unsigned long long)function_id);
     return false;
+}
+
+/* Room for `more` events in the place's scratch beyond the two per record the batch loop provides. */
+static bool reserve_events(struct decoder *decoder, size_t more)
+{
+    struct event_place *place = decoder->place;
+    if (decoder->event_count + more + 2 <= place->event_capacity)
+        return true;
+    size_t capacity = place->event_capacity;
+    while (capacity < decoder->event_count + more + 2)
+        capacity *= 2;
+    otfx_event *bigger = realloc(place->events, capacity * sizeof(otfx_event));
+    if (!bigger)
+        return false;
+    place->events = bigger;
+    place->event_capacity = capacity;
+    return true;
+}
+
+/* Closes the innermost held region at `time` (as a LEAVE would, a blocking collective without its
+ * payload record included). */
+static bool close_region(struct decoder *decoder, uint64_t time)
+{
+    if (decoder->collective_depth == decoder->depth) {
+        otfx_event *end = next_event(decoder, OTFX_EV_COLL_END, time);
+        if (!comm_of(decoder, 0, &end->u.coll.comm))
+            return false;
+        end->u.coll.op = 0;
+        end->u.coll.root = UINT32_MAX;
+        decoder->collective_depth = 0;
+    }
+    next_event(decoder, OTFX_EV_LEAVE, time);
+    decoder->depth--;
+    return true;
+}
+
+/* CAPTURE_RECORD_DROPPED: the reduction record, then the call stack brought in step with the rank's. */
+static bool decode_dropped(struct decoder *decoder, const struct capture_record_header *header,
+                           const unsigned char *record, uint64_t time)
+{
+    struct capture_dropped_record dropped;
+    if (header->size < sizeof(dropped))
+        return fail(decoder, "dropped record of %llu bytes", (unsigned long long)(header->size));
+    memcpy(&dropped, record, sizeof(dropped));
+    if (dropped.first > dropped.last || dropped.last > header->timestamp)
+        return fail(decoder, "dropped record with a malformed time range");
+    /* Closing more regions than are held is harmless (nothing is left to close), but the event scratch
+     * needs room for what is closed: at most the held depth, two events each. */
+    const uint32_t closable = dropped.closed < decoder->depth ? dropped.closed : decoder->depth;
+    if (!reserve_events(decoder, 1 + 2 * (size_t)closable))
+        return fail(decoder, "out of memory for the events of a dropped record");
+    otfx_event *event = next_event(decoder, OTFX_EV_REDUCTION, time);
+    event->u.reduction.strategy = OTFX_REDUCE_SOURCE_DROP;
+    event->u.reduction.begin = record_time(decoder->rank, dropped.first);
+    event->u.reduction.end = record_time(decoder->rank, dropped.last);
+    event->u.reduction.events_removed = dropped.dropped;
+
+    uint32_t closed = dropped.closed;
+    while (closed) {
+        struct place_drop_gap *gap =
+            decoder->drop_gap_count ? &decoder->drop_gaps[decoder->drop_gap_count - 1] : NULL;
+        if (gap && gap->depth == decoder->depth) {
+            const uint32_t n = closed < gap->count ? closed : gap->count;
+            gap->count -= n;
+            closed -= n;
+            if (!gap->count)
+                decoder->drop_gap_count--;
+            continue;
+        }
+        if (!decoder->depth)
+            break;
+        if (!close_region(decoder, time))
+            return false;
+        closed--;
+    }
+    if (decoder->resume_floor > decoder->depth)
+        decoder->resume_floor = decoder->depth;
+    if (!dropped.opened)
+        return true;
+    struct place_drop_gap *gap =
+        decoder->drop_gap_count ? &decoder->drop_gaps[decoder->drop_gap_count - 1] : NULL;
+    if (gap && gap->depth == decoder->depth) {
+        gap->count += dropped.opened;
+    } else if (decoder->drop_gap_count < PLACE_MAX_DROP_GAPS) {
+        decoder->drop_gaps[decoder->drop_gap_count++] =
+            (struct place_drop_gap){decoder->depth, dropped.opened};
+    } else {
+        /* Too many interleaved gaps to track exactly: from here LEAVEs at this depth are dropped, as
+         * after a recording restart. */
+        decoder->recording_resumed = true;
+        decoder->resume_floor = decoder->depth;
+        decoder->rank->recording_resumed = true;
+    }
+    return true;
 }
 
 static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
@@ -504,6 +627,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         event->u.reduction.events_removed = 2 * throttle.skipped;
         return true;
     }
+    case CAPTURE_RECORD_DROPPED:
+        return decode_dropped(decoder, header, record, time);
     case CAPTURE_RECORD_NAME:
     case CAPTURE_RECORD_OBJECT: /* handled above */
     case CAPTURE_RECORD_RECORDING:
@@ -532,7 +657,9 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .depth = stream->depth,
                               .collective_depth = stream->collective_depth,
                               .recording_resumed = stream->recording_resumed,
-                              .resume_floor = stream->resume_floor};
+                              .resume_floor = stream->resume_floor,
+                              .drop_gap_count = stream->drop_gap_count};
+    memcpy(decoder.drop_gaps, stream->drop_gaps, stream->drop_gap_count * sizeof(stream->drop_gaps[0]));
     size_t offset = 0;
     bool ok = true;
     *record_count = 0;
@@ -582,5 +709,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     stream->recording_resumed = decoder.recording_resumed;
     stream->resume_floor = decoder.resume_floor;
     stream->dropped_leaves += decoder.dropped_leaves;
+    memcpy(stream->drop_gaps, decoder.drop_gaps, decoder.drop_gap_count * sizeof(stream->drop_gaps[0]));
+    stream->drop_gap_count = decoder.drop_gap_count;
     return true;
 }

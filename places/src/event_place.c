@@ -97,12 +97,44 @@ static struct place_stream *stream_of(struct event_place *place, struct served_r
     return stream;
 }
 
+/* Records in a batch whose header was refused, as far as their sizes can be followed: what the place's
+ * `dropped=` counts for it (a decoder-refused batch's records are counted by the decoder). */
+static uint64_t records_in(const unsigned char *records, size_t bytes)
+{
+    uint64_t count = 0;
+    struct capture_record_header header;
+    for (size_t offset = 0; bytes - offset >= sizeof(header); offset += header.size, count++) {
+        memcpy(&header, records + offset, sizeof(header));
+        if (header.size < sizeof(header) || header.size > bytes - offset || header.size % 8 != 0)
+            break;
+    }
+    return count;
+}
+
+/* OTFX_TEST_PLACE_DELAY_US (test-only, tests/capture's back-pressure tests): the place sleeps this long
+ * before ingesting each batch, so that it falls behind its ranks on purpose. Unset (0) in real runs. */
+static void test_delay_per_batch(void)
+{
+    static long delay_us = -1;
+    if (delay_us < 0) {
+        const char *setting = getenv("OTFX_TEST_PLACE_DELAY_US");
+        delay_us = setting ? strtol(setting, NULL, 10) : 0;
+        if (delay_us < 0 || delay_us > 10 * 1000 * 1000)
+            delay_us = 0;
+    }
+    if (delay_us) {
+        const struct timespec pause = {delay_us / 1000000, (delay_us % 1000000) * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* Checks a batch's header and hands its records to the decoder. Returns whether it was the rank's
  * goodbye (counted once even from a malformed batch: the rank sends nothing after it). */
 static bool ingest_batch(struct event_place *place, struct served_rank *rank, size_t bytes)
 {
     struct capture_batch_header header;
     const char *problem = NULL;
+    test_delay_per_batch();
     if (bytes < sizeof(header)) {
         problem = "shorter than its header";
     } else {
@@ -123,6 +155,8 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
         fprintf(stderr, "otfx-place %d: malformed batch of %zu bytes from rank %d dropped: %s\n",
                 place->setup.place_rank, bytes, rank->rank, problem);
         rank->rejected_batches++;
+        if (bytes > sizeof(header))
+            rank->rejected_records += records_in(place->batch + sizeof(header), bytes - sizeof(header));
         return bytes >= sizeof(header) && header.magic == CAPTURE_BATCH_MAGIC &&
                (header.flags & CAPTURE_BATCH_GOODBYE);
     }

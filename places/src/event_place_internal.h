@@ -34,6 +34,8 @@ struct place_function {
 
 /* One location (an application rank's thread): one otfx trace, and the decoder's view of where that
  * trace stands after the last batch appended to it. */
+#define PLACE_MAX_DROP_GAPS 16
+
 struct place_stream {
     otfx_trace *trace;
     uint32_t thread;
@@ -51,6 +53,16 @@ struct place_stream {
     bool recording_resumed;
     uint32_t resume_floor;
     uint64_t dropped_leaves;
+    /* Back-pressure drops (H-drop, batch_decoder.c, CAPTURE_RECORD_DROPPED): regions entered while the
+     * rank dropped events have no ENTER here; gap i stands for drop_gaps[i].count of them sitting on top
+     * of the first drop_gaps[i].depth regions held open, so a LEAVE at that depth closes one of them
+     * (dropped), not a held region. Innermost last; beyond PLACE_MAX_DROP_GAPS the decoder falls back to
+     * the "recording resumed" rule above. */
+    struct place_drop_gap {
+        uint32_t depth;
+        uint32_t count;
+    } drop_gaps[PLACE_MAX_DROP_GAPS];
+    uint32_t drop_gap_count;
 };
 
 struct served_rank {

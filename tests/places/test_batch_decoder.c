@@ -327,6 +327,99 @@ static void test_region_open_across_batches(void **state)
     assert_int_equal(after.events[1].u.region.region, region_named(fixture, "MPI_Recv"));
 }
 
+/* ---- back-pressure drops (CAPTURE_RECORD_DROPPED) ------------------------------------------------ */
+
+static void batch_add_dropped(struct batch_builder *batch, uint64_t time, uint64_t dropped, uint64_t first,
+                              uint64_t last, uint32_t closed, uint32_t opened)
+{
+    struct capture_dropped_record record = {
+        .header = {.kind = CAPTURE_RECORD_DROPPED, .size = sizeof(record), .timestamp = time},
+        .dropped = dropped,
+        .first = first,
+        .last = last,
+        .closed = closed,
+        .opened = opened,
+    };
+    batch_add_raw(batch, &record, sizeof(record));
+}
+
+/* A drop in the middle of Send(Recv(...)): Recv was left during the drop (closed at the marker), a
+ * Barrier entered during it returns after it (its LEAVE has no ENTER: dropped, not a malformed batch),
+ * then Send, entered before the drop, returns (next batch). */
+static void test_dropped_marker_mid_nesting(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 100);
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, 110);
+    batch_add_dropped(&batch, 200, 7, 120, 190, 1, 1);
+    batch_add_leave(&batch, FIXTURE_MPI_BARRIER, 210);
+    ingest_accepted(fixture, &batch, 4);
+    assert_int_equal(fixture->stream.depth, 1);
+    assert_int_equal(fixture->stream.drop_gap_count, 0);
+    batch_begin(&batch, 2);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 220);
+    batch_add_enter(&batch, FIXTURE_MPI_WAIT, 230);
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 240);
+    ingest_accepted(fixture, &batch, 3);
+    assert_int_equal(fixture->stream.depth, 0);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.status.events_reduced[OTFX_REDUCE_SOURCE_DROP], 7);
+    const otfx_event *reduction = NULL;
+    size_t leaves = 0, enters = 0;
+    for (size_t i = 0; i < after.event_count; i++) {
+        const otfx_event *event = &after.events[i];
+        if (event->type == OTFX_EV_REDUCTION)
+            reduction = event;
+        leaves += event->type == OTFX_EV_LEAVE;
+        enters += event->type == OTFX_EV_ENTER;
+    }
+    assert_non_null(reduction);
+    assert_int_equal(reduction->time, 200);
+    assert_int_equal(reduction->u.reduction.strategy, OTFX_REDUCE_SOURCE_DROP);
+    assert_int_equal(reduction->u.reduction.begin, 120);
+    assert_int_equal(reduction->u.reduction.end, 190);
+    assert_int_equal(reduction->u.reduction.events_removed, 7);
+    assert_int_equal(enters, 3); /* Send, Recv, Wait */
+    assert_int_equal(leaves, 3); /* Recv at the marker, Send, Wait; not the Barrier */
+}
+
+/* Regions entered during a drop stay owed across batches and across a second drop, which closes one of
+ * them and opens another: every LEAVE finds its place, none is refused. */
+static void test_dropped_gaps_across_batches(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 100);
+    batch_add_dropped(&batch, 150, 3, 110, 140, 0, 2); /* two regions entered, still open */
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, 160);
+    ingest_accepted(fixture, &batch, 3);
+    batch_begin(&batch, 2);
+    batch_add_leave(&batch, FIXTURE_MPI_RECV, 170);    /* held Recv */
+    batch_add_dropped(&batch, 200, 2, 180, 190, 1, 1); /* one owed region left, another entered */
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 210);    /* owed */
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 220);    /* owed */
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 230);    /* held Send */
+    ingest_accepted(fixture, &batch, 5);
+    assert_int_equal(fixture->stream.depth, 0);
+    assert_int_equal(fixture->stream.drop_gap_count, 0);
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.status.events_reduced[OTFX_REDUCE_SOURCE_DROP], 5);
+    /* A LEAVE now has nothing to close: still malformed, drops do not excuse everything. */
+    batch_begin(&batch, 3);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 240);
+    batch_finish(&batch);
+    uint64_t record_count = 0;
+    assert_false(
+        place_fixture_ingest(fixture, batch_records(&batch), batch_record_bytes(&batch), &record_count));
+    batch_free(&batch);
+}
+
 /* ---- malformed batches --------------------------------------------------------------------------- */
 
 /* Puts a good batch into the trace (one region left open, so leaves have a match and times a floor),
@@ -549,6 +642,27 @@ static void test_reject_communicator_announced_twice(void **state)
     batch_free(&batch);
 }
 
+/* Each thread of a rank announces a communicator in its own stream before using it (capture/README.md,
+ * "Threads"): a repeat with the same members is accepted and keeps the definition. Ids are per rank, so
+ * the fixture's one stream stands for any thread's. */
+static void test_communicator_announced_again_by_another_thread(void **state)
+{
+    struct place_fixture *fixture = *state;
+    const int32_t members[] = {1, 3};
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 10, 1, members, 2);
+    ingest_accepted(fixture, &batch, 1);
+    const otfx_ref defined = fixture->rank.comms[1];
+    batch_begin(&batch, 2);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 20, 1, members, 2);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 21);
+    batch_add_p2p(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 22, 1, 1, 0, 8, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 23);
+    ingest_accepted(fixture, &batch, 4);
+    assert_int_equal(fixture->rank.comms[1], defined);
+}
+
 static void test_reject_communicator_members_past_record(void **state)
 {
     struct batch_builder batch;
@@ -662,6 +776,8 @@ int main(int argc, char **argv)
         DECODER_TEST(test_phase),
         DECODER_TEST(test_unknown_kind_is_skipped),
         DECODER_TEST(test_region_open_across_batches),
+        DECODER_TEST(test_dropped_marker_mid_nesting),
+        DECODER_TEST(test_dropped_gaps_across_batches),
         DECODER_TEST(test_reject_truncated_record),
         DECODER_TEST(test_reject_record_past_the_end),
         DECODER_TEST(test_reject_record_size_beyond_batch),
@@ -677,6 +793,7 @@ int main(int argc, char **argv)
         DECODER_TEST(test_reject_time_before_previous_batch),
         DECODER_TEST(test_reject_undoes_communicator_announcement),
         DECODER_TEST(test_reject_communicator_announced_twice),
+        DECODER_TEST(test_communicator_announced_again_by_another_thread),
         DECODER_TEST(test_reject_communicator_members_past_record),
         DECODER_TEST(test_reject_leftover_bytes),
     };
