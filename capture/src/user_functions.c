@@ -122,6 +122,15 @@ NO_INSTRUMENT static bool filter_includes(uint64_t address)
     return include;
 }
 
+/* The filter's verdict for an otfx.h region or phase name (the same rules as for functions). */
+NO_INSTRUMENT static bool filter_includes_name(const char *name)
+{
+    for (size_t i = 0; i < filter_rule_count; i++)
+        if (fnmatch(filter_rules[i].pattern, name, 0) == 0)
+            return filter_rules[i].include;
+    return true;
+}
+
 NO_INSTRUMENT static size_t slot_index(uint64_t address, uint32_t slot_count)
 {
     return (size_t)((address * 0x9e3779b97f4a7c15ull) >> 24) & (slot_count - 1);
@@ -462,12 +471,14 @@ struct name_slot {
     uint64_t hash;
     char *name; /* NULL: empty */
     uint32_t id;
+    bool excluded; /* by the filter: never recorded, no id used */
 };
 
 struct name_table {
     struct name_slot *slots;
     uint32_t slot_count; /* a power of two */
-    uint32_t used;
+    uint32_t used;       /* slots in use */
+    uint32_t next_id;    /* ids are dense over the names recorded (excluded names take none) */
 };
 
 static _Thread_local struct name_table names;
@@ -532,9 +543,10 @@ NO_INSTRUMENT static bool grow_names(struct name_table *table)
 }
 
 /* The id of `name` in this thread's stream, defined (NAME record) on its first use; false when out of
- * memory (the event is then not recorded). */
-NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id)
+ * memory or when the filter excludes the name (*excluded then says which): the event is not recorded. */
+NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded)
 {
+    *excluded = false;
     struct name_table *table = &names;
     size_t length;
     const uint64_t hash = hash_name(name ? name : "", &length);
@@ -545,7 +557,8 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id)
              j = (j + 1) & (table->slot_count - 1)) {
             if (table->slots[j].hash == hash && strcmp(table->slots[j].name, name) == 0) {
                 *id = table->slots[j].id;
-                return true;
+                *excluded = table->slots[j].excluded;
+                return !*excluded;
             }
         }
     }
@@ -557,8 +570,15 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id)
     uint32_t j = (uint32_t)hash & (table->slot_count - 1);
     while (table->slots[j].name)
         j = (j + 1) & (table->slot_count - 1);
-    table->slots[j] = (struct name_slot){hash, copy, table->used};
-    *id = table->used++;
+    if (!filter_includes_name(name)) {
+        table->slots[j] = (struct name_slot){hash, copy, UINT32_MAX, true};
+        table->used++;
+        *excluded = true;
+        return false;
+    }
+    table->slots[j] = (struct name_slot){hash, copy, table->next_id, false};
+    *id = table->next_id++;
+    table->used++;
     capture_write_name((uint32_t)*id, name, length);
     return true;
 }
@@ -567,15 +587,33 @@ CAPTURE_EXPORT void otfx_region_begin(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_region_end(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_phase(const char *name) NO_INSTRUMENT;
 
+/* otfx.h regions the filter excluded, open on this thread: bit d of `excluded_regions` says whether the
+ * region at depth d (counted over recorded and excluded ones, first 64 levels) was excluded, so that its
+ * otfx_region_end is skipped as well. */
+static _Thread_local uint32_t manual_depth;
+static _Thread_local uint64_t excluded_regions;
+
 NO_INSTRUMENT void otfx_region_begin(const char *name)
 {
     uint64_t id, now;
+    bool excluded;
     if (!capture_records(CAPTURE_CLASS_USER)) {
         untraced_user_check();
         return;
     }
-    if (!user_timestamp(&now) || !name_id(name, &id))
+    if (!user_timestamp(&now))
         return;
+    if (!name_id(name, &id, &excluded)) {
+        if (excluded && manual_depth < 64) {
+            excluded_regions |= UINT64_C(1) << manual_depth;
+            manual_depth++;
+        }
+        return;
+    }
+    if (manual_depth < 64) {
+        excluded_regions &= ~(UINT64_C(1) << manual_depth);
+        manual_depth++;
+    }
     open_user_regions++;
     capture_user_event_at(CAPTURE_RECORD_REGION_BEGIN, (const void *)(uintptr_t)id, now);
 }
@@ -583,6 +621,11 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
 NO_INSTRUMENT void otfx_region_end(const char *name)
 {
     (void)name; /* the innermost open region ends: no lookup needed */
+    if (manual_depth > 0) {
+        manual_depth--;
+        if (excluded_regions & (UINT64_C(1) << manual_depth))
+            return; /* it was excluded: nothing was recorded for it */
+    }
     if (!capture_records(CAPTURE_CLASS_USER) || open_user_regions == 0)
         return;
     open_user_regions--;
@@ -596,7 +639,8 @@ NO_INSTRUMENT void otfx_phase(const char *name)
         untraced_user_check();
         return;
     }
-    if (!user_timestamp(&now) || !name_id(name, &id))
+    bool excluded;
+    if (!user_timestamp(&now) || !name_id(name, &id, &excluded))
         return;
     capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
 }
