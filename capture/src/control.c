@@ -54,7 +54,10 @@ static uint64_t poll_interval = 1000000; /* ticks per millisecond */
 static bool pause_pending;               /* APP_PAUSE seen where blocking was not allowed */
 static struct capture_control pending_pause;
 static bool malformed_reported;
-static bool window_notice_due; /* the window ended: tell the place (from where MPI may be called) */
+static bool window_notice_due;           /* the window ended: tell the place (from where MPI may be called) */
+static double clock_sync_seconds = 10.0; /* OTFX_CLOCK_SYNC */
+static uint64_t clock_sync_interval;     /* in ticks; 0: never */
+static uint64_t next_clock_sync = UINT64_MAX; /* ticks */
 
 static void post_receive(void)
 {
@@ -238,6 +241,17 @@ static void send_window_notice(void)
     answer(&notice);
 }
 
+/* Re-measures the clock against the place (capture_measure_correction) and puts the point into the
+ * calling thread's stream; the place interpolates between such points. */
+static void resync_clock(uint64_t now)
+{
+    uint64_t at_ticks = now;
+    int64_t correction = 0;
+    capture_measure_correction(&at_ticks, &correction);
+    capture_write_clock(at_ticks, correction);
+    next_clock_sync = capture_ticks() + clock_sync_interval;
+}
+
 static void update_deadline(uint64_t now)
 {
     uint64_t deadline = now + poll_interval;
@@ -267,6 +281,8 @@ static void check(uint64_t now, bool mpi_call)
     const bool may_poll = mpi_call || thread_level == MPI_THREAD_MULTIPLE ||
                           (is_init_thread && thread_level < MPI_THREAD_SERIALIZED);
     if (may_poll) {
+        if (now >= next_clock_sync)
+            resync_clock(now);
         send_window_notice();
         poll_messages(true);
         if (pause_pending) {
@@ -347,6 +363,11 @@ void capture_control_check_at_flush(void)
     atomic_flag_clear_explicit(&control_busy, memory_order_release);
 }
 
+void capture_control_set_clock_sync(double seconds)
+{
+    clock_sync_seconds = seconds;
+}
+
 void capture_control_start(int app_rank, int level, bool recording, bool start_paused)
 {
     control_app_rank = app_rank;
@@ -357,6 +378,9 @@ void capture_control_start(int app_rank, int level, bool recording, bool start_p
     poll_interval = (uint64_t)(1e6 / (clock.ns_per_tick > 0 ? clock.ns_per_tick : 1.0));
     if (!poll_interval)
         poll_interval = 1;
+    clock_sync_interval =
+        (uint64_t)(clock_sync_seconds * 1e9 / (clock.ns_per_tick > 0 ? clock.ns_per_tick : 1.0));
+    next_clock_sync = clock_sync_interval ? capture_now() + clock_sync_interval : UINT64_MAX;
     /* A malformed message must not abort the job: errors come back as codes on this communicator. */
     PMPI_Comm_set_errhandler(capture_tool_comm, MPI_ERRORS_RETURN);
     post_receive();

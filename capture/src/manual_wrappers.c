@@ -124,6 +124,23 @@ static bool record_at_start(int world_rank)
                         setting);
 }
 
+/* OTFX_CLOCK_SYNC=SECONDS: how often a rank re-measures its clock against its place's (default 10, 0:
+ * only at MPI_Init; fractions allowed). */
+static double clock_sync_seconds(int world_rank)
+{
+    const char *setting = getenv("OTFX_CLOCK_SYNC");
+    if (!setting || !*setting)
+        return 10.0;
+    char *end = NULL;
+    errno = 0;
+    const double seconds = strtod(setting, &end);
+    if (errno || end == setting || *end || !(seconds >= 0.0) || seconds > 86400.0)
+        configuration_error(world_rank,
+                            "OTFX_CLOCK_SYNC must be seconds between re-synchronisations (0: off), not ",
+                            setting);
+    return seconds;
+}
+
 /* OTFX_BACKPRESSURE: what a thread does when its batch is full and the previous one has not left yet:
  * `block` (unset or empty too) waits, nothing is lost and the time is reported as blocked_ns; `drop`
  * never waits, drops the events meanwhile and tells the place how many (recorder.h). */
@@ -137,6 +154,9 @@ static bool drop_when_full(int world_rank)
     configuration_error(world_rank, "OTFX_BACKPRESSURE must be block (wait for the place) or drop, not ",
                         setting);
 }
+
+/* Whether this rank's place runs on its node (the clock offset's ping-pong says so). */
+static bool place_on_this_node;
 
 /* The place's CLOCK_MONOTONIC minus this rank's: of 10 ping-pongs with the place, the one with the
  * smallest round trip, offset = place_time - (t_send + t_recv) / 2 (exact up to the asymmetry of that
@@ -163,7 +183,50 @@ static void measure_place_offset(int app_rank)
             offset = (int64_t)answer[0] - (int64_t)(sent + (received - sent) / 2);
         }
     }
+    place_on_this_node = same_node;
     capture_timer_set_offset(same_node ? 0 : offset);
+}
+
+/* The place's clock minus this rank's tick-derived time (record_format.h's capture_clock_record), now.
+ * Same node: one CLOCK_MONOTONIC, so no message: the (ticks, ns) pair read closest together. Else the
+ * ping-pong with the smallest round trip of 5. */
+void capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
+{
+    const struct capture_clock_calibration clock = capture_timer_calibration();
+    const double ns_per_tick = capture_timer_tsc ? clock.ns_per_tick : 1.0;
+#define TICK_NS(t)                                                                                           \
+    (capture_timer_tsc ? (double)clock.ref_ns + ((double)(t) - (double)clock.ref_ticks) * ns_per_tick        \
+                       : (double)(t))
+    uint64_t best = UINT64_MAX;
+    if (place_on_this_node) {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            const uint64_t before = capture_monotonic_ns(), ticks = capture_ticks(),
+                           after = capture_monotonic_ns();
+            if (after - before < best) {
+                best = after - before;
+                *at_ticks = ticks;
+                *correction_ns = (int64_t)((double)(before + (after - before) / 2) - TICK_NS(ticks));
+            }
+        }
+        return;
+    }
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+    int length = 0;
+    PMPI_Get_processor_name(name, &length);
+    for (int i = 0; i < 5; i++) {
+        uint64_t answer[2] = {0, 0};
+        const uint64_t sent = capture_ticks();
+        PMPI_Send(name, length + 1, MPI_CHAR, capture_own_place, CAPTURE_SYNC_TAG, capture_tool_comm);
+        PMPI_Recv(answer, 2, MPI_UINT64_T, capture_own_place, CAPTURE_SYNC_TAG, capture_tool_comm,
+                  MPI_STATUS_IGNORE);
+        const uint64_t received = capture_ticks();
+        if (received - sent < best) {
+            best = received - sent;
+            *at_ticks = sent + (received - sent) / 2;
+            *correction_ns = (int64_t)((double)answer[0] - TICK_NS(*at_ticks));
+        }
+    }
+#undef TICK_NS
 }
 
 /* Splits the world after PMPI_Init: application ranks return with capture_app_world set, places run the
@@ -189,6 +252,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     const uint32_t fanin = configured_fanin(world_rank);
     const bool paused_at_start = start_paused(world_rank);
     const bool drop = drop_when_full(world_rank);
+    const double clock_sync = clock_sync_seconds(world_rank);
     char layout_problem[256];
     if (!otfx_tbon_layout_init(&capture_layout.tree, (uint32_t)capture_layout.app_size, (uint32_t)places,
                                fanin, layout_problem, sizeof(layout_problem)))
@@ -221,6 +285,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
         capture_enter_at(init_function, init_entered);
     capture_comm_lookup(capture_app_world); /* defines the application's world as communicator 0 */
     /* Last: with OTFX_START_PAUSED the rank blocks in here until its place resumes it. */
+    capture_control_set_clock_sync(clock_sync);
     capture_control_start(world_rank, provided, recording, paused_at_start);
     return recording;
 }

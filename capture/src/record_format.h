@@ -156,6 +156,8 @@ enum capture_record_kind {
                                        * THROTTLED, RECORDING, which were kept and come right before
                                        * this record). Time-ordered: its timestamp is the latest of the
                                        * kept records and of the last dropped one */
+    CAPTURE_RECORD_CLOCK = 22,        /* capture_clock_record: a clock re-synchronisation (OTFX_CLOCK_SYNC);
+                                       * not an event (no time order) */
 };
 
 enum capture_request_kind {
@@ -226,6 +228,15 @@ struct capture_dropped_record {
     uint64_t last;                       /* and of the last */
     uint32_t closed;
     uint32_t opened;
+};
+
+/* The place's clock minus the rank's tick-derived time (the batch header's MPI_Init calibration applied
+ * to header.timestamp), measured at header.timestamp: against the place by ping-pong, or against this
+ * node's CLOCK_MONOTONIC when the place shares it. It absorbs both the clock offset's drift and the TSC
+ * calibration's rate error; the place interpolates between such points (batch_decoder.c). */
+struct capture_clock_record {
+    struct capture_record_header header; /* function_id 0; timestamp: ticks of the measurement */
+    int64_t correction_ns;
 };
 
 struct capture_phase_record {

@@ -122,6 +122,7 @@ static bool must_keep(enum capture_record_kind kind)
     case CAPTURE_RECORD_NAME:
     case CAPTURE_RECORD_THROTTLED:
     case CAPTURE_RECORD_RECORDING:
+    case CAPTURE_RECORD_CLOCK:
         return true;
     default:
         return false;
@@ -147,7 +148,8 @@ static int call_depth_change(uint16_t kind)
 /* Not time-ordered records (record_format.h): their timestamps say nothing about the stream's time. */
 static bool time_ordered(uint16_t kind)
 {
-    return kind != CAPTURE_RECORD_OBJECT && kind != CAPTURE_RECORD_NAME && kind != CAPTURE_RECORD_RECORDING;
+    return kind != CAPTURE_RECORD_OBJECT && kind != CAPTURE_RECORD_NAME && kind != CAPTURE_RECORD_RECORDING &&
+           kind != CAPTURE_RECORD_CLOCK;
 }
 
 /* The caller filled the scratch record after the last reserve: now it can be counted. */
@@ -427,6 +429,13 @@ static void finish_drop(struct thread_recorder *recorder)
     if (recorder->in_flight != MPI_REQUEST_NULL)
         PMPI_Wait(&recorder->in_flight, MPI_STATUS_IGNORE);
     end_drop(recorder);
+}
+
+void capture_write_clock(uint64_t at_ticks, int64_t correction_ns)
+{
+    struct capture_clock_record *record = reserve(sizeof(*record), CAPTURE_RECORD_CLOCK);
+    fill_header(&record->header, CAPTURE_RECORD_CLOCK, 0, sizeof(*record), at_ticks);
+    record->correction_ns = correction_ns;
 }
 
 void capture_phase(int function_id, int level)

@@ -107,6 +107,11 @@ void capture_timer_calibrate(uint64_t interval_ns)
     calibration.ns_per_tick = ticks1 > ticks0 ? (double)(ns1 - ns0) / (double)(ticks1 - ticks0) : 1.0;
     calibration.ref_ticks = ticks1;
     calibration.ref_ns = ns1;
+    /* Test-only: a rate error of PPM parts per million, as a bad calibration or a drifting clock would
+     * make, for the clock re-synchronisation's tests (tests/capture). */
+    const char *skew = getenv("OTFX_TEST_CLOCK_SKEW_PPM");
+    if (skew && *skew)
+        calibration.ns_per_tick *= 1.0 + strtod(skew, NULL) * 1e-6;
     init_calibration = calibration;
 }
 

@@ -39,6 +39,7 @@
  */
 #include "event_place_internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,20 +203,93 @@ static void message_event(otfx_event *event, otfx_ref comm, const struct capture
     event->u.msg.request = record->request;
 }
 
-/* Raw ticks → the place's CLOCK_MONOTONIC ns with the rank's MPI_Init calibration and clock offset
- * (record_format.h). Monotonic in the ticks, so the order checked on the raw ticks holds for the times. */
+/* The correction (place clock minus the rank's tick-derived time) at `ticks`: offset_ns until the first
+ * re-synchronisation, then the segment that starts last at or before `ticks`. */
+double place_clock_correction(const struct served_rank *rank, uint64_t ticks)
+{
+    if (!rank->clock_segment_count)
+        return (double)rank->offset_ns;
+    uint32_t i = rank->clock_segment_count - 1;
+    while (i > 0 && rank->clock_segments[i].ticks > ticks)
+        i--;
+    const struct clock_segment *segment = &rank->clock_segments[i];
+    return segment->correction + segment->slope * ((double)ticks - (double)segment->ticks);
+}
+
+/* The rank's tick-derived time: its MPI_Init calibration applied to raw ticks (record_format.h). */
+double place_clock_local(const struct served_rank *rank, uint64_t ticks)
+{
+    if (!rank->clock_tsc)
+        return (double)ticks;
+    const double since = ticks >= rank->ref_ticks ? (double)(ticks - rank->ref_ticks) * rank->ns_per_tick
+                                                  : -((double)(rank->ref_ticks - ticks) * rank->ns_per_tick);
+    return (double)rank->ref_ns + since;
+}
+
+/* Raw ticks → the place's CLOCK_MONOTONIC ns: the rank's calibration plus the correction. Monotonic in the
+ * ticks (the correction is continuous and its slope far below a tick's ns), so the order checked on the
+ * raw ticks holds for the times. */
 static uint64_t record_time(const struct served_rank *rank, uint64_t ticks)
 {
     if (!rank->clock_known)
         return ticks;
-    if (!rank->clock_tsc) {
-        const int64_t ns = (int64_t)ticks + rank->offset_ns;
-        return ns > 0 ? (uint64_t)ns : 0;
-    }
-    const double since = ticks >= rank->ref_ticks ? (double)(ticks - rank->ref_ticks) * rank->ns_per_tick
-                                                  : -((double)(rank->ref_ticks - ticks) * rank->ns_per_tick);
-    const double ns = (double)rank->ref_ns + since + (double)rank->offset_ns;
+    const double ns = place_clock_local(rank, ticks) + place_clock_correction(rank, ticks);
     return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* A CLOCK record: the correction measured at `ticks`. The next segment starts where the current model
+ * stands at the stream's latest record (continuity: times already converted stay in order) and heads for
+ * the measured line extended by the drift seen since the previous measurement, reaching it one sync
+ * interval later. A measurement more than 1 s off the model is ignored (counted): no clock drifts that
+ * fast, a corrupt record could. */
+static bool decode_clock(struct decoder *decoder, const struct capture_record_header *header,
+                         const void *record)
+{
+    struct capture_clock_record clock;
+    struct served_rank *rank = decoder->rank;
+    if (header->size < sizeof(clock))
+        return fail(decoder, "clock record of %llu bytes", (unsigned long long)(header->size));
+    memcpy(&clock, record, sizeof(clock));
+    if (!rank->clock_known)
+        return true;
+    const uint64_t at = header->timestamp;
+    const double measured = (double)clock.correction_ns;
+    if (fabs(measured - place_clock_correction(rank, at)) > 1e9) {
+        rank->clock_syncs_ignored++;
+        return true;
+    }
+    const uint64_t previous_ticks = rank->clock_sync_known ? rank->clock_sync_ticks : rank->ref_ticks;
+    const double previous = rank->clock_sync_known ? rank->clock_sync_correction : (double)rank->offset_ns;
+    const double per_tick_ns = rank->clock_tsc ? rank->ns_per_tick : 1.0;
+    const double interval = at > previous_ticks ? (double)(at - previous_ticks) : 1e9 / per_tick_ns;
+    const double drift = at > previous_ticks ? (measured - previous) / interval : 0.0;
+    uint64_t start = at;
+    if (decoder->any_time && decoder->last_time > start)
+        start = decoder->last_time;
+    const double start_correction = place_clock_correction(rank, start);
+    const double target_ticks = (double)at + interval, target = measured + drift * interval;
+    double slope =
+        target_ticks > (double)start ? (target - start_correction) / (target_ticks - (double)start) : 0;
+    const double limit = 0.01 * per_tick_ns; /* 1 %: far beyond any clock, far below reordering times */
+    slope = slope > limit ? limit : slope < -limit ? -limit : slope;
+    if (rank->clock_segment_count == rank->clock_segment_capacity) {
+        const uint32_t capacity = rank->clock_segment_capacity ? 2 * rank->clock_segment_capacity : 16;
+        struct clock_segment *bigger =
+            capacity <= 65536 ? realloc(rank->clock_segments, capacity * sizeof(*bigger)) : NULL;
+        if (!bigger) { /* a week of 10 s re-syncs, or no memory: keep the last segment going */
+            rank->clock_syncs_ignored++;
+            return true;
+        }
+        rank->clock_segments = bigger;
+        rank->clock_segment_capacity = capacity;
+    }
+    rank->clock_segments[rank->clock_segment_count++] =
+        (struct clock_segment){start, start_correction, slope};
+    rank->clock_sync_known = true;
+    rank->clock_sync_ticks = at;
+    rank->clock_sync_correction = measured;
+    rank->clock_syncs++;
+    return true;
 }
 
 static bool decode_p2p(struct decoder *decoder, const struct capture_p2p_record *record)
@@ -434,6 +508,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     }
     if (header->kind == CAPTURE_RECORD_NAME)
         return define_name(decoder, header, record);
+    if (header->kind == CAPTURE_RECORD_CLOCK)
+        return decode_clock(decoder, header, record);
     if (header->kind == CAPTURE_RECORD_RECORDING) {
         struct capture_recording_record recording;
         if (header->size < sizeof(recording))
@@ -632,6 +708,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_NAME:
     case CAPTURE_RECORD_OBJECT: /* handled above */
     case CAPTURE_RECORD_RECORDING:
+    case CAPTURE_RECORD_CLOCK:
     case CAPTURE_RECORD_COMM_FREED:
         return true;
     }

@@ -37,6 +37,7 @@ static void destroy_place(struct event_place *place)
         free(rank->streams);
         free(rank->comms);
         place_symbols_destroy(rank->symbols);
+        free(rank->clock_segments);
         free(rank->throttled);
     }
     free(place->ranks);
@@ -510,19 +511,27 @@ static void report_clock(const struct served_rank *rank)
 {
     if (!rank->clock_known)
         return;
-    double drift = 0;
+    double drift = 0, residual = 0;
     if (rank->clock_final_known) {
         const double ticks = (double)rank->final_ref_ticks - (double)rank->ref_ticks;
         drift = (double)rank->final_ref_ns - ((double)rank->ref_ns + ticks * rank->ns_per_tick);
+        /* Where the place's model puts the rank's MPI_Finalize reference point, against where it is on
+         * the place's clock: the timestamps' error at the end of the run. */
+        residual = place_clock_local(rank, rank->final_ref_ticks) +
+                   place_clock_correction(rank, rank->final_ref_ticks) -
+                   ((double)rank->final_ref_ns + (double)rank->final_offset_ns);
     }
-    char line[256];
+    char line[384];
     snprintf(line, sizeof(line),
              "otfx-place: rank %d clock timer=%s ns_per_tick=%.9f final_ns_per_tick=%.9f drift_ns=%lld "
-             "init_offset_ns=%lld final_offset_ns=%lld pairs_checked=%llu recv_end_before_send_start=%llu\n",
+             "init_offset_ns=%lld final_offset_ns=%lld clock_syncs=%llu residual_ns=%lld pairs_checked=%llu "
+             "recv_end_before_send_start=%llu\n",
              rank->rank, rank->clock_tsc ? "tsc" : "monotonic", rank->ns_per_tick,
              rank->clock_final_known ? rank->final_ns_per_tick : rank->ns_per_tick,
              (long long)(drift < 0 ? drift - 0.5 : drift + 0.5), (long long)rank->offset_ns,
              (long long)(rank->clock_final_known ? rank->final_offset_ns : rank->offset_ns),
+             (unsigned long long)rank->clock_syncs,
+             (long long)(residual < 0 ? residual - 0.5 : residual + 0.5),
              (unsigned long long)rank->pairs_checked, (unsigned long long)rank->pairs_inverted);
     fputs(line, stdout);
 }

@@ -84,6 +84,19 @@ struct served_rank {
     uint64_t ref_ticks, ref_ns, final_ref_ticks, final_ref_ns;
     uint64_t pairs_checked, pairs_inverted; /* messages to this rank (event_place.c's pair check) */
     int64_t offset_ns, final_offset_ns;     /* the place's clock minus the rank's; offset_ns is applied */
+    /* Clock re-synchronisations (CLOCK records, OTFX_CLOCK_SYNC): the correction added to the rank's
+     * tick-derived time is piecewise linear in the ticks, continuous, one segment per re-sync (before
+     * the first: offset_ns). batch_decoder.c record_time. */
+    struct clock_segment {
+        uint64_t ticks;    /* where the segment starts */
+        double correction; /* ns there */
+        double slope;      /* ns of correction per tick */
+    } * clock_segments;
+    uint32_t clock_segment_count, clock_segment_capacity;
+    bool clock_sync_known;
+    uint64_t clock_sync_ticks; /* the last measurement */
+    double clock_sync_correction;
+    uint64_t clock_syncs, clock_syncs_ignored;
     struct place_symbols *symbols; /* user functions: load map and address → region (user_symbols.c) */
     struct throttled_function {
         otfx_ref region;
@@ -141,6 +154,10 @@ bool place_describe_functions(struct event_place *place);
 
 /* batch_decoder.c: decodes the records of one batch of `rank`'s thread `stream` and appends them to
  * its trace. Returns false, having printed why and changed no trace, for a malformed batch. */
+/* batch_decoder.c: a rank's tick-derived time (its MPI_Init calibration) and the correction to the
+ * place's clock at `ticks` (its clock re-synchronisations). */
+double place_clock_local(const struct served_rank *rank, uint64_t ticks);
+double place_clock_correction(const struct served_rank *rank, uint64_t ticks);
 bool place_ingest_records(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
                           const unsigned char *records, size_t bytes, uint64_t *record_count);
 
