@@ -113,8 +113,6 @@ CAPTURE_INTERNAL void capture_p2p_send(int function_id, MPI_Comm comm, int dest,
 CAPTURE_INTERNAL void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status);
 CAPTURE_INTERNAL void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status,
                                     MPI_Message message);
-CAPTURE_INTERNAL void capture_message_received(int function_id, MPI_Message message,
-                                               const MPI_Status *status);
 
 /* Records name a request by its handle's bits (MPICH: an int). A handle is reused only after its request
  * completed, which is all a request id must guarantee (as in OTF2). 0 means "no request". */
@@ -129,12 +127,8 @@ static inline uint64_t capture_request_id(MPI_Request request)
 CAPTURE_INTERNAL void capture_p2p_request(int function_id, MPI_Request request,
                                           enum capture_request_kind kind, bool persistent, MPI_Comm comm,
                                           int peer, int tag, int64_t bytes);
-CAPTURE_INTERNAL void capture_message_request(int function_id, MPI_Message message, MPI_Request request);
 /* Persistent requests were started (MPI_Start/Startall): sends and collectives are recorded now. */
 CAPTURE_INTERNAL void capture_requests_started(int function_id, const MPI_Request *requests, int count);
-/* A request completed in the Wait/Test family; status is valid (never MPI_STATUS_IGNORE). */
-CAPTURE_INTERNAL void capture_request_completed(int function_id, MPI_Request request,
-                                                const MPI_Status *status);
 CAPTURE_INTERNAL void capture_request_forget(MPI_Request request);
 /* Scratch copies for the Wait/Test family (per thread, grown rarely, never shrunk). */
 CAPTURE_INTERNAL MPI_Request *capture_save_requests(const MPI_Request *requests, int count);

@@ -249,11 +249,6 @@ void capture_message_received_on(int function_id, MPI_Comm probed_comm, const MP
         write_status(CAPTURE_RECORD_RECV, function_id, probed_comm, status, 0, MPI_REQUEST_NULL);
 }
 
-void capture_message_received(int function_id, MPI_Message message, const MPI_Status *status)
-{
-    capture_message_received_on(function_id, capture_message_take(message), status);
-}
-
 void capture_p2p_request(int function_id, MPI_Request request, enum capture_request_kind kind,
                          bool persistent, MPI_Comm comm, int peer, int tag, int64_t bytes)
 {
@@ -284,11 +279,6 @@ void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Reque
                                       .function_id = (uint16_t)function_id,
                                       .comm = probed_comm};
     track(&tracked);
-}
-
-void capture_message_request(int function_id, MPI_Message message, MPI_Request request)
-{
-    capture_message_request_on(function_id, capture_message_take(message), request);
 }
 
 void capture_collective_request(int function_id, MPI_Request request,
@@ -370,13 +360,6 @@ static inline __attribute__((always_inline)) void record_completion(int function
     default:
         break;
     }
-}
-
-void capture_request_completed(int function_id, MPI_Request request, const MPI_Status *status)
-{
-    struct tracked_request entry;
-    if (take(request, &entry, true))
-        record_completion(function_id, &entry, request, status);
 }
 
 void capture_requests_snapshot(const MPI_Request *requests, int count)

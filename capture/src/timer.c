@@ -110,8 +110,15 @@ void capture_timer_calibrate(uint64_t interval_ns)
     /* Test-only: a rate error of PPM parts per million, as a bad calibration or a drifting clock would
      * make, for the clock re-synchronisation's tests (tests/capture). */
     const char *skew = getenv("OTFX_TEST_CLOCK_SKEW_PPM");
-    if (skew && *skew)
-        calibration.ns_per_tick *= 1.0 + strtod(skew, NULL) * 1e-6;
+    if (skew && *skew) {
+        char *end = NULL;
+        const double ppm = strtod(skew, &end);
+        if (end == skew || *end || !(ppm > -1e5 && ppm < 1e5))
+            fprintf(stderr, "otfx-capture: OTFX_TEST_CLOCK_SKEW_PPM=%s is not parts per million: ignored\n",
+                    skew);
+        else
+            calibration.ns_per_tick *= 1.0 + ppm * 1e-6;
+    }
     init_calibration = calibration;
 }
 

@@ -140,6 +140,14 @@ void ScriptRunner::poll()
         fail(QStringLiteral("no answer within %1 s").arg(m_stepTimeout));
 }
 
+// A step's numeric argument; a malformed one fails the step instead of becoming 0.
+static bool positiveNumber(const QString &text, double *value)
+{
+    bool ok = false;
+    *value = text.toDouble(&ok);
+    return ok && *value > 0.0;
+}
+
 void ScriptRunner::next()
 {
     if (m_done)
@@ -165,8 +173,11 @@ void ScriptRunner::next()
     const QStringList args = m_step.mid(1);
     m_stepTimeout = m_timeout;
     auto waitFor = [this](const QString &key, const QString &op, const QString &value, int timeoutArg) {
-        if (timeoutArg >= 0 && timeoutArg < m_step.size())
-            m_stepTimeout = m_step[timeoutArg].toDouble();
+        if (timeoutArg >= 0 && timeoutArg < m_step.size() &&
+            !positiveNumber(m_step[timeoutArg], &m_stepTimeout)) {
+            fail(QStringLiteral("the timeout '%1' is not a number of seconds").arg(m_step[timeoutArg]));
+            return;
+        }
         m_condition = [this, key, op, value](QString *why) {
             QString actual;
             const bool ok = compare(key, op, value, &actual);
@@ -176,9 +187,12 @@ void ScriptRunner::next()
         m_poll.start();
         poll();
     };
+    double number = 0, centre = 0.5;
     if (verb == QLatin1String("timeout") && args.size() == 1) {
-        m_timeout = args[0].toDouble();
-        pass();
+        if (!positiveNumber(args[0], &m_timeout))
+            fail(QStringLiteral("timeout needs seconds, not '%1'").arg(args[0]));
+        else
+            pass();
     } else if (verb == QLatin1String("wait-connected")) {
         waitFor(QStringLiteral("connected"), QStringLiteral("=="), QStringLiteral("1"), 1);
     } else if (verb == QLatin1String("wait-disconnected")) {
@@ -197,8 +211,10 @@ void ScriptRunner::next()
             pass(QStringLiteral("%1 = %2").arg(args[0], actual));
         else
             fail(QStringLiteral("%1 is %2").arg(args[0], actual));
+    } else if (verb == QLatin1String("sleep") && args.size() == 1 && !positiveNumber(args[0], &number)) {
+        fail(QStringLiteral("sleep needs seconds, not '%1'").arg(args[0]));
     } else if (verb == QLatin1String("sleep") && args.size() == 1) {
-        const double seconds = args[0].toDouble();
+        const double seconds = number;
         m_stepTimeout = seconds + 5;
         m_condition = [this, seconds](QString *) { return m_stepTime.elapsed() >= qint64(seconds * 1000.0); };
         m_poll.start();
@@ -219,8 +235,15 @@ void ScriptRunner::next()
             line = QStringLiteral("record window %1").arg(args[1]); // "2" means seconds, as on the wire
         sendAndWait(line, true);
     } else if (verb == QLatin1String("zoom") && !args.isEmpty()) {
-        m_viewer->timeline()->zoom(args[0].toDouble(), args.size() > 1 ? args[1].toDouble() : 0.5);
-        pass();
+        bool centreOk = true;
+        if (args.size() > 1)
+            centre = args[1].toDouble(&centreOk);
+        if (!positiveNumber(args[0], &number) || !centreOk || centre < 0.0 || centre > 1.0) {
+            fail(QStringLiteral("zoom needs a factor > 0 and a centre in [0, 1]"));
+        } else {
+            m_viewer->timeline()->zoom(number, centre);
+            pass();
+        }
     } else if (verb == QLatin1String("zoom-events")) {
         // Zoom around the middle until single events are asked for.
         TimelineModel *t = m_viewer->timeline();
