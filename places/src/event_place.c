@@ -492,7 +492,12 @@ static void check_message_pairs(struct event_place *place)
                 const int32_t dst = recv->dst - place->setup.first_served;
                 if (dst >= 0 && dst < place->setup.served_count) {
                     place->ranks[dst].pairs_checked++;
-                    place->ranks[dst].pairs_inverted += recv->time < send->time;
+                    if (recv->time < send->time) {
+                        struct served_rank *receiver = &place->ranks[dst];
+                        receiver->pairs_inverted++;
+                        if (send->time - recv->time > receiver->worst_inversion_ns)
+                            receiver->worst_inversion_ns = send->time - recv->time;
+                    }
                 }
                 i++;
                 j++;
@@ -525,14 +530,15 @@ static void report_clock(const struct served_rank *rank)
     snprintf(line, sizeof(line),
              "otfx-place: rank %d clock timer=%s ns_per_tick=%.9f final_ns_per_tick=%.9f drift_ns=%lld "
              "init_offset_ns=%lld final_offset_ns=%lld clock_syncs=%llu residual_ns=%lld pairs_checked=%llu "
-             "recv_end_before_send_start=%llu\n",
+             "recv_end_before_send_start=%llu worst_inversion_ns=%llu\n",
              rank->rank, rank->clock_tsc ? "tsc" : "monotonic", rank->ns_per_tick,
              rank->clock_final_known ? rank->final_ns_per_tick : rank->ns_per_tick,
              (long long)(drift < 0 ? drift - 0.5 : drift + 0.5), (long long)rank->offset_ns,
              (long long)(rank->clock_final_known ? rank->final_offset_ns : rank->offset_ns),
              (unsigned long long)rank->clock_syncs,
              (long long)(residual < 0 ? residual - 0.5 : residual + 0.5),
-             (unsigned long long)rank->pairs_checked, (unsigned long long)rank->pairs_inverted);
+             (unsigned long long)rank->pairs_checked, (unsigned long long)rank->pairs_inverted,
+             (unsigned long long)rank->worst_inversion_ns);
     fputs(line, stdout);
 }
 

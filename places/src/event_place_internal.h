@@ -83,6 +83,7 @@ struct served_rank {
     double ns_per_tick, final_ns_per_tick;
     uint64_t ref_ticks, ref_ns, final_ref_ticks, final_ref_ns;
     uint64_t pairs_checked, pairs_inverted; /* messages to this rank (event_place.c's pair check) */
+    otfx_time worst_inversion_ns;           /* the largest send start - receive end of those inverted */
     int64_t offset_ns, final_offset_ns;     /* the place's clock minus the rank's; offset_ns is applied */
     /* Clock re-synchronisations (CLOCK records, OTFX_CLOCK_SYNC): the correction added to the rank's
      * tick-derived time is piecewise linear in the ticks, continuous, one segment per re-sync (before
