@@ -6,19 +6,22 @@
  *
  * and prints key=value lines (rank 0):
  *
- *   user_event_ns              cost per recorded event in the application process. The recorder's
- *                              capture_enter/capture_leave are hidden inside libotfx-capture.so, so they
- *                              are measured through the cheapest wrapper that records nothing else:
- *                              MPI_Comm_rank (class "other": one ENTER and one LEAVE record) minus
- *                              PMPI_Comm_rank called directly, halved. Includes the wrapper, the
- *                              two timer reads (rdtsc or clock_gettime), the record stores and the amortised
- * batch sends. clock_gettime_ns           one clock_gettime(CLOCK_MONOTONIC), for comparison rdtsc_ns one
- * __rdtsc() (the recorder's timer with an invariant TSC, timer.h) mpi_pair_untraced_ns MPI_Send+MPI_Recv pair
- * in a 8-byte ping-pong between ranks 0 and 1, through PMPI_* directly (not traced), round trip / 2
+ *   user_event_ns              cost per recorded user-function enter or leave in the application
+ *                              process, through the real -finstrument-functions hooks: a call of a
+ *                              function built with them minus a call of its twin built without, halved
+ *                              (best of several alternating repetitions of each). Includes the timer
+ *                              read, the record store and the amortised batch sends.
+ *   mpi_wrapper_event_ns       the same through the cheapest MPI wrapper: MPI_Comm_rank (one ENTER and
+ *                              one LEAVE record) minus PMPI_Comm_rank, halved (adds the wrapper's
+ *                              class check and MPI_COMM_WORLD translation)
+ *   clock_gettime_ns           one clock_gettime(CLOCK_MONOTONIC), for comparison
+ *   rdtsc_ns                   one __rdtsc() (the recorder's timer with an invariant TSC, timer.h)
+ *   mpi_pair_untraced_ns       MPI_Send+MPI_Recv pair in an 8-byte ping-pong between ranks 0 and 1,
+ *                              through PMPI_* directly (not traced), round trip / 2
  *   mpi_pair_traced_ns         the same through the MPI_* wrappers (recorded)
  *   mpi_call_overhead_ns       traced minus untraced (best of several alternating repetitions of each)
  *   otf2_event_ns              OTF2_EvtWriter_Enter/Leave per event into a real archive in /tmp (POSIX
- *                              substrate, no compression), closing the writer included
+ *                              substrate, no compression), closing the writer included (best of 3)
  *   user_event_vs_otf2         user_event_ns / otf2_event_ns (target <= 0.3)
  *   place_ingest_events_per_s  the event place's decoder (place_ingest_records, private to places/)
  *                              decoding full batches of MPI_Send/MPI_Recv records and appending them to an
@@ -45,6 +48,7 @@
 #endif
 
 #define PING_PONG_REPETITIONS 5
+#define EVENT_REPETITIONS     5
 #define INGEST_BATCHES        200
 
 static double now_ns(void)
@@ -94,6 +98,20 @@ static double clock_gettime_ns(long calls)
     if (sink.tv_nsec == -1)
         puts("");
     return elapsed / (double)calls;
+}
+
+void capture_bench_hooked_call(volatile long *counter);
+void capture_bench_plain_call(volatile long *counter);
+
+/* Nanoseconds per call of the user function built with the hooks (traced) or of its twin without. */
+static double user_call_ns(long calls, int traced)
+{
+    volatile long counter = 0;
+    void (*call)(volatile long *) = traced ? capture_bench_hooked_call : capture_bench_plain_call;
+    double start = now_ns();
+    for (long i = 0; i < calls; i++)
+        call(&counter);
+    return (now_ns() - start) / (double)calls;
 }
 
 /* Nanoseconds per MPI_Comm_rank call, through the wrapper (traced) or straight to PMPI (untraced). */
@@ -335,6 +353,9 @@ static double place_ingest_events_per_s(void)
 
 int main(int argc, char **argv)
 {
+    /* Throttling (on by default) would stop recording the benchmark's function after 100 000 calls and
+     * measure the skip instead; OTFX_THROTTLE in the environment still wins. */
+    setenv("OTFX_THROTTLE", "0", 0);
     MPI_Init(&argc, &argv); /* place ranks run their place in here and never return */
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -353,14 +374,26 @@ int main(int argc, char **argv)
     if (calls < 1000)
         fail_and_abort("calls must be at least 1000");
 
-    double user_event_ns = 0, clock_ns = 0, tsc_ns = 0, otf2_ns = 0, ingest_per_s = 0;
+    double user_event_ns = 0, wrapper_event_ns = 0, clock_ns = 0, tsc_ns = 0, otf2_ns = 1e30,
+           ingest_per_s = 0;
     if (rank == 0) {
         clock_ns = clock_gettime_ns(calls);
         tsc_ns = rdtsc_ns(calls);
-        double untraced = comm_rank_ns(calls / 10, 0), traced = comm_rank_ns(calls / 10, 1); /* warm up */
-        untraced = comm_rank_ns(calls, 0);
-        traced = comm_rank_ns(calls, 1);
-        user_event_ns = (traced - untraced) / 2;
+        user_call_ns(calls / 10, 0); /* warm up */
+        user_call_ns(calls / 10, 1);
+        double plain = 1e30, hooked = 1e30, untraced = 1e30, traced = 1e30;
+        for (int repetition = 0; repetition < EVENT_REPETITIONS; repetition++) {
+            plain = minimum(plain, user_call_ns(calls, 0));
+            hooked = minimum(hooked, user_call_ns(calls, 1));
+        }
+        user_event_ns = (hooked - plain) / 2;
+        comm_rank_ns(calls / 10, 0);
+        comm_rank_ns(calls / 10, 1);
+        for (int repetition = 0; repetition < EVENT_REPETITIONS; repetition++) {
+            untraced = minimum(untraced, comm_rank_ns(calls, 0));
+            traced = minimum(traced, comm_rank_ns(calls, 1));
+        }
+        wrapper_event_ns = (traced - untraced) / 2;
     }
 
     const long rounds = calls / 40;
@@ -373,10 +406,13 @@ int main(int argc, char **argv)
     }
 
     if (rank == 0) {
-        otf2_ns = otf2_event_ns(calls);
+        for (int repetition = 0; repetition < 3; repetition++)
+            otf2_ns = minimum(otf2_ns, otf2_event_ns(calls));
         ingest_per_s = place_ingest_events_per_s();
         printf("user_event_ns=%.1f\n", user_event_ns);
-        printf("user_event_method=MPI_Comm_rank wrapper minus PMPI_Comm_rank, per ENTER or LEAVE record\n");
+        printf("user_event_method=-finstrument-functions call minus uninstrumented call, per ENTER or LEAVE "
+               "record\n");
+        printf("mpi_wrapper_event_ns=%.1f\n", wrapper_event_ns);
         printf("clock_gettime_ns=%.1f\n", clock_ns);
         printf("rdtsc_ns=%.1f\n", tsc_ns);
         printf("timer=%s\n", getenv("OTFX_TIMER") ? getenv("OTFX_TIMER") : "default (tsc where invariant)");

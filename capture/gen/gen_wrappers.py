@@ -16,9 +16,6 @@ from dataclasses import dataclass
 SCALAR_TYPES = {"int", "MPI_Comm", "MPI_Datatype", "MPI_Info", "MPI_Group", "MPI_Win", "MPI_Request",
                 "MPI_Errhandler", "MPI_Op", "MPI_Message", "MPI_Session", "MPI_Aint", "MPI_Count",
                 "MPI_Offset", "MPI_Fint"}
-# Fortran passes these as special addresses the C side knows under other values (MPI_UNWEIGHTED,
-# MPI_ERRCODES_IGNORE, ...): the generic f08 rule would pass the wrong pointer.
-F08_SPECIAL_ADDRESS_PARAMS = {"sourceweights", "destweights", "weights", "array_of_errcodes"}
 
 
 @dataclass
@@ -62,10 +59,16 @@ def parse_param(text):
     return Param(text, name, base, pointer)
 
 
+F08_SEVERAL_CALLS_NOTE = "# f08 entry calling several MPI functions, not wrapped: "
+F08_SEVERAL_CALLS = []  # "symbol:PMPI_A+PMPI_B", from the table's notes
+
+
 def read_table(path):
     functions = []
     with open(path) as table:
         for line in table:
+            if line.startswith(F08_SEVERAL_CALLS_NOTE):
+                F08_SEVERAL_CALLS.append(line[len(F08_SEVERAL_CALLS_NOTE):].strip())
             if line.startswith("#") or not line.strip():
                 continue
             name, ret, params, cls, payload, translate, f08, implementation = line.rstrip("\n").split("\t")
@@ -449,15 +452,85 @@ def c_wrapper(function):
 
 
 # ---- mpi_f08 entry points ------------------------------------------------------------------------
+# What the entry points below replicate was read off MPICH 4.0.2's own (disassembly of
+# libmpichfort.so.12; capture/README.md, "Fortran").
+
+# Fortran strings: gfortran passes character(len=*) as a pointer plus a hidden size_t length, after
+# all explicit arguments (after ierror, NULL when absent), in argument order. Input strings (const
+# char * in C) lose their leading and trailing blanks and gain a NUL. Output strings: (bytes of the C
+# buffer, Fortran characters written back, condition for writing back, lines computing what these
+# use), with {len} the hidden length. Where mpi_f08 declares the dummy character(len=MPI_MAX_...),
+# MPICH writes exactly that many characters whatever the actual length (here also never more than the
+# actual length); elsewhere it writes the actual length. The buffer holds whatever the C function may
+# write, for get_nthkey and get_view more than MPICH's own (the Fortran length + 1).
+
+
+def declared_length(constant):
+    return (f"{constant} + 1", f"{{len}} < (size_t){constant} ? {{len}} : (size_t){constant}", None, [])
+
+
+F08_STRING_OUT = {
+    ("MPI_Comm_get_name", "comm_name"): declared_length("MPI_MAX_OBJECT_NAME"),
+    ("MPI_Type_get_name", "type_name"): declared_length("MPI_MAX_OBJECT_NAME"),
+    ("MPI_Win_get_name", "win_name"): declared_length("MPI_MAX_OBJECT_NAME"),
+    ("MPI_Error_string", "string"): declared_length("MPI_MAX_ERROR_STRING"),
+    ("MPI_Get_processor_name", "name"): declared_length("MPI_MAX_PROCESSOR_NAME"),
+    ("MPI_Get_library_version", "version"): declared_length("MPI_MAX_LIBRARY_VERSION_STRING"),
+    ("MPI_Open_port", "port_name"): declared_length("MPI_MAX_PORT_NAME"),
+    ("MPI_Lookup_name", "port_name"): declared_length("MPI_MAX_PORT_NAME"),
+    ("MPI_Info_get_nthkey", "key"): ("MPI_MAX_INFO_KEY + 1", "{len}", None, []),
+    ("MPI_File_get_view", "datarep"): ("MPI_MAX_DATAREP_STRING + 1", "{len}", None, []),
+    # character(len=valuelen): valuelen characters, only when the key was found.
+    ("MPI_Info_get", "value"): (
+        "c_valuelen + 1", "{len} < c_valuelen ? {len} : c_valuelen", "c_flag",
+        ["const size_t c_valuelen = *valuelen > 0 ? (size_t)*valuelen : 0;"]),
+    # Only when the key was found and buflen was not 0 (a length query).
+    ("MPI_Info_get_string", "value"): (
+        "c_value_size + 1", "{len}", "c_flag && *buflen != 0",
+        ["const size_t c_value_size = *buflen > 0 ? (size_t)*buflen : 0;"]),
+    # C writes up to pset_len bytes (0 asks for the length only), MPICH's buffer is the Fortran length.
+    ("MPI_Session_get_nth_pset", "pset_name"): (
+        "({len} > c_pset_len ? {len} : c_pset_len) + 1", "{len}", None,
+        ["const size_t c_pset_len = *pset_len > 0 ? (size_t)*pset_len : 0;"]),
+}
+
+# MPICH turns these logical outputs into 0/1 from a local C flag, set whatever the result.
+F08_LOCAL_FLAG = {"MPI_Info_get", "MPI_Info_get_string", "MPI_Info_get_valuelen"}
+
+# The weight arrays may be mpi_f08's MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY (capture_f08_weights).
+F08_WEIGHT_PARAMS = {"sourceweights", "destweights", "weights"}
+# MPICH hands these procedures' addresses to PMPI_* unchanged, which the wrapper does as well.
+F08_PASSED_PROCEDURES = {"MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_File_create_errhandler",
+                         "MPI_Session_create_errhandler", "MPI_Win_create_errhandler"}
+KEYVAL_REASON = ("MPICH registers its Fortran attribute proxies after PMPI_*_create_keyval through a "
+                 "libmpichfort-internal function; no communicator involved")
+F08_NOT_WRAPPED = {
+    "MPI_Comm_create_keyval": KEYVAL_REASON,
+    "MPI_Type_create_keyval": KEYVAL_REASON,
+    "MPI_Win_create_keyval": KEYVAL_REASON,
+    "MPI_Info_create_env": ("MPICH 4.0.2's entry point hands its (info, ierror) to PMPI_Info_create_env as "
+                            "argc and argv: no behaviour of its to replicate; no communicator involved"),
+    "MPI_Register_datarep": ("callbacks: MPICH replaces the Fortran MPI_CONVERSION_FN_NULL procedure by NULL; "
+                             "no communicator involved"),
+}
+
 
 def f08_unsupported_reason(function):
     if function.name in ("MPI_Init", "MPI_Init_thread", "MPI_Pcontrol"):
         return None  # special-cased in f08_wrapper
+    if function.name in F08_NOT_WRAPPED:
+        return F08_NOT_WRAPPED[function.name]
     for p in function.params:
-        if p.name in F08_SPECIAL_ADDRESS_PARAMS:
-            return f"parameter {p.name} may be a special Fortran address"
+        if p.name == "array_of_errcodes":
+            return f"parameter {p.name} may be the special Fortran address MPI_ERRCODES_IGNORE"
         if p.base_type == "void" and p.name in ("baseptr", "buffer_addr"):
             continue  # type(c_ptr) passed by reference: the pointer-to-pointer C expects
+        if p.base_type == "char" and p.text.count("*") == 1 and "[" not in p.text:
+            if not p.text.startswith("const") and (function.name, p.name) not in F08_STRING_OUT:
+                return f"output string {p.name} of unknown buffer size"
+            continue
+        if p.base_type.endswith("_function") and function.name in F08_PASSED_PROCEDURES:
+            continue
         if p.base_type not in SCALAR_TYPES and p.base_type not in ("MPI_Status", "MPI_File"):
             return f"parameter {p.text} needs a Fortran conversion"
     return None
@@ -465,9 +538,10 @@ def f08_unsupported_reason(function):
 
 def f08_wrapper(function, symbol):
     """An mpi_f08 entry point: Fortran passes everything by reference and ierror last (optional, so
-    maybe NULL). Calls the C wrapper, so the call is counted once and MPI_COMM_WORLD translated."""
+    maybe NULL), then the hidden lengths of its strings. Calls the C wrapper, so the call is counted
+    once and MPI_COMM_WORLD translated."""
     f = function
-    params, args, before, after = [], [], [], []
+    params, args, before, after, late, lengths, strings = [], [], [], [], [], [], []
     if f.name == "MPI_Init":
         params, args = [], ["NULL", "NULL"]
     elif f.name == "MPI_Init_thread":
@@ -492,6 +566,27 @@ def f08_wrapper(function, symbol):
                           else "capture_f08_status_ignore()")
                 c_ignore = "MPI_STATUSES_IGNORE" if p.name == "array_of_statuses" else "MPI_STATUS_IGNORE"
                 args.append(f"(void *){p.name} == {ignore} ? {c_ignore} : ({const}MPI_Status *){p.name}")
+            elif p.base_type == "char":
+                output = not p.text.startswith("const")
+                params.append(f"{'' if output else 'const '}char *{p.name}")
+                lengths.append(f"size_t {p.name}_len")
+                strings.append((p.name, output))
+                args.append(f"c_{p.name}")
+            elif p.name in F08_WEIGHT_PARAMS:
+                params.append(pointer_param(p))
+                args.append(f"capture_f08_weights({p.name})")
+            elif p.name == "flag" and f.name in F08_LOCAL_FLAG:
+                params.append("int *flag")
+                before.append("    int c_flag = 0;")
+                args.append("&c_flag")
+                after.append("    *flag = c_flag != 0;")
+            elif p.name == "buflen" and f.name == "MPI_Info_get_string":
+                # C counts the NUL, Fortran does not; 0 asks for the length only.
+                params.append("int *buflen")
+                before.append("    int c_buflen = *buflen > 0 ? *buflen + 1 : 0;")
+                args.append("&c_buflen")
+                late.append("    if (c_flag)")
+                late.append("        *buflen = c_buflen - 1;")
             elif p.pointer:
                 params.append(pointer_param(p))
                 args.append(p.name)
@@ -501,17 +596,45 @@ def f08_wrapper(function, symbol):
     returns_int = f.ret == "int"
     if returns_int:
         params.append("MPI_Fint *ierror")
+    params += lengths
     decl = f"{f.ret if not returns_int else 'void'} {symbol}({', '.join(params) or 'void'})"
     out = [f"CAPTURE_EXPORT {decl};", decl, "{"]
-    out += before
     call = f"{f.name}({', '.join(args)})"
-    if returns_int:
-        out += [f"    const int capture_result = {call};"]
-        out += after
-        out += ["    if (ierror)", "        *ierror = capture_result;"]
-    else:
-        out += [f"    return {call};"]
-    out += ["}", ""]
+    if not strings:
+        out += before
+        if returns_int:
+            out += [f"    const int capture_result = {call};"]
+            out += after + late
+            out += ["    if (ierror)", "        *ierror = capture_result;"]
+        else:
+            out += [f"    return {call};"]
+        out += ["}", ""]
+        return out
+    if not returns_int:
+        raise SystemExit(f"gen_wrappers.py: {f.name}: strings in a function that returns {f.ret}")
+    copies, frees = [], []
+    for name, output in strings:
+        stack = f"{name}_stack"
+        if output:
+            size, fill, condition, lines = F08_STRING_OUT[(f.name, name)]
+            before += [f"    {line}" for line in lines]
+            size, fill = size.format(len=f"{name}_len"), fill.format(len=f"{name}_len")
+            make = f"capture_f08_string_buffer({size}, {stack}, sizeof {stack})"
+            copy = f"capture_f08_string_out(c_{name}, {name}, {fill});"
+            copies += [f"        if ({condition})", f"            {copy}"] if condition else [f"        {copy}"]
+        else:
+            make = f"capture_f08_string_in({name}, {name}_len, {stack}, sizeof {stack})"
+        before += [f"    char {stack}[CAPTURE_F08_STRING_STACK];", f"    char *const c_{name} = {make};"]
+        frees.append(f"    capture_f08_string_free(c_{name}, {stack});")
+    out += before
+    out += ["    int capture_result = MPI_ERR_NO_MEM;",
+            f"    if ({' && '.join(f'c_{name}' for name, _ in strings)}) {{",
+            f"        capture_result = {call};"]
+    out += ["    " + line for line in after]
+    out += copies
+    out += ["    " + line for line in late]
+    out += ["    }"] + frees
+    out += ["    if (ierror)", "        *ierror = capture_result;", "}", ""]
     return out
 
 
@@ -566,7 +689,7 @@ def write_wrappers(functions, path):
 
 
 def write_f08(functions, path):
-    skipped = []
+    skipped, wrapped = [], 0
     with open(path, "w") as out:
         out.write(HEADER_NOTE)
         out.write("/* mpi_f08 entry points that MPICH's libmpichfort implements by calling PMPI_* directly:\n"
@@ -580,7 +703,12 @@ def write_f08(functions, path):
                     skipped.append(f"{symbol} ({reason})")
                     continue
                 out.write("\n".join(f08_wrapper(f, symbol)) + "\n")
-        out.write("/* Not wrapped (they still call PMPI_* directly, untraced):\n")
+                wrapped += 1
+        for entry in F08_SEVERAL_CALLS:
+            symbol, _, calls = entry.partition(":")
+            skipped.append(f"{symbol} (calls {calls.replace('+', ' and ')})")
+        out.write(f"/* {wrapped} entry points wrapped above. Not wrapped ({len(skipped)}; they still call PMPI_*\n"
+                  " * directly, untraced):\n")
         for entry in skipped:
             out.write(f" *   {entry}\n")
         out.write(" */\n")

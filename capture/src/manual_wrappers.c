@@ -12,19 +12,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 MPI_Comm capture_app_world = MPI_COMM_WORLD;
 struct capture_layout capture_layout;
 int capture_own_place = -1;
 
 /* Every rank reaches the same verdict (same environment), so rank 0 alone explains and all abort. */
+/* Ends the job with exit code 2 once every rank of `comm` got here. The one who printed why waits a
+ * little first: hydra's proxies stop forwarding output when the abort reaches them, and on a busy node
+ * the message could still be in the pipe (seen once in a parallel ctest run). */
+static _Noreturn void abort_job(MPI_Comm comm, bool printed)
+{
+    if (printed) {
+        const struct timespec forward_output = {0, 250 * 1000 * 1000};
+        nanosleep(&forward_output, NULL);
+    }
+    PMPI_Barrier(comm);
+    PMPI_Abort(MPI_COMM_WORLD, 2);
+    abort(); /* not reached: PMPI_Abort does not return */
+}
+
 static _Noreturn void configuration_error(int world_rank, const char *message, const char *value)
 {
     if (world_rank == 0)
         fprintf(stderr, "otfx-capture: %s%s\n", message, value ? value : "");
-    PMPI_Barrier(MPI_COMM_WORLD);
-    PMPI_Abort(MPI_COMM_WORLD, 2);
-    abort(); /* not reached: PMPI_Abort does not return */
+    abort_job(MPI_COMM_WORLD, world_rank == 0);
 }
 
 /* MPMD mode (`mpiexec -n N ./app : -n P otfx-place`): the ranks of another program than rank 0's are
@@ -158,39 +171,90 @@ static bool drop_when_full(int world_rank)
 /* Whether this rank's place runs on its node (the clock offset's ping-pong says so). */
 static bool place_on_this_node;
 
-/* The place's CLOCK_MONOTONIC minus this rank's: of 10 ping-pongs with the place, the one with the
- * smallest round trip, offset = place_time - (t_send + t_recv) / 2 (exact up to the asymmetry of that
- * round trip). Each ping carries this rank's processor name; a place on the same node says so and the
- * offset is 0 exactly (one CLOCK_MONOTONIC per node). */
+/* The processor name sent with each clock ping: the place compares it with its own. A test names
+ * another node (OTFX_TEST_REMOTE_PLACE=1) so that one machine exercises the cross-node path: offsets
+ * and re-synchronisations measured by ping-pong instead of taken from the shared CLOCK_MONOTONIC. */
+static void clock_ping_name(char name[MPI_MAX_PROCESSOR_NAME + 2], int *length)
+{
+    const char *remote = getenv("OTFX_TEST_REMOTE_PLACE");
+    if (remote && strcmp(remote, "1") == 0) {
+        static const char other_node[] = "otfx-test-remote-node";
+        memcpy(name, other_node, sizeof(other_node));
+        *length = (int)sizeof(other_node) - 1;
+        return;
+    }
+    PMPI_Get_processor_name(name, length);
+}
+
+/* One ping of a burst (record_format.h, CAPTURE_SYNC_TAG): the place's clock and whether it shares ours. */
+static void clock_ping(char name[MPI_MAX_PROCESSOR_NAME + 2], int length, int still_to_come, int place,
+                       uint64_t answer[2])
+{
+    name[length + 1] = (char)(unsigned char)still_to_come;
+    PMPI_Send(name, length + 2, MPI_CHAR, place, CAPTURE_SYNC_TAG, capture_tool_comm);
+    PMPI_Recv(answer, 2, MPI_UINT64_T, place, CAPTURE_SYNC_TAG, capture_tool_comm, MPI_STATUS_IGNORE);
+}
+
+/* Round trips to a place on another node: a ping answered late (the place busy ingesting, either side
+ * descheduled) puts the place's time off-centre by up to half its round trip, so only round trips
+ * close to the shortest seen count. */
+static uint64_t shortest_round_trip_ns = UINT64_MAX;
+/* Before any round trip is known, 50 µs: a cluster's interconnect takes a few µs, TCP tens. */
+enum { ROUND_TRIP_SLACK_NS = 10 * 1000, FIRST_ROUND_TRIP_NS = 50 * 1000 };
+/* Re-synchronisations rejected in a row: each doubles what is accepted, up to 16 times the usual, since
+ * on a busy node (more ranks than cores) no round trip may come close to the shortest for a while, and a
+ * rough measurement beats letting the drift grow; a worse one would do more harm than the drift. */
+static unsigned rejected_in_a_row;
+enum { MAX_DOUBLINGS = 4 };
+
+static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
+{
+    const uint64_t base = shortest_round_trip_ns == UINT64_MAX
+                              ? (uint64_t)FIRST_ROUND_TRIP_NS
+                              : 2 * shortest_round_trip_ns + ROUND_TRIP_SLACK_NS;
+    return round_trip_ns <= base << (doublings < MAX_DOUBLINGS ? doublings : MAX_DOUBLINGS);
+}
+
+/* The place's CLOCK_MONOTONIC minus this rank's: of bursts of 10 ping-pongs with the place (up to 8, until
+ * one round trip is acceptable), the one with the smallest round trip, offset = place_time - (t_send +
+ * t_recv) / 2 (exact up to the asymmetry of that round trip). Each ping carries this rank's processor
+ * name; a place on the same node says so and the offset is 0 exactly (one CLOCK_MONOTONIC per node). */
 static void measure_place_offset(int app_rank)
 {
     const int place = capture_place_of(app_rank);
-    char name[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+    char name[MPI_MAX_PROCESSOR_NAME + 2] = {0};
     int length = 0;
-    PMPI_Get_processor_name(name, &length);
+    clock_ping_name(name, &length);
     uint64_t best_rtt = UINT64_MAX;
     int64_t offset = 0;
     bool same_node = false;
-    for (int i = 0; i < 10; i++) {
-        uint64_t answer[2] = {0, 0}; /* the place's clock, whether it runs on this node */
-        const uint64_t sent = capture_monotonic_ns();
-        PMPI_Send(name, length + 1, MPI_CHAR, place, CAPTURE_SYNC_TAG, capture_tool_comm);
-        PMPI_Recv(answer, 2, MPI_UINT64_T, place, CAPTURE_SYNC_TAG, capture_tool_comm, MPI_STATUS_IGNORE);
-        const uint64_t received = capture_monotonic_ns();
-        same_node = answer[1] != 0;
-        if (received - sent < best_rtt) {
-            best_rtt = received - sent;
-            offset = (int64_t)answer[0] - (int64_t)(sent + (received - sent) / 2);
+    enum { PINGS = 10, BURSTS = 8 };
+    for (int burst = 0; burst < BURSTS; burst++) {
+        for (int i = 0; i < PINGS; i++) {
+            uint64_t answer[2] = {0, 0}; /* the place's clock, whether it runs on this node */
+            const uint64_t sent = capture_monotonic_ns();
+            clock_ping(name, length, PINGS - 1 - i, place, answer);
+            const uint64_t received = capture_monotonic_ns();
+            same_node = answer[1] != 0;
+            if (received - sent < best_rtt) {
+                best_rtt = received - sent;
+                offset = (int64_t)answer[0] - (int64_t)(sent + (received - sent) / 2);
+            }
         }
+        if (same_node || round_trip_acceptable(best_rtt, (unsigned)burst))
+            break;
     }
     place_on_this_node = same_node;
+    if (!same_node && best_rtt < shortest_round_trip_ns)
+        shortest_round_trip_ns = best_rtt;
     capture_timer_set_offset(same_node ? 0 : offset);
 }
 
 /* The place's clock minus this rank's tick-derived time (record_format.h's capture_clock_record), now.
- * Same node: one CLOCK_MONOTONIC, so no message: the (ticks, ns) pair read closest together. Else the
- * ping-pong with the smallest round trip of 5. */
-void capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
+ * Same node: one CLOCK_MONOTONIC, so no message: the (ticks, ns) pair read closest together of 16. Else the
+ * ping-pong with the smallest round trip of 5; false when even that one took too long to be trusted (the
+ * caller tries again soon, accepting twice as long a round trip). */
+bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
 {
     const struct capture_clock_calibration clock = capture_timer_calibration();
     const double ns_per_tick = capture_timer_tsc ? clock.ns_per_tick : 1.0;
@@ -199,7 +263,7 @@ void capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
                        : (double)(t))
     uint64_t best = UINT64_MAX;
     if (place_on_this_node) {
-        for (int attempt = 0; attempt < 5; attempt++) {
+        for (int attempt = 0; attempt < 16; attempt++) {
             const uint64_t before = capture_monotonic_ns(), ticks = capture_ticks(),
                            after = capture_monotonic_ns();
             if (after - before < best) {
@@ -208,17 +272,16 @@ void capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
                 *correction_ns = (int64_t)((double)(before + (after - before) / 2) - TICK_NS(ticks));
             }
         }
-        return;
+        return true;
     }
-    char name[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+    char name[MPI_MAX_PROCESSOR_NAME + 2] = {0};
     int length = 0;
-    PMPI_Get_processor_name(name, &length);
-    for (int i = 0; i < 5; i++) {
+    clock_ping_name(name, &length);
+    enum { PINGS = 5 };
+    for (int i = 0; i < PINGS; i++) {
         uint64_t answer[2] = {0, 0};
         const uint64_t sent = capture_ticks();
-        PMPI_Send(name, length + 1, MPI_CHAR, capture_own_place, CAPTURE_SYNC_TAG, capture_tool_comm);
-        PMPI_Recv(answer, 2, MPI_UINT64_T, capture_own_place, CAPTURE_SYNC_TAG, capture_tool_comm,
-                  MPI_STATUS_IGNORE);
+        clock_ping(name, length, PINGS - 1 - i, capture_own_place, answer);
         const uint64_t received = capture_ticks();
         if (received - sent < best) {
             best = received - sent;
@@ -227,6 +290,15 @@ void capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
         }
     }
 #undef TICK_NS
+    const uint64_t best_ns = (uint64_t)((double)best * ns_per_tick);
+    if (!round_trip_acceptable(best_ns, rejected_in_a_row)) {
+        rejected_in_a_row++;
+        return false;
+    }
+    rejected_in_a_row = 0;
+    if (best_ns < shortest_round_trip_ns)
+        shortest_round_trip_ns = best_ns;
+    return true;
 }
 
 /* Splits the world after PMPI_Init: application ranks return with capture_app_world set, places run the
@@ -269,14 +341,12 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     if (timer_problem) {
         if (world_rank == 0)
             fprintf(stderr, "otfx-capture: %s: aborting\n", timer_problem);
-        PMPI_Barrier(capture_app_world);
-        PMPI_Abort(MPI_COMM_WORLD, 2);
+        abort_job(capture_app_world, world_rank == 0);
     }
     capture_timer_calibrate(20 * 1000 * 1000); /* 20 ms against CLOCK_MONOTONIC */
     measure_place_offset(world_rank);
     if (!capture_user_functions_start(world_rank)) {
-        PMPI_Barrier(capture_app_world);
-        PMPI_Abort(MPI_COMM_WORLD, 2);
+        abort_job(capture_app_world, true);
     }
     capture_recorder_start(world_rank, recording, drop);
     capture_threads_concurrent = provided == MPI_THREAD_MULTIPLE; /* locks: requests.c, communicators.c */
@@ -419,4 +489,20 @@ const void *capture_f08_status_ignore(void)
 const void *capture_f08_statuses_ignore(void)
 {
     return MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
+}
+
+/* mpi_f08's MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are integer module variables of libmpichfort; the
+ * program passes their addresses. Weak for the same reason as above (NULL without Fortran). */
+extern int capture_f08_unweighted __asm__("__mpi_f08_link_constants_MOD_mpi_unweighted")
+    __attribute__((weak));
+extern int capture_f08_weights_empty __asm__("__mpi_f08_link_constants_MOD_mpi_weights_empty")
+    __attribute__((weak));
+
+int *capture_f08_weights(const int *weights)
+{
+    if (weights && weights == &capture_f08_unweighted)
+        return MPI_UNWEIGHTED;
+    if (weights && weights == &capture_f08_weights_empty)
+        return MPI_WEIGHTS_EMPTY;
+    return (int *)weights;
 }

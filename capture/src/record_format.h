@@ -28,9 +28,12 @@
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
 #define CAPTURE_BATCH_VERSION 3
 #define CAPTURE_BATCH_TAG     4242
-/* Clock offset to the place (MPI_Init and MPI_Finalize): the rank sends its processor name (chars,
- * NUL included) with this tag, the place answers with two uint64_t, its CLOCK_MONOTONIC ns and 1 if
- * the name is its own (same node: same clock), else 0, with the same tag. */
+/* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
+ * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, with
+ * this tag; the place answers with two uint64_t, its CLOCK_MONOTONIC ns and 1 if the name is its own
+ * (same node: same clock), else 0, with the same tag. The place answers the rest of a burst at once (its
+ * loop may sleep up to a millisecond between messages: an answer that late would put the place's time
+ * off-centre in the round trip), so the rank's shortest round trip measures transport, not the loop. */
 #define CAPTURE_SYNC_TAG 4243
 /* Steering (issue 5): the place sends struct capture_control messages to an application rank with
  * this tag; the rank answers each one with a struct capture_control (same command and sequence, `state`

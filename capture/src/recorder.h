@@ -63,7 +63,7 @@ CAPTURE_INTERNAL void capture_control_check(uint64_t now);
 /* OTFX_CLOCK_SYNC (manual_wrappers.c reads it, control.c re-measures the clock that often at a check
  * point where MPI may be called). */
 CAPTURE_INTERNAL void capture_control_set_clock_sync(double seconds);
-CAPTURE_INTERNAL void capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns);
+CAPTURE_INTERNAL bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns);
 CAPTURE_INTERNAL void capture_write_clock(uint64_t at_ticks, int64_t correction_ns);
 /* The same after a batch was sent from inside a record (never blocks: a pause waits for the next check
  * point). */
