@@ -58,6 +58,13 @@ static bool window_notice_due;           /* the window ended: tell the place (fr
 static double clock_sync_seconds = 10.0; /* OTFX_CLOCK_SYNC */
 static uint64_t clock_sync_interval;     /* in ticks; 0: never */
 static uint64_t next_clock_sync = UINT64_MAX; /* ticks */
+/* FLUSH reaches one thread, which sends its batch; every other thread sends what it holds at its next
+ * check point: for two poll intervals after the command every record goes through one (deadline 0), and
+ * a thread whose generation lags behind this one flushes there. A thread that records nothing meanwhile
+ * flushes at its next record. */
+static atomic_uint flush_generation;
+static _Thread_local unsigned flushed_generation;
+static _Atomic uint64_t everyone_checks_until; /* ticks */
 
 static void post_receive(void)
 {
@@ -168,6 +175,8 @@ static void carry_out(const struct capture_control *command, bool may_block)
         break;
     case CAPTURE_CONTROL_FLUSH:
         capture_send_now();
+        flushed_generation = atomic_fetch_add(&flush_generation, 1) + 1;
+        atomic_store(&everyone_checks_until, now + 2 * poll_interval);
         break;
     }
     answer(command);
@@ -261,13 +270,18 @@ static void update_deadline(uint64_t now)
     uint64_t deadline = now + poll_interval;
     if (window_end < deadline)
         deadline = window_end;
-    if (pause_pending || atomic_load(&app_paused))
+    if (pause_pending || atomic_load(&app_paused) || now < atomic_load(&everyone_checks_until))
         deadline = 0;
     __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
 }
 
 static void check(uint64_t now, bool mpi_call)
 {
+    const unsigned generation = atomic_load_explicit(&flush_generation, memory_order_relaxed);
+    if (generation != flushed_generation && (mpi_call || thread_level == MPI_THREAD_MULTIPLE)) {
+        flushed_generation = generation;
+        capture_send_now();
+    }
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire)) {
         /* Another thread is checking (MPI_THREAD_MULTIPLE): if it paused the application, wait too. */
         const struct timespec pause = {0, 200 * 1000};

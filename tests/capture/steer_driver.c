@@ -45,6 +45,7 @@ struct rank_log {
     struct record_time *records;
     size_t count, capacity;
     struct place_stream *streams[MAX_THREADS];
+    uint64_t newest[MAX_THREADS]; /* the latest record received from each thread */
 };
 
 static struct event_place place;
@@ -124,9 +125,11 @@ static uint64_t place_time(const struct served_rank *rank, uint64_t ticks)
     return (uint64_t)((double)rank->ref_ns + since + (double)rank->offset_ns);
 }
 
-static void log_records(int r, const unsigned char *records, size_t bytes)
+/* Returns the time of the batch's latest record (0: none). */
+static uint64_t log_records(int r, const unsigned char *records, size_t bytes)
 {
     struct rank_log *log = &logs[r];
+    uint64_t newest = 0;
     for (size_t offset = 0; offset + sizeof(struct capture_record_header) <= bytes;) {
         struct capture_record_header header;
         memcpy(&header, records + offset, sizeof(header));
@@ -154,7 +157,10 @@ static void log_records(int r, const unsigned char *records, size_t bytes)
         }
         log->records[log->count++] = (struct record_time){place_time(&place.ranks[r], header.timestamp),
                                                           header.kind, header.function_id, tag, request_kind};
+        if (header.kind != CAPTURE_RECORD_CLOCK && log->records[log->count - 1].time > newest)
+            newest = log->records[log->count - 1].time;
     }
+    return newest;
 }
 
 static void receive_batch(int source, int count)
@@ -181,7 +187,9 @@ static void receive_batch(int source, int count)
     if (!stream || !place_ingest_records(&place, rank, stream, place.batch + sizeof(header),
                                          (size_t)header.record_bytes, &records))
         rejected++;
-    log_records(source, place.batch + sizeof(header), (size_t)header.record_bytes);
+    const uint64_t newest = log_records(source, place.batch + sizeof(header), (size_t)header.record_bytes);
+    if (header.thread < MAX_THREADS && newest > logs[source].newest[header.thread])
+        logs[source].newest[header.thread] = newest;
     if ((header.flags & CAPTURE_BATCH_GOODBYE) && !rank->said_goodbye) {
         rank->said_goodbye = true;
         goodbyes++;
@@ -356,6 +364,19 @@ static void steer(void)
     const uint64_t on_again = command(CAPTURE_CONTROL_RECORD_ON, 0, "RECORD_ON after a malformed message");
     check_states("RECORD_ON after a malformed message", true, false);
     pump_for(100 * ms);
+    /* FLUSH while recording: every thread that records sends what it holds, not only the one that
+     * answered (steer_app's helper thread fills a batch in about half a second). */
+    const uint64_t flush_sent = now_ns();
+    command(CAPTURE_CONTROL_FLUSH, 0, "FLUSH while recording");
+    pump_for(30 * ms);
+    for (int r = 0; r < served; r++)
+        for (uint32_t t = 0; t < MAX_THREADS; t++)
+            if (logs[r].newest[t] && logs[r].newest[t] + 5 * ms < flush_sent)
+                check_failed("rank %d thread %u: its newest record is %.1f ms older than the FLUSH", r, t,
+                             (double)(flush_sent - logs[r].newest[t]) / 1e6);
+            else if (logs[r].newest[t])
+                printf("steer-driver: rank %d thread %u flushed (newest record %.1f ms after the FLUSH)\n", r,
+                       t, ((double)logs[r].newest[t] - (double)flush_sent) / 1e6);
     stop_application();
 
     for (int r = 0; r < served; r++) {
