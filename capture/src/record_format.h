@@ -126,7 +126,11 @@ enum capture_record_kind {
     CAPTURE_RECORD_PROBE = 6,         /* capture_p2p_record: a probe found a message (from the status) */
     CAPTURE_RECORD_REQUEST_DONE = 7,  /* capture_p2p_record: a request completed in the Wait/Test family;
                                        * request_kind says what it was */
-    CAPTURE_RECORD_COLLECTIVE = 8,    /* capture_collective_record */
+    CAPTURE_RECORD_COLLECTIVE = 8,    /* capture_collective_record: a blocking collective's payload, in its
+                                       * call. A nonblocking collective's (function_id: the collective that
+                                       * made the request, e.g. MPI_Ibcast or MPI_Bcast_init) comes right
+                                       * before each record of its request: COLLECTIVE_REQUEST when it is
+                                       * started, REQUEST_DONE when it completes */
     CAPTURE_RECORD_COMM_CREATED = 9,  /* capture_comm_record + members */
     CAPTURE_RECORD_COMM_FREED = 10,   /* capture_comm_record without members */
     CAPTURE_RECORD_PHASE = 11,        /* capture_phase_record: MPI_Pcontrol(level) */
@@ -161,6 +165,10 @@ enum capture_record_kind {
                                        * kept records and of the last dropped one */
     CAPTURE_RECORD_CLOCK = 22,        /* capture_clock_record: a clock re-synchronisation (OTFX_CLOCK_SYNC);
                                        * not an event (no time order) */
+    CAPTURE_RECORD_COLLECTIVE_REQUEST = 23, /* capture_p2p_record: a nonblocking collective was started
+                                             * (MPI_I<collective>, or MPI_Start/Startall of a persistent
+                                             * one), right after its COLLECTIVE record; request_kind
+                                             * CAPTURE_REQUEST_COLLECTIVE, fields as in its REQUEST_DONE */
 };
 
 enum capture_request_kind {
@@ -184,7 +192,11 @@ struct capture_p2p_record {
     int32_t peer; /* world rank of the destination (send) or source (receive) */
     int32_t tag;
     uint16_t request_kind; /* CAPTURE_REQUEST_SEND/RECV for nonblocking and persistent operations (the
-                            * SEND, RECV_POSTED and REQUEST_DONE records of a request), 0 for blocking */
+                            * SEND, RECV_POSTED and REQUEST_DONE records of a request), 0 for blocking;
+                            * CAPTURE_REQUEST_COLLECTIVE for the COLLECTIVE_REQUEST and REQUEST_DONE
+                            * records of a nonblocking collective: then comm_id is its communicator, peer
+                            * its root (-1: none), tag the function id of the collective that made the
+                            * request (MPI_Ibcast, MPI_Bcast_init, ...) and bytes sent + received */
     uint16_t reserved;
     uint64_t bytes;
     uint64_t request; /* the request's id (capture_request_id), 0 for blocking operations */

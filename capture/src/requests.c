@@ -281,6 +281,28 @@ void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Reque
     track(&tracked);
 }
 
+/* The request record of a nonblocking collective (record_format.h: it follows the collective's COLLECTIVE
+ * record, and the place pairs the two; tag names the collective, so the completion says which one ended). */
+static void write_collective_request(enum capture_record_kind kind, int function_id,
+                                     const struct tracked_request *entry, MPI_Request request)
+{
+    capture_write_p2p(kind, function_id, (uint32_t)entry->tag, entry->peer, entry->function_id,
+                      entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, request);
+}
+
+/* The COLLECTIVE record of a tracked nonblocking collective, right before its request record at MPI_Start
+ * and at its completion: the place takes the payload from the record before the request record, and the
+ * completing thread may not be the one whose stream saw the start. */
+static void write_collective_payload(const struct tracked_request *entry)
+{
+    struct capture_collective_info info = {.comm_id = (uint32_t)entry->tag,
+                                           .root_world = entry->peer,
+                                           .bytes_sent = entry->bytes,
+                                           .bytes_received = entry->bytes_received};
+    capture_comm_announce(info.comm_id); /* another thread may have created the request */
+    capture_collective(entry->function_id, &info);
+}
+
 void capture_collective_request(int function_id, MPI_Request request,
                                 const struct capture_collective_info *info, bool persistent)
 {
@@ -293,6 +315,8 @@ void capture_collective_request(int function_id, MPI_Request request,
                                       .bytes = info->bytes_sent,
                                       .bytes_received = info->bytes_received};
     track(&tracked);
+    if (!persistent) /* the wrapper has just written the COLLECTIVE record; persistent ones start later */
+        write_collective_request(CAPTURE_RECORD_COLLECTIVE_REQUEST, function_id, &tracked, request);
 }
 
 void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm)
@@ -319,12 +343,8 @@ void capture_requests_started(int function_id, const MPI_Request *requests, int 
             capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, comm->id, entry.peer, entry.tag,
                               entry.bytes, CAPTURE_REQUEST_RECV, requests[i]);
         } else if (entry.kind == CAPTURE_REQUEST_COLLECTIVE) {
-            struct capture_collective_info info = {.comm_id = (uint32_t)entry.tag,
-                                                   .root_world = entry.peer,
-                                                   .bytes_sent = entry.bytes,
-                                                   .bytes_received = entry.bytes_received};
-            capture_comm_announce(info.comm_id); /* another thread may have created the request */
-            capture_collective(entry.function_id, &info);
+            write_collective_payload(&entry);
+            write_collective_request(CAPTURE_RECORD_COLLECTIVE_REQUEST, function_id, &entry, requests[i]);
         }
     }
 }
@@ -349,9 +369,8 @@ static inline __attribute__((always_inline)) void record_completion(int function
                          request);
         break;
     case CAPTURE_REQUEST_COLLECTIVE:
-        capture_comm_announce((uint32_t)entry->tag);
-        capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, (uint32_t)entry->tag, entry->peer, 0,
-                          entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, request);
+        write_collective_payload(entry);
+        write_collective_request(CAPTURE_RECORD_REQUEST_DONE, function_id, entry, request);
         break;
     case CAPTURE_REQUEST_COMM:
         if (entry->new_comm && *entry->new_comm != MPI_COMM_NULL)

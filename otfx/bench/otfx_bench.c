@@ -233,6 +233,14 @@ static OTF2_ErrorCode write_COLLECTIVE(OTF2_EvtWriter *writer, otfx_otf2_COLLECT
                   event->u.coll.root, event->u.coll.sent, event->u.coll.received);
 }
 
+static OTF2_ErrorCode write_COLLECTIVE_REQUEST(OTF2_EvtWriter *writer,
+                                               otfx_otf2_COLLECTIVE_REQUEST_writer record,
+                                               const otfx_event *event)
+{
+    return record(writer, NULL, event->time, (OTF2_CollectiveOp)event->u.coll.op, event->u.coll.comm,
+                  event->u.coll.root, event->u.coll.sent, event->u.coll.received, event->u.coll.request);
+}
+
 static OTF2_ErrorCode write_METRIC(OTF2_EvtWriter *writer, otfx_otf2_METRIC_writer record,
                                    const otfx_event *event)
 {

@@ -481,6 +481,8 @@ otfx_status chunk_walk_summary(event_cursor *cursor, const otfx_defs *defs, otfx
             break;
         case OTFX_EV_COLL_BEGIN:
         case OTFX_EV_COLL_END:
+        case OTFX_EV_NBC_REQUEST:
+        case OTFX_EV_NBC_COMPLETE:
             found.classes |= 1u << OTFX_CLASS_MPI_COLLECTIVE;
             break;
         case OTFX_EV_ENTER:

@@ -20,7 +20,7 @@ typedef struct field_layout {
     uint8_t offset; /* of the field inside otfx_event */
 } field_layout;
 
-#define MAX_FIELDS 5
+#define MAX_FIELDS 6
 
 typedef struct event_layout {
     const char *name;
@@ -33,6 +33,9 @@ typedef struct event_layout {
     {                                                                                                        \
         kind, offsetof(otfx_event, member)                                                                   \
     }
+
+/* The token keeps the type in its low nibble: a 17th type needs a new token layout (and format version). */
+_Static_assert(OTFX_EV_TYPE_COUNT <= 16, "event types must fit the token's low nibble");
 
 /* The record table: everything the encoder and decoder know about event types. */
 static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
@@ -80,6 +83,16 @@ static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
                            4,
                            {FIELD(FIELD_STRATEGY, u.reduction.strategy), FIELD(FIELD_U64, u.reduction.begin),
                             FIELD(FIELD_U64, u.reduction.end), FIELD(FIELD_U64, u.reduction.events_removed)}},
+    [OTFX_EV_NBC_REQUEST] = {"nonblocking collective request",
+                             OTFX_CLASS_MPI_COLLECTIVE,
+                             1,
+                             {FIELD(FIELD_REQUEST, u.request.request)}},
+    [OTFX_EV_NBC_COMPLETE] = {"nonblocking collective complete",
+                              OTFX_CLASS_MPI_COLLECTIVE,
+                              6,
+                              {FIELD(FIELD_U32, u.coll.comm), FIELD(FIELD_U32, u.coll.op),
+                               FIELD(FIELD_U32_OR_NONE, u.coll.root), FIELD(FIELD_U64, u.coll.sent),
+                               FIELD(FIELD_U64, u.coll.received), FIELD(FIELD_REQUEST, u.coll.request)}},
 };
 
 const char *otfx_event_type_name(otfx_event_type type)

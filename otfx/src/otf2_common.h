@@ -33,7 +33,10 @@
     X(OTFX_EV_REQUEST_CANCELLED, MpiRequestCancelled, "MPI_REQUEST_CANCELLED", REQUEST)                      \
     X(OTFX_EV_COLL_BEGIN, MpiCollectiveBegin, "MPI_COLLECTIVE_BEGIN", NONE)                                  \
     X(OTFX_EV_COLL_END, MpiCollectiveEnd, "MPI_COLLECTIVE_END", COLLECTIVE)                                  \
-    X(OTFX_EV_METRIC, Metric, "METRIC", METRIC)
+    X(OTFX_EV_METRIC, Metric, "METRIC", METRIC)                                                              \
+    X(OTFX_EV_NBC_REQUEST, NonBlockingCollectiveRequest, "NON_BLOCKING_COLLECTIVE_REQUEST", REQUEST)         \
+    X(OTFX_EV_NBC_COMPLETE, NonBlockingCollectiveComplete, "NON_BLOCKING_COLLECTIVE_COMPLETE",               \
+      COLLECTIVE_REQUEST)
 
 /* Signatures of the OTF2_EvtWriter_<record> functions, one per payload shape of the table. */
 typedef OTF2_ErrorCode (*otfx_otf2_REGION_writer)(OTF2_EvtWriter *, OTF2_AttributeList *, OTF2_TimeStamp,
@@ -49,6 +52,9 @@ typedef OTF2_ErrorCode (*otfx_otf2_NONE_writer)(OTF2_EvtWriter *, OTF2_Attribute
 typedef OTF2_ErrorCode (*otfx_otf2_COLLECTIVE_writer)(OTF2_EvtWriter *, OTF2_AttributeList *, OTF2_TimeStamp,
                                                       OTF2_CollectiveOp, OTF2_CommRef, uint32_t, uint64_t,
                                                       uint64_t);
+typedef OTF2_ErrorCode (*otfx_otf2_COLLECTIVE_REQUEST_writer)(OTF2_EvtWriter *, OTF2_AttributeList *,
+                                                              OTF2_TimeStamp, OTF2_CollectiveOp, OTF2_CommRef,
+                                                              uint32_t, uint64_t, uint64_t, uint64_t);
 typedef OTF2_ErrorCode (*otfx_otf2_METRIC_writer)(OTF2_EvtWriter *, OTF2_AttributeList *, OTF2_TimeStamp,
                                                   OTF2_MetricRef, uint8_t, const OTF2_Type *,
                                                   const OTF2_MetricValue *);

@@ -340,17 +340,36 @@ static otfx_status write_NONE(trace_export *te, otfx_otf2_NONE_writer record, OT
     return OTFX_OK;
 }
 
-static otfx_status write_COLLECTIVE(trace_export *te, otfx_otf2_COLLECTIVE_writer record, OTF2_TimeStamp time,
-                                    const otfx_event *event)
+/* The root as a rank of the collective's communicator (OTF2's numbering). */
+static otfx_status collective_root(trace_export *te, const otfx_event *event, uint32_t *root)
 {
     const comm_ranks *ranks = NULL; /* also checks that the communicator is defined when there is no root */
     OTFX_TRY(comm_ranks_get(te->x, event->u.coll.comm, &ranks));
-    uint32_t root = OTF2_UNDEFINED_UINT32; /* otfx and OTF2 both use UINT32_MAX for "no root" */
+    *root = OTF2_UNDEFINED_UINT32; /* otfx and OTF2 both use UINT32_MAX for "no root" */
     if (event->u.coll.root != UINT32_MAX)
-        OTFX_TRY(comm_rank_of(te->x, event->u.coll.comm, event->u.coll.root, &root));
+        OTFX_TRY(comm_rank_of(te->x, event->u.coll.comm, event->u.coll.root, root));
+    return OTFX_OK;
+}
+
+static otfx_status write_COLLECTIVE(trace_export *te, otfx_otf2_COLLECTIVE_writer record, OTF2_TimeStamp time,
+                                    const otfx_event *event)
+{
+    uint32_t root;
+    OTFX_TRY(collective_root(te, event, &root));
     OTF2_TRY(record(te->writer, NULL, time, (OTF2_CollectiveOp)event->u.coll.op, event->u.coll.comm, root,
                     event->u.coll.sent, event->u.coll.received),
              "writing a collective end");
+    return OTFX_OK;
+}
+
+static otfx_status write_COLLECTIVE_REQUEST(trace_export *te, otfx_otf2_COLLECTIVE_REQUEST_writer record,
+                                            OTF2_TimeStamp time, const otfx_event *event)
+{
+    uint32_t root;
+    OTFX_TRY(collective_root(te, event, &root));
+    OTF2_TRY(record(te->writer, NULL, time, (OTF2_CollectiveOp)event->u.coll.op, event->u.coll.comm, root,
+                    event->u.coll.sent, event->u.coll.received, event->u.coll.request),
+             "writing a nonblocking collective's completion");
     return OTFX_OK;
 }
 

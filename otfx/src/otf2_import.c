@@ -1099,6 +1099,21 @@ static otfx_status import_COLLECTIVE(location_import *li, otfx_event_type type, 
     return deliver(li, time, &event);
 }
 
+static otfx_status import_COLLECTIVE_REQUEST(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
+                                             OTF2_AttributeList *attributes, OTF2_CollectiveOp op,
+                                             OTF2_CommRef comm, uint32_t root, uint64_t sent,
+                                             uint64_t received, uint64_t request)
+{
+    (void)attributes;
+    otfx_event event = {.type = type};
+    OTFX_TRY(comm_and_world_rank(li, comm, root, &event.u.coll.comm, &event.u.coll.root));
+    event.u.coll.op = op;
+    event.u.coll.sent = sent;
+    event.u.coll.received = received;
+    event.u.coll.request = request;
+    return deliver(li, time, &event);
+}
+
 static otfx_status metric_type_of(OTF2_Type type, otfx_metric_type *out)
 {
     switch (type) {
@@ -1203,6 +1218,10 @@ static OTF2_CallbackCode record_done(location_import *li, otfx_status status)
 #define PAYLOAD_PARAMETERS_COLLECTIVE                                                                        \
     , OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root, uint64_t sent, uint64_t received
 #define PAYLOAD_ARGUMENTS_COLLECTIVE , op, comm, root, sent, received
+#define PAYLOAD_PARAMETERS_COLLECTIVE_REQUEST                                                                \
+    , OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root, uint64_t sent, uint64_t received,              \
+        uint64_t request
+#define PAYLOAD_ARGUMENTS_COLLECTIVE_REQUEST , op, comm, root, sent, received, request
 #define PAYLOAD_PARAMETERS_METRIC                                                                            \
     , OTF2_MetricRef metric, uint8_t count, const OTF2_Type *types, const OTF2_MetricValue *values
 #define PAYLOAD_ARGUMENTS_METRIC , metric, count, types, values

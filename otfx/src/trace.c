@@ -897,9 +897,10 @@ static otfx_status validate_event(const otfx_trace *trace, known_counts *known, 
                              otfx_event_type_name(event->type), event->u.msg.comm);
         break;
     case OTFX_EV_COLL_END:
+    case OTFX_EV_NBC_COMPLETE:
         if (!comm_known(trace, known, event->u.coll.comm))
-            return otfx_fail(OTFX_ERR_INVALID, "event %zu (collective end): unknown communicator %u", index,
-                             event->u.coll.comm);
+            return otfx_fail(OTFX_ERR_INVALID, "event %zu (%s): unknown communicator %u", index,
+                             otfx_event_type_name(event->type), event->u.coll.comm);
         break;
     case OTFX_EV_METRIC:
         if (event->u.metric.metric >= known->metrics &&
@@ -923,6 +924,7 @@ static otfx_status validate_event(const otfx_trace *trace, known_counts *known, 
     case OTFX_EV_IRECV_REQUEST:
     case OTFX_EV_REQUEST_CANCELLED:
     case OTFX_EV_COLL_BEGIN:
+    case OTFX_EV_NBC_REQUEST:
     case OTFX_EV_TYPE_COUNT:
         break;
     }

@@ -13,8 +13,14 @@
  *   RECV                        RECV
  *   RECV_POSTED                 IRECV_REQUEST
  *   REQUEST_DONE send / recv    ISEND_COMPLETE / IRECV (with the status' peer, tag and bytes)
- *   COLLECTIVE                  COLL_END with op, root and bytes (COLL_BEGIN first when none is open:
- *                               persistent collectives started by MPI_Start)
+ *   COLLECTIVE                  blocking collective: COLL_END with op, root and bytes (COLL_BEGIN first
+ *                               when none is open). Nonblocking collective (its function is an
+ *                               MPI_I<collective> or <collective>_init): no event, the payload of the
+ *                               request record that must follow it (kept across batches)
+ *   COLLECTIVE_REQUEST          NBC_REQUEST with the request id (MPI_I<collective>, MPI_Start/Startall)
+ *   REQUEST_DONE collective     NBC_COMPLETE with op (of the function the record's tag names), comm,
+ *                               root, request, and the bytes sent and received of the COLLECTIVE record
+ *                               before it (none when that one was dropped at the source)
  *   COMM_CREATED                a communicator definition (members as world ranks)
  *   PHASE                       PHASE on the region "MPI_Pcontrol level" with the level as value
  *   USER_ENTER / USER_LEAVE     ENTER / LEAVE of the user function's region (named from the address)
@@ -35,7 +41,10 @@
  *                               (LEAVE, COLL_END for an open collective); the LEAVEs of regions it
  *                               entered during the drop and left afterwards are dropped (struct
  *                               place_drop_gap), so nesting stays exact and no batch is rejected.
- *   PROBE, COMM_FREED, REQUEST_DONE of collectives (recorded when started), unknown kinds: no event.
+ *   PROBE, COMM_FREED, unknown kinds: no event.
+ * A nonblocking collective's COLLECTIVE record and its request record must be adjacent (communicator
+ * records, markers without time and a DROPPED record, which forgets the payload, aside) and agree on
+ * function, communicator and root: anything else fails the batch.
  */
 #include "event_place_internal.h"
 
@@ -64,6 +73,8 @@ struct decoder {
     uint64_t dropped_leaves;
     struct place_drop_gap drop_gaps[PLACE_MAX_DROP_GAPS];
     uint32_t drop_gap_count;
+    bool nbc_pending;
+    struct capture_collective_record nbc_payload;
     char problem[200];
 };
 
@@ -292,6 +303,51 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
     return true;
 }
 
+/* The request record of a nonblocking collective (COLLECTIVE_REQUEST when started, REQUEST_DONE when
+ * completed), with the COLLECTIVE record right before it (decoder->nbc_payload): NBC_REQUEST or
+ * NBC_COMPLETE. */
+static bool decode_collective_request(struct decoder *decoder, const struct capture_p2p_record *record,
+                                      uint64_t time)
+{
+    const struct event_place *place = decoder->place;
+    if (record->request_kind != CAPTURE_REQUEST_COLLECTIVE)
+        return fail(decoder, "collective request record of request kind %llu",
+                    (unsigned long long)(record->request_kind));
+    if (record->tag < 0 || record->tag >= place->setup.functions.count ||
+        place->functions[record->tag].role != OTFX_ROLE_MPI_COLLECTIVE ||
+        place->functions[record->tag].blocking_collective)
+        return fail(decoder, "collective request record names function %lld, no nonblocking collective",
+                    (long long)(record->tag));
+    otfx_ref comm = OTFX_REF_NONE;
+    if (!comm_of(decoder, record->comm_id, &comm))
+        return false;
+    const bool paired = decoder->nbc_pending;
+    const struct capture_collective_record *payload = &decoder->nbc_payload;
+    if (paired && (payload->header.function_id != (uint32_t)record->tag ||
+                   payload->comm_id != record->comm_id || payload->root != record->peer))
+        return fail(decoder,
+                    "collective request record (function %llu, communicator %llu, root %lld) does not match "
+                    "the collective record before it (function %llu, communicator %llu, root %lld)",
+                    (unsigned long long)(record->tag), (unsigned long long)(record->comm_id),
+                    (long long)(record->peer), (unsigned long long)(payload->header.function_id),
+                    (unsigned long long)(payload->comm_id), (long long)(payload->root));
+    decoder->nbc_pending = false;
+    if (record->header.kind == CAPTURE_RECORD_COLLECTIVE_REQUEST) {
+        next_event(decoder, OTFX_EV_NBC_REQUEST, time)->u.request.request = record->request;
+        return true;
+    }
+    otfx_event *done = next_event(decoder, OTFX_EV_NBC_COMPLETE, time);
+    done->u.coll.comm = comm;
+    done->u.coll.op = place->functions[record->tag].collective_op;
+    done->u.coll.root = record->peer < 0 ? UINT32_MAX : (uint32_t)record->peer;
+    /* Unpaired only when the rank dropped the COLLECTIVE record (back-pressure, a DROPPED record says so):
+     * the bytes are then not known apart, and none are claimed. */
+    done->u.coll.sent = paired ? payload->bytes_sent : 0;
+    done->u.coll.received = paired ? payload->bytes_received : 0;
+    done->u.coll.request = record->request;
+    return true;
+}
+
 static bool decode_p2p(struct decoder *decoder, const struct capture_p2p_record *record)
 {
     const uint64_t time = record_time(decoder->rank, record->header.timestamp);
@@ -313,7 +369,14 @@ static bool decode_p2p(struct decoder *decoder, const struct capture_p2p_record 
     case CAPTURE_RECORD_RECV_POSTED:
         next_event(decoder, OTFX_EV_IRECV_REQUEST, time)->u.request.request = record->request;
         return true;
+    case CAPTURE_RECORD_COLLECTIVE_REQUEST:
+        return decode_collective_request(decoder, record, time);
     case CAPTURE_RECORD_REQUEST_DONE:
+        if (record->request_kind == CAPTURE_REQUEST_COLLECTIVE)
+            return decode_collective_request(decoder, record, time);
+        if (decoder->nbc_pending)
+            return fail(decoder, "a nonblocking collective's record is followed by the completion of another "
+                                 "request");
         if (record->request_kind == CAPTURE_REQUEST_SEND) {
             next_event(decoder, OTFX_EV_ISEND_COMPLETE, time)->u.request.request = record->request;
         } else if (record->request_kind == CAPTURE_REQUEST_RECV && record->peer >= 0) {
@@ -442,6 +505,8 @@ static bool decode_dropped(struct decoder *decoder, const struct capture_record_
     const uint32_t closable = dropped.closed < decoder->depth ? dropped.closed : decoder->depth;
     if (!reserve_events(decoder, 1 + 2 * (size_t)closable))
         return fail(decoder, "out of memory for the events of a dropped record");
+    /* The request record a pending collective record waited for may be among the records lost. */
+    decoder->nbc_pending = false;
     otfx_event *event = next_event(decoder, OTFX_EV_REDUCTION, time);
     event->u.reduction.strategy = OTFX_REDUCE_SOURCE_DROP;
     event->u.reduction.begin = record_time(decoder->rank, dropped.first);
@@ -529,6 +594,13 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     decoder->last_time = header->timestamp;
     const uint64_t time = record_time(decoder->rank, header->timestamp);
     otfx_ref region = OTFX_REF_NONE;
+    /* A nonblocking collective's COLLECTIVE record is followed by its request record (definitions and
+     * a drop marker aside): anything else means records were lost or reordered. */
+    if (decoder->nbc_pending && header->kind != CAPTURE_RECORD_COLLECTIVE_REQUEST &&
+        header->kind != CAPTURE_RECORD_REQUEST_DONE && header->kind != CAPTURE_RECORD_COMM_CREATED &&
+        header->kind != CAPTURE_RECORD_COMM_FREED && header->kind != CAPTURE_RECORD_DROPPED)
+        return fail(decoder, "the collective record of %s is not followed by its request record",
+                    place->setup.functions.names[decoder->nbc_payload.header.function_id]);
 
     switch ((enum capture_record_kind)header->kind) {
     case CAPTURE_RECORD_ENTER:
@@ -565,6 +637,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_RECV_POSTED:
     case CAPTURE_RECORD_PROBE:
     case CAPTURE_RECORD_REQUEST_DONE:
+    case CAPTURE_RECORD_COLLECTIVE_REQUEST:
         if (header->size < sizeof(struct capture_p2p_record))
             return fail(decoder, "point-to-point record of %llu bytes", (unsigned long long)(header->size));
         struct capture_p2p_record p2p;
@@ -578,6 +651,19 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         otfx_ref comm = OTFX_REF_NONE;
         if (!comm_of(decoder, collective.comm_id, &comm))
             return false;
+        const struct place_function *function = &place->functions[header->function_id];
+        if (decoder->nbc_pending)
+            return fail(decoder, "the collective record of %s is not followed by its request record",
+                        place->setup.functions.names[decoder->nbc_payload.header.function_id]);
+        if (!function->blocking_collective) {
+            /* A nonblocking collective's payload: its request record comes next. */
+            if (function->role != OTFX_ROLE_MPI_COLLECTIVE)
+                return fail(decoder, "collective record of %s, which is no collective",
+                            place->setup.functions.names[header->function_id]);
+            decoder->nbc_pending = true;
+            decoder->nbc_payload = collective;
+            return true;
+        }
         if (!decoder->collective_depth)
             next_event(decoder, OTFX_EV_COLL_BEGIN, time);
         otfx_event *end = next_event(decoder, OTFX_EV_COLL_END, time);
@@ -735,7 +821,9 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .collective_depth = stream->collective_depth,
                               .recording_resumed = stream->recording_resumed,
                               .resume_floor = stream->resume_floor,
-                              .drop_gap_count = stream->drop_gap_count};
+                              .drop_gap_count = stream->drop_gap_count,
+                              .nbc_pending = stream->nbc_pending,
+                              .nbc_payload = stream->nbc_payload};
     memcpy(decoder.drop_gaps, stream->drop_gaps, stream->drop_gap_count * sizeof(stream->drop_gaps[0]));
     size_t offset = 0;
     bool ok = true;
@@ -788,5 +876,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     stream->dropped_leaves += decoder.dropped_leaves;
     memcpy(stream->drop_gaps, decoder.drop_gaps, decoder.drop_gap_count * sizeof(stream->drop_gaps[0]));
     stream->drop_gap_count = decoder.drop_gap_count;
+    stream->nbc_pending = decoder.nbc_pending;
+    stream->nbc_payload = decoder.nbc_payload;
     return true;
 }

@@ -63,6 +63,10 @@ struct place_stream {
         uint32_t count;
     } drop_gaps[PLACE_MAX_DROP_GAPS];
     uint32_t drop_gap_count;
+    /* A nonblocking collective's COLLECTIVE record waiting for the request record that follows it
+     * (batch_decoder.c; the two may arrive in different batches). */
+    bool nbc_pending;
+    struct capture_collective_record nbc_payload;
 };
 
 struct served_rank {

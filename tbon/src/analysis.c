@@ -260,6 +260,8 @@ const char *otfx_analysis_event_token(otfx_event_type type)
         [OTFX_EV_METRIC] = "metric",
         [OTFX_EV_PHASE] = "phase",
         [OTFX_EV_REDUCTION] = "reduction",
+        [OTFX_EV_NBC_REQUEST] = "nbc_request",
+        [OTFX_EV_NBC_COMPLETE] = "nbc_complete",
     };
     return (unsigned)type < OTFX_EV_TYPE_COUNT ? names[type] : "unknown";
 }

@@ -137,7 +137,7 @@ static void test_invalid_events_rejected(void **state)
     assert_int_equal(otfx_defs_region(f->defs, "iteration", OTFX_ROLE_PHASE, &phase_region), OTFX_OK);
     assert_int_equal(otfx_defs_region(f->defs, "main", OTFX_ROLE_USER_FUNCTION, &user_region), OTFX_OK);
 
-    otfx_event bad[9];
+    otfx_event bad[10];
     memset(bad, 0, sizeof bad);
     bad[0] = (otfx_event){.time = now - 1, .type = OTFX_EV_ENTER, .u.region.region = user_region};
     bad[1] = (otfx_event){.time = now, .type = OTFX_EV_ENTER, .u.region.region = 99999};
@@ -152,6 +152,7 @@ static void test_invalid_events_rejected(void **state)
     bad[8] = (otfx_event){.time = now,
                           .type = OTFX_EV_REDUCTION,
                           .u.reduction = {.strategy = OTFX_REDUCE_RING, .begin = 5, .end = 1}};
+    bad[9] = (otfx_event){.time = now, .type = OTFX_EV_NBC_COMPLETE, .u.coll = {.comm = 4444, .request = 1}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         otfx_event batch[2] = {{.time = now, .type = OTFX_EV_COLL_BEGIN}, bad[i]};
         size_t appended = 99;
@@ -179,6 +180,109 @@ static void test_invalid_events_rejected(void **state)
     assert_int_equal(first_nesting_error(&output, 0), SIZE_MAX);
     event_log_free(&output);
     fixture_close(f);
+}
+
+/* Rounds of MPI_Ibcast (NBC_REQUEST) then MPI_Wait (NBC_COMPLETE) under main, with extreme field values:
+ * request ids 0 and UINT64_MAX, no root, UINT64_MAX bytes. */
+static void nbc_rounds(otfx_trace *trace, otfx_ref comm, otfx_ref main_region, otfx_ref ibcast, otfx_ref wait,
+                       uint32_t rounds, event_log *log)
+{
+    otfx_event event = {.time = 1000, .type = OTFX_EV_ENTER, .u.region.region = main_region};
+    assert_true(event_log_append(log, &event, 1));
+    for (uint32_t k = 0; k < rounds; k++) {
+        const uint64_t request = k == 0 ? 0 : k == 1 ? UINT64_MAX : 3 * (uint64_t)k;
+        otfx_event round[6] = {
+            {.time = event.time + 10, .type = OTFX_EV_ENTER, .u.region.region = ibcast},
+            {.time = event.time + 12, .type = OTFX_EV_NBC_REQUEST, .u.request.request = request},
+            {.time = event.time + 15, .type = OTFX_EV_LEAVE, .u.region.region = ibcast},
+            {.time = event.time + 90, .type = OTFX_EV_ENTER, .u.region.region = wait},
+            {.time = event.time + 95, .type = OTFX_EV_NBC_COMPLETE},
+            {.time = event.time + 99, .type = OTFX_EV_LEAVE, .u.region.region = wait},
+        };
+        round[4].u.coll.comm = comm;
+        round[4].u.coll.op = 1;
+        round[4].u.coll.root = k % 2 ? UINT32_MAX : 1;
+        round[4].u.coll.sent = k == 1 ? UINT64_MAX : k;
+        round[4].u.coll.received = 4 * (uint64_t)k;
+        round[4].u.coll.request = request;
+        assert_true(event_log_append(log, round, 6));
+        event = round[5];
+    }
+    event = (otfx_event){.time = event.time + 1, .type = OTFX_EV_LEAVE, .u.region.region = main_region};
+    assert_true(event_log_append(log, &event, 1));
+    otfx_status status = otfx_trace_append(trace, log->events, log->count, NULL);
+    assert_true(status == OTFX_OK);
+}
+
+/* Nonblocking collectives: stored exactly across sealed (compressed) chunks, not counted as messages in
+ * profiles, and of the collective class for `type`, which drops them while keeping the MPI_Wait around
+ * a completion. */
+static void test_nonblocking_collectives(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    assert_non_null(defs);
+    const uint32_t members[] = {0, 1};
+    otfx_ref comm, location, main_region, ibcast, wait;
+    assert_int_equal(otfx_defs_comm(defs, "world", members, 2, &comm), OTFX_OK);
+    assert_int_equal(otfx_defs_location(defs, 0, 0, &location), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "main", OTFX_ROLE_USER_FUNCTION, &main_region), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "MPI_Ibcast", OTFX_ROLE_MPI_COLLECTIVE, &ibcast), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "MPI_Wait", OTFX_ROLE_MPI_P2P, &wait), OTFX_OK);
+    enum { ROUNDS = 3000 };
+
+    otfx_trace_config config = otfx_trace_config_default(4u << 20);
+    config.chunk_bytes = 1024;
+    otfx_trace *trace;
+    assert_int_equal(otfx_trace_create(&config, defs, location, &trace), OTFX_OK);
+    event_log input = {0}, output = {0};
+    nbc_rounds(trace, comm, main_region, ibcast, wait, ROUNDS, &input);
+    otfx_trace_status status;
+    assert_int_equal(otfx_trace_status_get(trace, &status), OTFX_OK);
+    assert_true(status.chunks > 10);
+    assert_int_equal(status.events_held, input.count);
+    assert_int_equal(collect_events(trace, 0, OTFX_TIME_MAX, false, &output), OTFX_OK);
+    assert_logs_equal(&input, 0, &output, 0, input.count);
+    event_log_free(&output);
+
+    otfx_profile *profile = otfx_profile_create();
+    assert_non_null(profile);
+    assert_int_equal(otfx_query_profile(trace, 0, OTFX_TIME_MAX, profile), OTFX_OK);
+    for (size_t i = 0; i < otfx_profile_size(profile); i++) {
+        const otfx_profile_entry *entry = &otfx_profile_entries(profile)[i];
+        assert_int_equal(entry->messages_sent + entry->messages_received, 0);
+        assert_int_equal(entry->bytes_sent + entry->bytes_received, 0);
+    }
+    assert_int_equal(otfx_profile_find(profile, ibcast)->visits, ROUNDS);
+    assert_int_equal(otfx_profile_find(profile, wait)->visits, ROUNDS);
+    assert_int_equal(otfx_profile_find(profile, wait)->inclusive, 9 * (otfx_time)ROUNDS);
+    otfx_profile_destroy(profile);
+    size_t peers = 0;
+    assert_int_equal(otfx_query_messages(trace, 0, OTFX_TIME_MAX, NULL, &peers), OTFX_OK);
+    assert_int_equal(peers, 0);
+    otfx_trace_destroy(trace);
+    event_log_free(&input);
+
+    config = otfx_trace_config_default(64u << 10);
+    config.chunk_bytes = 1024;
+    config.strategy = OTFX_REDUCE_TYPE;
+    config.type_priority[0] = OTFX_CLASS_MPI_COLLECTIVE;
+    config.type_priority[1] = OTFX_CLASS_COUNT;
+    assert_int_equal(otfx_trace_create(&config, defs, location, &trace), OTFX_OK);
+    nbc_rounds(trace, comm, main_region, ibcast, wait, 20 * ROUNDS, &input);
+    assert_int_equal(otfx_trace_status_get(trace, &status), OTFX_OK);
+    assert_true(status.events_reduced[OTFX_REDUCE_TYPE] > 0);
+    assert_int_equal(collect_events(trace, 0, OTFX_TIME_MAX, false, &output), OTFX_OK);
+    uint64_t waits = 0, completions = 0;
+    for (size_t i = 0; i < output.count; i++) {
+        waits += output.events[i].type == OTFX_EV_ENTER && output.events[i].u.region.region == wait;
+        completions += output.events[i].type == OTFX_EV_NBC_COMPLETE;
+    }
+    assert_true(waits > 0 && completions < waits);
+    event_log_free(&output);
+    event_log_free(&input);
+    otfx_trace_destroy(trace);
+    otfx_defs_destroy(defs);
 }
 
 static void test_reset_keeps_context(void **state)
@@ -250,7 +354,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lossless_round_trip),     cmocka_unit_test(test_windows_with_context),
         cmocka_unit_test(test_invalid_events_rejected), cmocka_unit_test(test_reset_keeps_context),
-        cmocka_unit_test(test_names_and_errors),
+        cmocka_unit_test(test_names_and_errors),        cmocka_unit_test(test_nonblocking_collectives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,13 +99,17 @@ static void round_trip_events(random_stream *stream, bool predict_time, size_t t
             case OTFX_EV_ISEND_COMPLETE:
             case OTFX_EV_IRECV_REQUEST:
             case OTFX_EV_REQUEST_CANCELLED:
+            case OTFX_EV_NBC_REQUEST:
                 e->u.request.request = random_value();
                 break;
             case OTFX_EV_COLL_END:
+            case OTFX_EV_NBC_COMPLETE:
                 e->u.coll.op = (uint32_t)random_value();
                 e->u.coll.root = (uint32_t)random_value();
                 e->u.coll.sent = random_value();
                 e->u.coll.received = random_value();
+                if (e->type == OTFX_EV_NBC_COMPLETE)
+                    e->u.coll.request = random_value();
                 break;
             case OTFX_EV_METRIC:
                 e->u.metric.value = random_value();

@@ -493,6 +493,97 @@ static void test_foreign_archive(void **state)
     free(dir);
 }
 
+/* Nonblocking collectives: NonBlockingCollectiveRequest in the starting call, NonBlockingCollectiveComplete
+ * in the completing one, request ids paired; the root is written as a rank of the communicator (world
+ * rank 2 is rank 0 of {2, 1}) and read back as the world rank. */
+static void test_nonblocking_collectives_round_trip(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    assert_non_null(defs);
+    const uint32_t world_ranks[] = {0, 1, 2}, pair_ranks[] = {2, 1};
+    otfx_ref world, pair, location, ibcast, iallreduce, wait;
+    assert_int_equal(otfx_defs_comm(defs, "world", world_ranks, 3, &world), OTFX_OK);
+    assert_int_equal(otfx_defs_comm(defs, "pair", pair_ranks, 2, &pair), OTFX_OK);
+    assert_int_equal(otfx_defs_location(defs, 1, 0, &location), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "MPI_Ibcast", OTFX_ROLE_MPI_COLLECTIVE, &ibcast), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "MPI_Iallreduce", OTFX_ROLE_MPI_COLLECTIVE, &iallreduce),
+                     OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "MPI_Wait", OTFX_ROLE_MPI_P2P, &wait), OTFX_OK);
+    otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+    otfx_trace *trace;
+    assert_int_equal(otfx_trace_create(&config, defs, location, &trace), OTFX_OK);
+
+    otfx_event events[12] = {
+        {.time = 100, .type = OTFX_EV_ENTER, .u.region.region = ibcast},
+        {.time = 110, .type = OTFX_EV_NBC_REQUEST, .u.request.request = 77},
+        {.time = 120, .type = OTFX_EV_LEAVE, .u.region.region = ibcast},
+        {.time = 130, .type = OTFX_EV_ENTER, .u.region.region = iallreduce},
+        {.time = 140, .type = OTFX_EV_NBC_REQUEST, .u.request.request = UINT64_MAX},
+        {.time = 150, .type = OTFX_EV_LEAVE, .u.region.region = iallreduce},
+        {.time = 200, .type = OTFX_EV_ENTER, .u.region.region = wait},
+        {.time = 210, .type = OTFX_EV_NBC_COMPLETE},
+        {.time = 220, .type = OTFX_EV_LEAVE, .u.region.region = wait},
+        {.time = 300, .type = OTFX_EV_ENTER, .u.region.region = wait},
+        {.time = 310, .type = OTFX_EV_NBC_COMPLETE},
+        {.time = 320, .type = OTFX_EV_LEAVE, .u.region.region = wait},
+    };
+    events[7].u.coll.comm = world;
+    events[7].u.coll.op = 11; /* OTF2_COLLECTIVE_OP_ALLREDUCE */
+    events[7].u.coll.root = UINT32_MAX;
+    events[7].u.coll.sent = events[7].u.coll.received = 24;
+    events[7].u.coll.request = UINT64_MAX;
+    events[10].u.coll.comm = pair;
+    events[10].u.coll.op = 1; /* OTF2_COLLECTIVE_OP_BCAST */
+    events[10].u.coll.root = 2;
+    events[10].u.coll.received = 40;
+    events[10].u.coll.request = 77;
+    size_t appended = 0;
+    assert_int_equal(otfx_trace_append(trace, events, 12, &appended), OTFX_OK);
+
+    char *dir = otf2_check_scratch_dir("import-nbc");
+    otfx_export_options options = otfx_export_options_default();
+    assert_int_equal(otfx_otf2_export(dir, "nbc", defs, &trace, 1, &options), OTFX_OK);
+    char *anchor = path_in(dir, "nbc.otf2");
+    otf2_check_print print;
+    otf2_check_print_run(anchor, &print);
+    assert_int_equal(print.exit_code, 0);
+    const otf2_check_location *printed = otf2_check_print_find(&print, otfx_otf2_location_id(1, 0));
+    assert_non_null(printed);
+    assert_int_equal(otf2_check_count(printed, "NON_BLOCKING_COLLECTIVE_REQUEST"), 2);
+    assert_int_equal(otf2_check_count(printed, "NON_BLOCKING_COLLECTIVE_COMPLETE"), 2);
+    assert_int_equal(otf2_check_count(printed, "MPI_COLLECTIVE_END"), 0);
+    otf2_check_print_free(&print);
+
+    imported in;
+    if (import(anchor, &in) != OTFX_OK)
+        fail_msg("import: %s", otfx_last_error());
+    assert_int_equal(in.stats.records_ignored, 0);
+    assert_int_equal(in.count, 1); /* ranks 0 and 2 were placeholders */
+    otf2_check_events back;
+    otf2_check_collect(in.traces[0], 0, OTFX_TIME_MAX, true, &back);
+    assert_int_equal(back.count, 12);
+    for (size_t e = 0; e < 12; e++) {
+        char why[256];
+        if (!otf2_check_same_event(defs, &events[e], in.defs, &back.events[e], why, sizeof why))
+            fail_msg("event %zu: %s", e, why);
+    }
+    const otfx_event *bcast = nth_of_type(&back, OTFX_EV_NBC_COMPLETE, 1);
+    assert_int_equal(bcast->u.coll.root, 2);
+    assert_int_equal(bcast->u.coll.request, 77);
+    otfx_comm_def comm;
+    assert_int_equal(otfx_defs_get_comm(in.defs, bcast->u.coll.comm, &comm), OTFX_OK);
+    assert_string_equal(comm.name, "pair");
+
+    otf2_check_events_free(&back);
+    imported_free(&in);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    otfx_trace_destroy(trace);
+    otfx_defs_destroy(defs);
+}
+
 static void test_invalid_event_streams_are_rejected(void **state)
 {
     (void)state;
@@ -521,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_missing_archive_is_an_io_error),
         cmocka_unit_test(test_garbage_is_rejected),
         cmocka_unit_test(test_foreign_archive),
+        cmocka_unit_test(test_nonblocking_collectives_round_trip),
         cmocka_unit_test(test_invalid_event_streams_are_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

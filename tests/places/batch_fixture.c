@@ -7,10 +7,11 @@
 #include <string.h>
 
 static const char *const fixture_names[FIXTURE_FUNCTION_COUNT] = {
-    "MPI_Send",    "MPI_Recv",      "MPI_Isend",      "MPI_Wait",
-    "MPI_Barrier", "MPI_Allreduce", "MPI_Comm_split", "MPI_Pcontrol"};
+    "MPI_Send",       "MPI_Recv",     "MPI_Isend",  "MPI_Wait",       "MPI_Barrier", "MPI_Allreduce",
+    "MPI_Comm_split", "MPI_Pcontrol", "MPI_Ibcast", "MPI_Bcast_init", "MPI_Start"};
 static const char *const fixture_classes[FIXTURE_FUNCTION_COUNT] = {
-    "p2p-send", "p2p-recv", "p2p-isend", "completion", "collective", "collective", "comm-create", "other"};
+    "p2p-send",    "p2p-recv", "p2p-isend",   "completion",      "collective", "collective",
+    "comm-create", "other",    "icollective", "collective-init", "start"};
 
 otfx_place_functions fixture_functions(void)
 {

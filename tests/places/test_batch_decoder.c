@@ -73,6 +73,7 @@ static void assert_unchanged(const struct trace_snapshot *before, const struct t
     assert_int_equal(before->stream.any_time, after->stream.any_time);
     assert_int_equal(before->stream.depth, after->stream.depth);
     assert_int_equal(before->stream.collective_depth, after->stream.collective_depth);
+    assert_int_equal(before->stream.nbc_pending, after->stream.nbc_pending);
     assert_int_equal(before->comm_capacity <= after->comm_capacity, 1);
     for (uint32_t id = 0; id < after->comm_capacity && id < 8; id++)
         assert_int_equal(id < before->comm_capacity ? before->comms[id] : OTFX_REF_NONE, after->comms[id]);
@@ -420,6 +421,126 @@ static void test_dropped_gaps_across_batches(void **state)
     batch_free(&batch);
 }
 
+/* ---- nonblocking collectives -------------------------------------------------------------------- */
+
+/* A nonblocking collective's records (record_format.h): its COLLECTIVE record (function: the collective)
+ * right before each request record, whose tag names the collective. */
+static void batch_add_nbc(struct batch_builder *batch, uint16_t request_record, uint16_t caller,
+                          uint16_t collective, uint64_t time, int32_t root, uint64_t sent, uint64_t received,
+                          uint64_t request)
+{
+    batch_add_collective(batch, collective, time, 0, root, sent, received);
+    batch_add_p2p(batch, request_record, caller, time, 0, root, collective, sent + received,
+                  CAPTURE_REQUEST_COLLECTIVE, request);
+}
+
+static void assert_nbc_complete(const otfx_event *event, otfx_ref comm, uint32_t op, uint32_t root,
+                                uint64_t sent, uint64_t received, uint64_t request)
+{
+    assert_int_equal(event->type, OTFX_EV_NBC_COMPLETE);
+    assert_int_equal(event->u.coll.comm, comm);
+    assert_int_equal(event->u.coll.op, op);
+    assert_int_equal(event->u.coll.root, root);
+    assert_int_equal(event->u.coll.sent, sent);
+    assert_int_equal(event->u.coll.received, received);
+    assert_int_equal(event->u.coll.request, request);
+}
+
+static void test_nonblocking_collective(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_IBCAST, 50);
+    batch_add_nbc(&batch, CAPTURE_RECORD_COLLECTIVE_REQUEST, FIXTURE_MPI_IBCAST, FIXTURE_MPI_IBCAST, 55, 1, 0,
+                  32, 9);
+    batch_add_leave(&batch, FIXTURE_MPI_IBCAST, 60);
+    batch_add_enter(&batch, FIXTURE_MPI_WAIT, 70);
+    batch_add_nbc(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, FIXTURE_MPI_IBCAST, 75, 1, 0, 32, 9);
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 80);
+    ingest_accepted(fixture, &batch, 8);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 6);
+    assert_int_equal(after.events[0].u.region.region, region_named(fixture, "MPI_Ibcast"));
+    assert_int_equal(after.events[1].type, OTFX_EV_NBC_REQUEST);
+    assert_int_equal(after.events[1].time, 55);
+    assert_int_equal(after.events[1].u.request.request, 9);
+    assert_int_equal(after.events[2].type, OTFX_EV_LEAVE);
+    assert_int_equal(after.events[3].u.region.region, region_named(fixture, "MPI_Wait"));
+    assert_nbc_complete(&after.events[4], fixture->rank.comms[0], 1 /* OTF2_COLLECTIVE_OP_BCAST */, 1, 0, 32,
+                        9);
+    assert_int_equal(after.events[4].time, 75);
+    assert_int_equal(after.events[5].type, OTFX_EV_LEAVE);
+    for (size_t i = 0; i < after.event_count; i++) /* no blocking-collective events */
+        assert_true(after.events[i].type != OTFX_EV_COLL_BEGIN && after.events[i].type != OTFX_EV_COLL_END);
+    assert_false(fixture->stream.nbc_pending);
+}
+
+/* MPI_Bcast_init + MPI_Start + MPI_Wait, each collective record in another batch than its request
+ * record: the payload waits in the stream. */
+static void test_persistent_collective_across_batches(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_BCAST_INIT, 10);
+    batch_add_leave(&batch, FIXTURE_MPI_BCAST_INIT, 11);
+    batch_add_enter(&batch, FIXTURE_MPI_START, 20);
+    batch_add_collective(&batch, FIXTURE_MPI_BCAST_INIT, 21, 0, 0, 16, 0);
+    ingest_accepted(fixture, &batch, 4);
+    assert_true(fixture->stream.nbc_pending);
+
+    batch_begin(&batch, 2);
+    batch_add_p2p(&batch, CAPTURE_RECORD_COLLECTIVE_REQUEST, FIXTURE_MPI_START, 22, 0, 0,
+                  FIXTURE_MPI_BCAST_INIT, 16, CAPTURE_REQUEST_COLLECTIVE, 44);
+    batch_add_leave(&batch, FIXTURE_MPI_START, 23);
+    batch_add_enter(&batch, FIXTURE_MPI_WAIT, 30);
+    batch_add_collective(&batch, FIXTURE_MPI_BCAST_INIT, 31, 0, 0, 16, 0);
+    ingest_accepted(fixture, &batch, 4);
+    assert_true(fixture->stream.nbc_pending);
+
+    batch_begin(&batch, 3);
+    batch_add_p2p(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, 32, 0, 0, FIXTURE_MPI_BCAST_INIT, 16,
+                  CAPTURE_REQUEST_COLLECTIVE, 44);
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 33);
+    ingest_accepted(fixture, &batch, 2);
+    assert_false(fixture->stream.nbc_pending);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 8);
+    assert_int_equal(after.events[2].u.region.region, region_named(fixture, "MPI_Start"));
+    assert_int_equal(after.events[3].type, OTFX_EV_NBC_REQUEST);
+    assert_int_equal(after.events[3].time, 22);
+    assert_int_equal(after.events[3].u.request.request, 44);
+    assert_nbc_complete(&after.events[6], fixture->rank.comms[0], 1, 0, 16, 0, 44);
+    assert_int_equal(after.events[6].time, 32);
+}
+
+/* Back-pressure dropped the completion's COLLECTIVE record: the completion still pairs with its request,
+ * without claiming bytes. A DROPPED record also forgets a payload whose request record was lost. */
+static void test_nonblocking_collective_after_drop(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_WAIT, 10);
+    batch_add_collective(&batch, FIXTURE_MPI_IBCAST, 11, 0, 1, 0, 32);
+    batch_add_dropped(&batch, 20, 5, 12, 19, 0, 0);
+    batch_add_p2p(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, 21, 0, 1, FIXTURE_MPI_IBCAST, 32,
+                  CAPTURE_REQUEST_COLLECTIVE, 3);
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 22);
+    ingest_accepted(fixture, &batch, 5);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 4);
+    assert_int_equal(after.events[1].type, OTFX_EV_REDUCTION);
+    assert_nbc_complete(&after.events[2], fixture->rank.comms[0], 1, 1, 0, 0, 3);
+}
+
 /* ---- malformed batches --------------------------------------------------------------------------- */
 
 /* Puts a good batch into the trace (one region left open, so leaves have a match and times a floor),
@@ -584,6 +705,56 @@ static void test_reject_collective_on_unknown_communicator(void **state)
     batch_finish(&batch);
     assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 2);
     batch_free(&batch);
+}
+
+/* A nonblocking collective's payload must be followed by its request record. */
+static void test_reject_collective_payload_without_request(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_enter(&batch, FIXTURE_MPI_IBCAST, 1050);
+    batch_add_collective(&batch, FIXTURE_MPI_IBCAST, 1051, 0, 1, 0, 8);
+    batch_add_leave(&batch, FIXTURE_MPI_IBCAST, 1052);
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 3);
+    batch_free(&batch);
+}
+
+/* ... and agree with it on collective, communicator and root. */
+static void test_reject_collective_request_not_matching(void **state)
+{
+    struct batch_builder batch;
+    begin_valid_prefix(&batch);
+    batch_add_enter(&batch, FIXTURE_MPI_IBCAST, 1050);
+    batch_add_collective(&batch, FIXTURE_MPI_IBCAST, 1051, 0, 1, 0, 8);
+    batch_add_p2p(&batch, CAPTURE_RECORD_COLLECTIVE_REQUEST, FIXTURE_MPI_IBCAST, 1051, 0, 2,
+                  FIXTURE_MPI_IBCAST, 8, CAPTURE_REQUEST_COLLECTIVE, 1);
+    batch_finish(&batch);
+    assert_rejected(*state, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 3);
+    batch_free(&batch);
+}
+
+/* A request record's tag must name a nonblocking collective, and its kind be a collective's. */
+static void test_reject_collective_request_naming_no_collective(void **state)
+{
+    (void)state;
+    const int32_t tags[] = {FIXTURE_MPI_SEND, FIXTURE_MPI_ALLREDUCE, FIXTURE_FUNCTION_COUNT, -1};
+    for (size_t i = 0; i <= sizeof(tags) / sizeof(tags[0]); i++) {
+        struct place_fixture *fixture = malloc(sizeof(*fixture));
+        assert_non_null(fixture);
+        assert_true(place_fixture_create(fixture, 1u << 20, true));
+        struct batch_builder batch;
+        begin_valid_prefix(&batch);
+        const bool wrong_kind = i == sizeof(tags) / sizeof(tags[0]);
+        batch_add_p2p(&batch, CAPTURE_RECORD_COLLECTIVE_REQUEST, FIXTURE_MPI_START, 1050, 0, -1,
+                      wrong_kind ? FIXTURE_MPI_BCAST_INIT : tags[i], 8,
+                      wrong_kind ? CAPTURE_REQUEST_SEND : CAPTURE_REQUEST_COLLECTIVE, 1);
+        batch_finish(&batch);
+        assert_rejected(fixture, batch_records(&batch), batch_record_bytes(&batch), VALID_PREFIX_RECORDS + 1);
+        batch_free(&batch);
+        place_fixture_destroy(fixture);
+        free(fixture);
+    }
 }
 
 static void test_reject_time_going_backwards(void **state)
@@ -754,6 +925,22 @@ static int write_corpus(const char *directory)
     failures += write_batch(directory, "comm_collective.batch", &batch);
 
     batch_begin(&batch, 0);
+    batch_add_enter(&batch, FIXTURE_MPI_IBCAST, 10);
+    batch_add_nbc(&batch, CAPTURE_RECORD_COLLECTIVE_REQUEST, FIXTURE_MPI_IBCAST, FIXTURE_MPI_IBCAST, 11, 1, 0,
+                  8, 7);
+    batch_add_leave(&batch, FIXTURE_MPI_IBCAST, 12);
+    batch_add_enter(&batch, FIXTURE_MPI_START, 13);
+    batch_add_nbc(&batch, CAPTURE_RECORD_COLLECTIVE_REQUEST, FIXTURE_MPI_START, FIXTURE_MPI_BCAST_INIT, 14, 0,
+                  8, 0, 8);
+    batch_add_leave(&batch, FIXTURE_MPI_START, 15);
+    batch_add_enter(&batch, FIXTURE_MPI_WAIT, 16);
+    batch_add_nbc(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, FIXTURE_MPI_BCAST_INIT, 17, 0, 8, 0,
+                  8);
+    batch_add_nbc(&batch, CAPTURE_RECORD_REQUEST_DONE, FIXTURE_MPI_WAIT, FIXTURE_MPI_IBCAST, 18, 1, 0, 8, 7);
+    batch_add_leave(&batch, FIXTURE_MPI_WAIT, 19);
+    failures += write_batch(directory, "nonblocking_collective.batch", &batch);
+
+    batch_begin(&batch, 0);
     batch_add_enter(&batch, FIXTURE_MPI_PCONTROL, 10);
     batch_add_phase(&batch, 11, 2);
     batch_add_leave(&batch, FIXTURE_MPI_PCONTROL, 12);
@@ -778,6 +965,9 @@ int main(int argc, char **argv)
         DECODER_TEST(test_region_open_across_batches),
         DECODER_TEST(test_dropped_marker_mid_nesting),
         DECODER_TEST(test_dropped_gaps_across_batches),
+        DECODER_TEST(test_nonblocking_collective),
+        DECODER_TEST(test_persistent_collective_across_batches),
+        DECODER_TEST(test_nonblocking_collective_after_drop),
         DECODER_TEST(test_reject_truncated_record),
         DECODER_TEST(test_reject_record_past_the_end),
         DECODER_TEST(test_reject_record_size_beyond_batch),
@@ -789,6 +979,9 @@ int main(int argc, char **argv)
         DECODER_TEST(test_reject_leave_without_enter),
         DECODER_TEST(test_reject_unknown_communicator),
         DECODER_TEST(test_reject_collective_on_unknown_communicator),
+        DECODER_TEST(test_reject_collective_payload_without_request),
+        DECODER_TEST(test_reject_collective_request_not_matching),
+        DECODER_TEST(test_reject_collective_request_naming_no_collective),
         DECODER_TEST(test_reject_time_going_backwards),
         DECODER_TEST(test_reject_time_before_previous_batch),
         DECODER_TEST(test_reject_undoes_communicator_announcement),

@@ -139,6 +139,8 @@ typedef enum otfx_event_type {
     OTFX_EV_METRIC,            /* metric */
     OTFX_EV_PHASE,             /* phase: a marker (e.g. MPI_Pcontrol level) */
     OTFX_EV_REDUCTION,         /* reduction: what was removed from which time range */
+    OTFX_EV_NBC_REQUEST,       /* request: a nonblocking collective was started (MPI_Ibcast, MPI_Start) */
+    OTFX_EV_NBC_COMPLETE,      /* coll (with its request): the nonblocking collective completed */
     OTFX_EV_TYPE_COUNT
 } otfx_event_type;
 
@@ -146,7 +148,8 @@ typedef enum otfx_event_type {
 typedef enum otfx_event_class {
     OTFX_CLASS_USER_FUNCTION = 0, /* enter/leave of user-function regions */
     OTFX_CLASS_MPI_P2P,           /* enter/leave of p2p regions and their message/request events */
-    OTFX_CLASS_MPI_COLLECTIVE,    /* enter/leave of collective regions and collective begin/end */
+    OTFX_CLASS_MPI_COLLECTIVE,    /* enter/leave of collective regions, collective begin/end, and the
+                                   * request/complete of nonblocking collectives */
     OTFX_CLASS_MPI_OTHER,         /* enter/leave of other MPI regions */
     OTFX_CLASS_OTHER,             /* phase regions and markers, metrics (never dropped by `type`) */
     OTFX_CLASS_COUNT
@@ -184,13 +187,14 @@ typedef struct otfx_event {
         } msg;                /* SEND, RECV, ISEND, IRECV */
         struct {
             uint64_t request;
-        } request; /* ISEND_COMPLETE, IRECV_REQUEST, CANCELLED */
+        } request; /* ISEND_COMPLETE, IRECV_REQUEST, CANCELLED, NBC_REQUEST */
         struct {
             otfx_ref comm;
             uint32_t op;   /* OTF2_CollectiveOp value */
             uint32_t root; /* world rank, or UINT32_MAX when the operation has none */
             uint64_t sent, received;
-        } coll; /* COLL_END */
+            uint64_t request; /* NBC_COMPLETE only: the NBC_REQUEST's request id */
+        } coll;               /* COLL_END, NBC_COMPLETE */
         struct {
             otfx_ref metric;
             uint64_t value;

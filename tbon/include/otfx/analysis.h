@@ -149,7 +149,7 @@ const otfx_analysis_module *otfx_analysis_load(const char *path, char *error, si
 bool otfx_analysis_register(const otfx_analysis_module *module, char *error, size_t error_size);
 /* Tokens for record lines: user, p2p, collective, mpi_other, phase ("unknown" otherwise), and enter,
  * leave, send, recv, isend, isend_complete, irecv_request, irecv, request_cancelled, coll_begin,
- * coll_end, metric, phase, reduction. */
+ * coll_end, metric, phase, reduction, nbc_request, nbc_complete. */
 const char *otfx_analysis_role_token(otfx_region_role role);
 const char *otfx_analysis_event_token(otfx_event_type type);
 /* Registered modules (built-ins first), for help listings: NULL past the end. */

@@ -16,10 +16,10 @@
  *   location rank=R thread=T events=E truncated=0|1
  *   event rank=R thread=T time=T type=TYPE [region=NAME] [peer=P] [tag=G] [bytes=B] [value=V] [end=T]
  * A location line precedes its event lines. TYPE is otfx_analysis_event_token(). The optional fields:
- *   enter, leave: region;  send, recv, isend, irecv: peer tag bytes;  coll_end: bytes (sent + received)
- *   and peer (the root, when the operation has one), region (the communicator's name);  metric: region
- *   (the metric's name) and value (its raw 64 bits);  phase: region and value;  reduction: region (the
- *   strategy), value (events removed) and end (the removed range is [time, end)).
+ *   enter, leave: region;  send, recv, isend, irecv: peer tag bytes;  coll_end, nbc_complete: bytes
+ *   (sent + received) and peer (the root, when the operation has one), region (the communicator's
+ *   name);  metric: region (the metric's name) and value (its raw 64 bits);  phase: region and value;
+ *   reduction: region (the strategy), value (events removed) and end (the removed range is [time, end)).
  */
 #include <otfx/analysis.h>
 
@@ -70,7 +70,8 @@ static int collect_event(const otfx_event *event, void *user)
         tag = event->u.msg.tag;
         bytes = event->u.msg.bytes;
         break;
-    case OTFX_EV_COLL_END: {
+    case OTFX_EV_COLL_END:
+    case OTFX_EV_NBC_COMPLETE: {
         otfx_comm_def comm;
         fields = HAS_BYTES | HAS_REGION;
         bytes = event->u.coll.sent + event->u.coll.received;

@@ -224,6 +224,7 @@ bool otf2_check_same_event(const otfx_defs *defs_a, const otfx_event *a, const o
     case OTFX_EV_ISEND_COMPLETE:
     case OTFX_EV_IRECV_REQUEST:
     case OTFX_EV_REQUEST_CANCELLED:
+    case OTFX_EV_NBC_REQUEST:
         if (a->u.request.request != b->u.request.request)
             return differ(why, size, "request %" PRIu64 " vs %" PRIu64, a->u.request.request,
                           b->u.request.request);
@@ -231,9 +232,12 @@ bool otf2_check_same_event(const otfx_defs *defs_a, const otfx_event *a, const o
     case OTFX_EV_COLL_BEGIN:
         return true;
     case OTFX_EV_COLL_END:
+    case OTFX_EV_NBC_COMPLETE:
         if (a->u.coll.op != b->u.coll.op || a->u.coll.root != b->u.coll.root ||
             a->u.coll.sent != b->u.coll.sent || a->u.coll.received != b->u.coll.received)
             return differ(why, size, "collective op/root/sent/received differ");
+        if (a->type == OTFX_EV_NBC_COMPLETE && a->u.coll.request != b->u.coll.request)
+            return differ(why, size, "request %" PRIu64 " vs %" PRIu64, a->u.coll.request, b->u.coll.request);
         return same_comm(defs_a, a->u.coll.comm, defs_b, b->u.coll.comm, why, size);
     case OTFX_EV_METRIC:
         if (a->u.metric.value != b->u.metric.value)

@@ -22,6 +22,8 @@ enum mpi_region {
     MPI_BCAST_REGION,
     MPI_BARRIER_REGION,
     MPI_COMM_RANK_REGION,
+    MPI_IALLREDUCE_REGION,
+    MPI_IBCAST_REGION,
     MPI_REGION_COUNT
 };
 
@@ -40,14 +42,20 @@ static const struct {
     [MPI_BCAST_REGION] = {"MPI_Bcast", OTFX_ROLE_MPI_COLLECTIVE},
     [MPI_BARRIER_REGION] = {"MPI_Barrier", OTFX_ROLE_MPI_COLLECTIVE},
     [MPI_COMM_RANK_REGION] = {"MPI_Comm_rank", OTFX_ROLE_MPI_OTHER},
+    [MPI_IALLREDUCE_REGION] = {"MPI_Iallreduce", OTFX_ROLE_MPI_COLLECTIVE},
+    [MPI_IBCAST_REGION] = {"MPI_Ibcast", OTFX_ROLE_MPI_COLLECTIVE},
 };
 
 /* OTF2_CollectiveOp values of the collectives generated. */
 enum { COLLECTIVE_OP_BARRIER = 0, COLLECTIVE_OP_BCAST = 1, COLLECTIVE_OP_ALLREDUCE = 10 };
 
-typedef struct pending_receive {
+/* A nonblocking collective started and not yet completed: what its completion reports. */
+typedef struct pending_collective {
     uint64_t request;
-} pending_receive;
+    otfx_ref comm;
+    uint32_t op, root;
+    uint64_t bytes;
+} pending_collective;
 
 struct random_stream {
     random_stream_config config;
@@ -67,6 +75,8 @@ struct random_stream {
     uint32_t outstanding_send_count;
     uint64_t outstanding_receives[MAX_OUTSTANDING];
     uint32_t outstanding_receive_count;
+    pending_collective outstanding_collectives[MAX_OUTSTANDING];
+    uint32_t outstanding_collective_count;
     uint32_t neighbours[STENCIL_NEIGHBOURS];
     uint64_t iteration;
     otfx_event queue[QUEUE_CAPACITY];
@@ -176,10 +186,12 @@ static void fill_message(random_stream *stream, otfx_event *event, uint32_t peer
 /* One MPI call as enter, its events, leave. */
 static void mpi_call(random_stream *stream, otfx_time mean)
 {
-    uint64_t pick = random_below(stream, 9);
+    uint64_t pick = random_below(stream, 11);
     if (stream->outstanding_send_count == MAX_OUTSTANDING ||
         stream->outstanding_receive_count == MAX_OUTSTANDING)
         pick = 4;
+    else if (stream->outstanding_collective_count == MAX_OUTSTANDING)
+        pick = 10;
     otfx_event *event;
     switch (pick) {
     case 0:
@@ -259,6 +271,38 @@ static void mpi_call(random_stream *stream, otfx_time mean)
         event->u.coll.received = event->u.coll.sent;
         break;
     }
+    case 9: {
+        const bool bcast = random_below(stream, 2);
+        enter(stream, stream->mpi[bcast ? MPI_IBCAST_REGION : MPI_IALLREDUCE_REGION]);
+        advance(stream, random_gap(stream, mean));
+        pending_collective *started =
+            &stream->outstanding_collectives[stream->outstanding_collective_count++];
+        started->request = stream->next_request++;
+        started->comm = random_below(stream, 2) ? stream->world : stream->row_comm;
+        started->op = bcast ? COLLECTIVE_OP_BCAST : COLLECTIVE_OP_ALLREDUCE;
+        started->root = !bcast ? UINT32_MAX : started->comm == stream->world ? 0 : stream->row_root;
+        started->bytes = random_message_bytes(stream);
+        emit(stream, OTFX_EV_NBC_REQUEST)->u.request.request = started->request;
+        break;
+    }
+    case 10:
+        enter(stream, stream->mpi[MPI_WAIT_REGION]);
+        advance(stream, random_gap(stream, mean));
+        if (stream->outstanding_collective_count) {
+            /* Nonblocking collectives may complete in any order (MPI_Waitany, MPI_Test). */
+            uint32_t at = (uint32_t)random_below(stream, stream->outstanding_collective_count);
+            const pending_collective *done = &stream->outstanding_collectives[at];
+            event = emit(stream, OTFX_EV_NBC_COMPLETE);
+            event->u.coll.comm = done->comm;
+            event->u.coll.op = done->op;
+            event->u.coll.root = done->root;
+            event->u.coll.sent = done->bytes;
+            event->u.coll.received = done->bytes;
+            event->u.coll.request = done->request;
+            stream->outstanding_collectives[at] =
+                stream->outstanding_collectives[--stream->outstanding_collective_count];
+        }
+        break;
     default:
         enter(stream, stream->mpi[MPI_COMM_RANK_REGION]);
         break;

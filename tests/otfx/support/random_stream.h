@@ -16,8 +16,9 @@
  * Kinds:
  *   MIXED      — every event type the API has (enter/leave of all region roles, blocking and
  *                nonblocking messages with consistent request lifecycles, cancelled requests,
- *                collectives, metrics, phase markers, source-drop reduction records) with random
- *                nesting up to max_depth and random times (some equal to the previous event's).
+ *                blocking and nonblocking collectives, metrics, phase markers, source-drop reduction
+ *                records) with random nesting up to max_depth and random times (some equal to the
+ *                previous event's).
  *   STENCIL    — an iterative halo exchange: compute, MPI_Irecv/MPI_Isend to the neighbours,
  *                MPI_Waitall, and an MPI_Allreduce every 10th iteration; times jitter ~5 %.
  *   USER_HEAVY — deep user-function call trees of short functions, an MPI_Allreduce now and then;

@@ -64,6 +64,7 @@ bool events_equal(const otfx_event *a, const otfx_event *b)
     case OTFX_EV_ISEND_COMPLETE:
     case OTFX_EV_IRECV_REQUEST:
     case OTFX_EV_REQUEST_CANCELLED:
+    case OTFX_EV_NBC_REQUEST:
         return a->u.request.request == b->u.request.request;
     case OTFX_EV_COLL_BEGIN:
         return true;
@@ -71,6 +72,10 @@ bool events_equal(const otfx_event *a, const otfx_event *b)
         return a->u.coll.comm == b->u.coll.comm && a->u.coll.op == b->u.coll.op &&
                a->u.coll.root == b->u.coll.root && a->u.coll.sent == b->u.coll.sent &&
                a->u.coll.received == b->u.coll.received;
+    case OTFX_EV_NBC_COMPLETE:
+        return a->u.coll.comm == b->u.coll.comm && a->u.coll.op == b->u.coll.op &&
+               a->u.coll.root == b->u.coll.root && a->u.coll.sent == b->u.coll.sent &&
+               a->u.coll.received == b->u.coll.received && a->u.coll.request == b->u.coll.request;
     case OTFX_EV_METRIC:
         return a->u.metric.metric == b->u.metric.metric && a->u.metric.value == b->u.metric.value;
     case OTFX_EV_PHASE:
