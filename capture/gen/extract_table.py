@@ -132,7 +132,7 @@ def classify(name):
             return cls, ""
     for prefix, cls in (("", "collective"), ("I", "icollective")):
         for coll, rule in COLLECTIVES.items():
-            if prefix and base == "MPI_I" + coll[4:]:
+            if prefix and base == "MPI_I" + coll[4:].lower():
                 return cls, rule
             if not prefix and base == coll:
                 return cls, rule

@@ -358,9 +358,9 @@ def event_class(function):
 # yields the core every few tests (capture_wait_steered, control.c); without one they are the plain
 # PMPI call. The wrapper still records the blocking function.
 STEERED_TEST_FORMS = {
-    # Wait family: the Test form with the same parameters plus `flag` (Waitsome: done when outcount set).
+    # Wait family: the Test form with the same parameters plus `flag` (Waitsome: done when outcount set);
+    # MPI_Waitall has its own loop (capture_waitall_steered).
     "MPI_Wait": ("PMPI_Test", "request, &capture_flag, status", "capture_flag"),
-    "MPI_Waitall": ("PMPI_Testall", "count, array_of_requests, &capture_flag, array_of_statuses", "capture_flag"),
     "MPI_Waitany": ("PMPI_Testany", "count, array_of_requests, indx, &capture_flag, status", "capture_flag"),
     "MPI_Waitsome": ("PMPI_Testsome", "incount, array_of_requests, outcount, array_of_indices, array_of_statuses",
                      "*outcount != 0"),
@@ -385,7 +385,8 @@ def nonblocking_variant(function):
 
 
 def steered(function):
-    return function.name in STEERED_TEST_FORMS or nonblocking_variant(function) is not None
+    return (function.name in STEERED_TEST_FORMS or function.name == "MPI_Waitall" or
+            nonblocking_variant(function) is not None)
 
 
 def callee(function):
@@ -397,6 +398,9 @@ def steered_helper(function):
     f = function
     out = [f"static int capture_steered_{f.name}({', '.join(p.text for p in f.params)})", "{",
            "    if (!capture_steering_waits())", f"        return P{f.name}({call_args(f)});"]
+    if f.name == "MPI_Waitall":  # each request on its own: capture_waitall_steered says why
+        out += ["    return capture_waitall_steered(count, array_of_requests, array_of_statuses);", "}", ""]
+        return out
     if f.name in STEERED_TEST_FORMS:
         test, args, done = STEERED_TEST_FORMS[f.name]
         out += ["    for (int capture_polls = 0;;) {"]

@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -352,6 +353,49 @@ void capture_wait_pause_point(int *polls)
     } else if (*polls % 10 == 0) {
         sched_yield();
     }
+}
+
+/* Each request on its own, not PMPI_Testall: MPICH 4.0.2's MPI_Testall returns MPI_ERR_IN_STATUS for
+ * persistent collective requests (MPI_Bcast_init + MPI_Start), even once they completed, and leaves them
+ * unusable, where its MPI_Waitall works; MPI_Test is correct for them. Errors as MPI_Waitall reports them:
+ * MPI_ERR_IN_STATUS with each status' MPI_ERROR (MPI_ERR_PENDING for a request neither done nor failed). */
+int capture_waitall_steered(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    enum { ON_STACK = 64 };
+    bool on_stack[ON_STACK] = {false};
+    bool *done = count <= ON_STACK ? on_stack : calloc((size_t)count, sizeof(bool));
+    if (!done)
+        return PMPI_Waitall(count, requests, statuses); /* not steerable, but correct */
+    int remaining = count, first_error = MPI_SUCCESS;
+    for (int polls = 0; remaining > 0;) {
+        for (int i = 0; i < count; i++) {
+            if (done[i])
+                continue;
+            int flag = 0;
+            MPI_Status *status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+            const int error = PMPI_Test(&requests[i], &flag, status);
+            if (error != MPI_SUCCESS) {
+                if (status != MPI_STATUS_IGNORE)
+                    status->MPI_ERROR = error;
+                if (first_error == MPI_SUCCESS)
+                    first_error = error;
+                flag = 1;
+            } else if (flag && status != MPI_STATUS_IGNORE) {
+                status->MPI_ERROR = MPI_SUCCESS;
+            }
+            if (flag) {
+                done[i] = true;
+                remaining--;
+            }
+        }
+        if (remaining > 0)
+            capture_wait_pause_point(&polls);
+    }
+    if (done != on_stack)
+        free(done);
+    if (first_error == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return statuses == MPI_STATUSES_IGNORE ? first_error : MPI_ERR_IN_STATUS;
 }
 
 int capture_wait_steered(MPI_Request *request, MPI_Status *status)

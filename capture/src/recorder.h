@@ -89,6 +89,8 @@ static inline bool capture_steering_waits(void)
 CAPTURE_INTERNAL void capture_wait_pause_point(int *polls);
 /* Completes a nonblocking request that stands for a blocking call, checking meanwhile. */
 CAPTURE_INTERNAL int capture_wait_steered(MPI_Request *request, MPI_Status *status);
+/* MPI_Waitall's loop: each request tested on its own (control.c says why). */
+CAPTURE_INTERNAL int capture_waitall_steered(int count, MPI_Request requests[], MPI_Status statuses[]);
 /* control.c life cycle (manual_wrappers.c): start after the world split (posts the receive; blocks
  * until APP_RESUME with OTFX_START_PAUSED=1), stop in MPI_Finalize before the goodbye batch (cancels
  * the receive). */

@@ -64,9 +64,10 @@ static void persistent_bcast(int size)
 }
 
 /* Two persistent collectives on the split communicator, started by one MPI_Startall and completed in
- * the other order. (Not by MPI_Waitall: the traced Waitall polls with PMPI_Testall, which in MPICH 4.0.2
- * fails with MPI_ERR_IN_STATUS on persistent collective requests even when they completed.) */
-static void persistent_pair(MPI_Comm half, int half_rank, int half_size)
+ * the other order by two MPI_Wait, or by one MPI_Waitall (the traced Waitall must not poll with
+ * PMPI_Testall: MPICH 4.0.2's fails with MPI_ERR_IN_STATUS on persistent collective requests even once
+ * they completed). New requests each time: MPICH 4.0.2 gets a restarted persistent MPI_Allreduce wrong. */
+static void persistent_pair(MPI_Comm half, int half_rank, int half_size, bool by_waitall)
 {
     double local[2] = {(double)world_rank, 1.0}, sum[2] = {0, 0};
     long token = half_rank == 0 ? 4242 : 0;
@@ -74,8 +75,13 @@ static void persistent_pair(MPI_Comm half, int half_rank, int half_size)
     MPI_COUNTED(MPI_Allreduce_init, local, sum, 2, MPI_DOUBLE, MPI_SUM, half, MPI_INFO_NULL, &requests[0]);
     MPI_COUNTED(MPI_Bcast_init, &token, 1, MPI_LONG, 0, half, MPI_INFO_NULL, &requests[1]);
     MPI_COUNTED(MPI_Startall, 2, requests);
-    MPI_COUNTED(MPI_Wait, &requests[1], MPI_STATUS_IGNORE);
-    MPI_COUNTED(MPI_Wait, &requests[0], MPI_STATUS_IGNORE);
+    if (by_waitall) {
+        MPI_Status statuses[2];
+        MPI_COUNTED(MPI_Waitall, 2, requests, statuses);
+    } else {
+        MPI_COUNTED(MPI_Wait, &requests[1], MPI_STATUS_IGNORE);
+        MPI_COUNTED(MPI_Wait, &requests[0], MPI_STATUS_IGNORE);
+    }
     check(sum[1] == (double)half_size && token == 4242, "persistent MPI_Allreduce and MPI_Bcast");
     expect(OP_ALLREDUCE, "half", NO_ROOT, 16, 16);
     expect(OP_BCAST, "half", 0, half_rank == 0 ? 8 : 0, half_rank == 0 ? 0 : 8);
@@ -126,7 +132,8 @@ int main(int argc, char **argv)
     MPI_COUNTED(MPI_Comm_size, half, &half_size);
 
     persistent_bcast(size);
-    persistent_pair(half, half_rank, half_size);
+    persistent_pair(half, half_rank, half_size, false);
+    persistent_pair(half, half_rank, half_size, true);
     if (with_icollectives)
         icollectives(half, half_size, size);
     MPI_COUNTED(MPI_Barrier, MPI_COMM_WORLD); /* the one blocking collective: still COLL_BEGIN/COLL_END */
