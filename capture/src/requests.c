@@ -92,16 +92,38 @@ static void *checked_realloc(void *memory, size_t bytes)
     return grown;
 }
 
-static struct tracked_request *find(MPI_Request handle)
+/* MPICH hands out one shared, already completed "builtin" request for every nonblocking operation that
+ * finished at once (a small eager MPI_Isend, for one): two MPI_Isend calls in a row may return the same
+ * handle (kind bits 01 of MPICH's handle encoding; ordinary requests are 10 or 11). Such a handle has one
+ * entry per operation, in the order they were started, and each completion takes the oldest. Any other
+ * handle seen again replaces its entry: MPI reused it after a completion not seen (recording was off). */
+static bool shared_handle(MPI_Request handle)
+{
+#if defined(MPICH)
+    return ((uint32_t)(uintptr_t)handle >> 30) == 1u;
+#else
+    (void)handle;
+    return false;
+#endif
+}
+
+/* The n-th entry (0: the oldest) for `handle`: linear probing keeps a handle's entries in insertion
+ * order along its probe sequence, and deletion by backward shift preserves that order. */
+static struct tracked_request *find_nth(MPI_Request handle, int n)
 {
     if (!table_size || handle == MPI_REQUEST_NULL)
         return NULL;
     for (size_t i = slot_of(handle);; i = (i + 1) & (table_size - 1)) {
-        if (table[i].handle == handle)
+        if (table[i].handle == handle && n-- == 0)
             return &table[i];
         if (table[i].handle == MPI_REQUEST_NULL)
             return NULL;
     }
+}
+
+static struct tracked_request *find(MPI_Request handle)
+{
+    return find_nth(handle, 0);
 }
 
 static void insert(const struct tracked_request *entry);
@@ -124,7 +146,7 @@ static void grow(void)
 
 static void insert(const struct tracked_request *entry)
 {
-    struct tracked_request *existing = find(entry->handle);
+    struct tracked_request *existing = shared_handle(entry->handle) ? NULL : find(entry->handle);
     if (existing) { /* a handle reused after a completion we did not see: replace */
         *existing = *entry;
         return;
@@ -393,7 +415,11 @@ void capture_requests_snapshot(const MPI_Request *requests, int count)
     }
     pthread_mutex_lock(&table_lock);
     for (int i = 0; i < count; i++) {
-        const struct tracked_request *entry = find(requests[i]);
+        int earlier = 0; /* a shared handle's k-th occurrence in the array stands for its k-th entry */
+        if (shared_handle(requests[i]))
+            for (int j = 0; j < i; j++)
+                earlier += requests[j] == requests[i];
+        const struct tracked_request *entry = find_nth(requests[i], earlier);
         if (entry)
             snapshot[i] = *entry;
         else
@@ -418,6 +444,8 @@ void capture_request_completed_at(int function_id, int index, MPI_Request reques
          * new request, whose entry replaced ours. The completion is recorded either way, from the copy. */
         pthread_mutex_lock(&table_lock);
         struct tracked_request *entry = find(copied->handle);
+        for (int n = 1; entry && entry->serial != copied->serial && shared_handle(copied->handle); n++)
+            entry = find_nth(copied->handle, n);
         if (entry && entry->serial == copied->serial)
             remove_entry(entry);
         pthread_mutex_unlock(&table_lock);
