@@ -110,35 +110,29 @@ static double clock_gettime_ns(long calls)
 void capture_bench_hooked_call(volatile long *counter);
 void capture_bench_plain_call(volatile long *counter);
 
-/* Nanoseconds per call of the user function built with the hooks (traced) or of its twin without. */
-static double user_call_ns(long calls, int traced)
+/* Nanoseconds per call of the user function built with the hooks (traced) or of its twin without, timed
+ * in bursts of `burst` calls (all of them at once if 0). After each burst a 2 ms pause, not timed, lets the
+ * place take the batch: bursts of about one batch (2 000 calls: 4 000 records of 24 bytes) give what
+ * recording costs the application while its place keeps up, batch sends included, back-pressure
+ * excluded. */
+static double user_call_ns(long calls, long burst, int traced)
 {
-    volatile long counter = 0;
-    void (*call)(volatile long *) = traced ? capture_bench_hooked_call : capture_bench_plain_call;
-    double start = now_ns();
-    for (long i = 0; i < calls; i++)
-        call(&counter);
-    return (now_ns() - start) / (double)calls;
-}
-
-/* The same in bursts of about one batch (2 000 calls: 4 000 records of 24 bytes), each followed by a
- * 2 ms pause (not timed) in which the place takes the batch: what recording costs the application while
- * its place keeps up, batch sends included, back-pressure excluded. */
-static double user_call_burst_ns(long calls, int traced)
-{
-    enum { BURST = 2000 };
     const struct timespec drain = {0, 2 * 1000 * 1000};
     volatile long counter = 0;
     void (*call)(volatile long *) = traced ? capture_bench_hooked_call : capture_bench_plain_call;
+    if (burst <= 0)
+        burst = calls;
     double timed = 0;
-    for (long done = 0; done < calls; done += BURST) {
+    long done = 0;
+    for (; done + burst <= calls; done += burst) {
         const double start = now_ns();
-        for (long i = 0; i < BURST; i++)
+        for (long i = 0; i < burst; i++)
             call(&counter);
         timed += now_ns() - start;
-        nanosleep(&drain, NULL);
+        if (burst < calls)
+            nanosleep(&drain, NULL);
     }
-    return timed / (double)(calls / BURST * BURST);
+    return timed / (double)done;
 }
 
 /* Nanoseconds per MPI_Comm_rank call, through the wrapper (traced) or straight to PMPI (untraced). */
@@ -417,18 +411,18 @@ int main(int argc, char **argv)
     if (rank == 0) {
         clock_ns = clock_gettime_ns(calls);
         tsc_ns = rdtsc_ns(calls);
-        user_call_ns(calls / 10, 0); /* warm up */
-        user_call_ns(calls / 10, 1);
+        user_call_ns(calls / 10, 0, 0); /* warm up */
+        user_call_ns(calls / 10, 0, 1);
         double plain = 1e30, hooked = 1e30, untraced = 1e30, traced = 1e30;
         for (int repetition = 0; repetition < EVENT_REPETITIONS; repetition++) {
-            plain = minimum(plain, user_call_ns(calls, 0));
-            hooked = minimum(hooked, user_call_ns(calls, 1));
+            plain = minimum(plain, user_call_ns(calls, 0, 0));
+            hooked = minimum(hooked, user_call_ns(calls, 0, 1));
         }
         sustained_event_ns = (hooked - plain) / 2;
         plain = hooked = 1e30;
         for (int repetition = 0; repetition < 3; repetition++) {
-            plain = minimum(plain, user_call_burst_ns(calls / 2, 0));
-            hooked = minimum(hooked, user_call_burst_ns(calls / 2, 1));
+            plain = minimum(plain, user_call_ns(calls / 2, 2000, 0));
+            hooked = minimum(hooked, user_call_ns(calls / 2, 2000, 1));
         }
         user_event_ns = (hooked - plain) / 2;
         comm_rank_ns(calls / 10, 0);

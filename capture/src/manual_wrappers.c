@@ -177,6 +177,11 @@ static bool place_on_this_node;
 static void clock_ping_name(char name[MPI_MAX_PROCESSOR_NAME + 2], int *length)
 {
     const char *remote = getenv("OTFX_TEST_REMOTE_PLACE");
+    static bool reported;
+    if (remote && *remote && strcmp(remote, "0") != 0 && strcmp(remote, "1") != 0 && !reported) {
+        fprintf(stderr, "otfx-capture: OTFX_TEST_REMOTE_PLACE=%s is not 0 or 1: ignored\n", remote);
+        reported = true;
+    }
     if (remote && strcmp(remote, "1") == 0) {
         static const char other_node[] = "otfx-test-remote-node";
         memcpy(name, other_node, sizeof(other_node));
@@ -186,13 +191,33 @@ static void clock_ping_name(char name[MPI_MAX_PROCESSOR_NAME + 2], int *length)
     PMPI_Get_processor_name(name, length);
 }
 
-/* One ping of a burst (record_format.h, CAPTURE_SYNC_TAG): the place's clock and whether it shares ours. */
-static void clock_ping(char name[MPI_MAX_PROCESSOR_NAME + 2], int length, int still_to_come, int place,
-                       uint64_t answer[2])
+/* The ping-pong with the shortest round trip of a burst (record_format.h, CAPTURE_SYNC_TAG), timed with
+ * `read_clock`: its middle and round trip on that clock, the place's clock when it answered, and whether
+ * the place shares this node's clock. */
+struct clock_ping {
+    uint64_t middle, round_trip, place_ns;
+    bool same_node;
+};
+
+static struct clock_ping ping_burst(int place, int pings, uint64_t (*read_clock)(void))
 {
-    name[length + 1] = (char)(unsigned char)still_to_come;
-    PMPI_Send(name, length + 2, MPI_CHAR, place, CAPTURE_SYNC_TAG, capture_tool_comm);
-    PMPI_Recv(answer, 2, MPI_UINT64_T, place, CAPTURE_SYNC_TAG, capture_tool_comm, MPI_STATUS_IGNORE);
+    char name[MPI_MAX_PROCESSOR_NAME + 2] = {0};
+    int length = 0;
+    clock_ping_name(name, &length);
+    struct clock_ping best = {.round_trip = UINT64_MAX};
+    for (int i = 0; i < pings; i++) {
+        uint64_t answer[2] = {0, 0};
+        name[length + 1] = (char)(unsigned char)(pings - 1 - i); /* pings of the burst still to come */
+        const uint64_t sent = read_clock();
+        PMPI_Send(name, length + 2, MPI_CHAR, place, CAPTURE_SYNC_TAG, capture_tool_comm);
+        PMPI_Recv(answer, 2, MPI_UINT64_T, place, CAPTURE_SYNC_TAG, capture_tool_comm, MPI_STATUS_IGNORE);
+        const uint64_t received = read_clock();
+        best.same_node = answer[1] != 0;
+        if (received - sent < best.round_trip)
+            best =
+                (struct clock_ping){sent + (received - sent) / 2, received - sent, answer[0], best.same_node};
+    }
+    return best;
 }
 
 /* Round trips to a place on another node: a ping answered late (the place busy ingesting, either side
@@ -207,12 +232,17 @@ enum { ROUND_TRIP_SLACK_NS = 10 * 1000, FIRST_ROUND_TRIP_NS = 50 * 1000 };
 static unsigned rejected_in_a_row;
 enum { MAX_DOUBLINGS = 4 };
 
+/* Whether a round trip is short enough to trust; one that is becomes the new shortest. */
 static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
 {
     const uint64_t base = shortest_round_trip_ns == UINT64_MAX
                               ? (uint64_t)FIRST_ROUND_TRIP_NS
                               : 2 * shortest_round_trip_ns + ROUND_TRIP_SLACK_NS;
-    return round_trip_ns <= base << (doublings < MAX_DOUBLINGS ? doublings : MAX_DOUBLINGS);
+    if (round_trip_ns > base << (doublings < MAX_DOUBLINGS ? doublings : MAX_DOUBLINGS))
+        return false;
+    if (round_trip_ns < shortest_round_trip_ns)
+        shortest_round_trip_ns = round_trip_ns;
+    return true;
 }
 
 /* The place's CLOCK_MONOTONIC minus this rank's: of bursts of 10 ping-pongs with the place (up to 8, until
@@ -221,83 +251,42 @@ static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
  * name; a place on the same node says so and the offset is 0 exactly (one CLOCK_MONOTONIC per node). */
 static void measure_place_offset(int app_rank)
 {
-    const int place = capture_place_of(app_rank);
-    char name[MPI_MAX_PROCESSOR_NAME + 2] = {0};
-    int length = 0;
-    clock_ping_name(name, &length);
-    uint64_t best_rtt = UINT64_MAX;
-    int64_t offset = 0;
-    bool same_node = false;
     enum { PINGS = 10, BURSTS = 8 };
-    for (int burst = 0; burst < BURSTS; burst++) {
-        for (int i = 0; i < PINGS; i++) {
-            uint64_t answer[2] = {0, 0}; /* the place's clock, whether it runs on this node */
-            const uint64_t sent = capture_monotonic_ns();
-            clock_ping(name, length, PINGS - 1 - i, place, answer);
-            const uint64_t received = capture_monotonic_ns();
-            same_node = answer[1] != 0;
-            if (received - sent < best_rtt) {
-                best_rtt = received - sent;
-                offset = (int64_t)answer[0] - (int64_t)(sent + (received - sent) / 2);
-            }
-        }
-        if (same_node || round_trip_acceptable(best_rtt, (unsigned)burst))
+    struct clock_ping best = {.round_trip = UINT64_MAX};
+    for (unsigned burst = 0; burst < BURSTS; burst++) {
+        const struct clock_ping ping = ping_burst(capture_place_of(app_rank), PINGS, capture_monotonic_ns);
+        if (ping.round_trip < best.round_trip)
+            best = ping;
+        if (ping.same_node || round_trip_acceptable(best.round_trip, burst))
             break;
     }
-    place_on_this_node = same_node;
-    if (!same_node && best_rtt < shortest_round_trip_ns)
-        shortest_round_trip_ns = best_rtt;
-    capture_timer_set_offset(same_node ? 0 : offset);
+    place_on_this_node = best.same_node;
+    if (!best.same_node && best.round_trip < shortest_round_trip_ns) /* none acceptable: still the best */
+        shortest_round_trip_ns = best.round_trip;
+    capture_timer_set_offset(best.same_node ? 0 : (int64_t)best.place_ns - (int64_t)best.middle);
 }
 
 /* The place's clock minus this rank's tick-derived time (record_format.h's capture_clock_record), now.
- * Same node: one CLOCK_MONOTONIC, so no message: the (ticks, ns) pair read closest together of 16. Else the
- * ping-pong with the smallest round trip of 5; false when even that one took too long to be trusted (the
- * caller tries again soon, accepting twice as long a round trip). */
+ * Same node: one CLOCK_MONOTONIC, so no message: a reference pair. Else the ping-pong with the smallest
+ * round trip of 5; false when even that one took too long to be trusted (the caller tries again soon,
+ * accepting twice as long a round trip). */
 bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
 {
-    const struct capture_clock_calibration clock = capture_timer_calibration();
-    const double ns_per_tick = capture_timer_tsc ? clock.ns_per_tick : 1.0;
-#define TICK_NS(t)                                                                                           \
-    (capture_timer_tsc ? (double)clock.ref_ns + ((double)(t) - (double)clock.ref_ticks) * ns_per_tick        \
-                       : (double)(t))
-    uint64_t best = UINT64_MAX;
     if (place_on_this_node) {
-        for (int attempt = 0; attempt < 16; attempt++) {
-            const uint64_t before = capture_monotonic_ns(), ticks = capture_ticks(),
-                           after = capture_monotonic_ns();
-            if (after - before < best) {
-                best = after - before;
-                *at_ticks = ticks;
-                *correction_ns = (int64_t)((double)(before + (after - before) / 2) - TICK_NS(ticks));
-            }
-        }
+        uint64_t ns = 0;
+        capture_timer_reference_pair(at_ticks, &ns);
+        *correction_ns = (int64_t)((double)ns - capture_timer_local_ns(*at_ticks));
         return true;
     }
-    char name[MPI_MAX_PROCESSOR_NAME + 2] = {0};
-    int length = 0;
-    clock_ping_name(name, &length);
-    enum { PINGS = 5 };
-    for (int i = 0; i < PINGS; i++) {
-        uint64_t answer[2] = {0, 0};
-        const uint64_t sent = capture_ticks();
-        clock_ping(name, length, PINGS - 1 - i, capture_own_place, answer);
-        const uint64_t received = capture_ticks();
-        if (received - sent < best) {
-            best = received - sent;
-            *at_ticks = sent + (received - sent) / 2;
-            *correction_ns = (int64_t)((double)answer[0] - TICK_NS(*at_ticks));
-        }
-    }
-#undef TICK_NS
-    const uint64_t best_ns = (uint64_t)((double)best * ns_per_tick);
-    if (!round_trip_acceptable(best_ns, rejected_in_a_row)) {
+    const struct clock_ping ping = ping_burst(capture_own_place, 5, capture_ticks);
+    const double ns_per_tick = capture_timer_tsc ? capture_timer_calibration().ns_per_tick : 1.0;
+    if (!round_trip_acceptable((uint64_t)((double)ping.round_trip * ns_per_tick), rejected_in_a_row)) {
         rejected_in_a_row++;
         return false;
     }
     rejected_in_a_row = 0;
-    if (best_ns < shortest_round_trip_ns)
-        shortest_round_trip_ns = best_ns;
+    *at_ticks = ping.middle;
+    *correction_ns = (int64_t)((double)ping.place_ns - capture_timer_local_ns(ping.middle));
     return true;
 }
 

@@ -75,10 +75,9 @@ const char *capture_timer_select(void)
     return "OTFX_TIMER must be 'tsc' or 'monotonic'";
 }
 
-/* A (ticks, ns) pair read as close together as possible: the ticks between two clock reads, the tightest
- * of 16 tries (about 2 µs in all), so that a preemption or a slow clock read in some of them does not
- * shift this rank's time base against the other ranks'. */
-static void reference_pair(uint64_t *ticks, uint64_t *ns)
+/* The tightest of 16 tries (about 2 µs in all), so that a preemption or a slow clock read in some of them
+ * does not shift this rank's time base against the other ranks'. */
+void capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
     for (int attempt = 0; attempt < 16; attempt++) {
@@ -93,6 +92,14 @@ static void reference_pair(uint64_t *ticks, uint64_t *ns)
     }
 }
 
+double capture_timer_local_ns(uint64_t ticks)
+{
+    if (!capture_timer_tsc)
+        return (double)ticks;
+    return (double)init_calibration.ref_ns +
+           ((double)ticks - (double)init_calibration.ref_ticks) * init_calibration.ns_per_tick;
+}
+
 void capture_timer_calibrate(uint64_t interval_ns)
 {
     if (!capture_timer_tsc) {
@@ -101,11 +108,11 @@ void capture_timer_calibrate(uint64_t interval_ns)
         return;
     }
     uint64_t ticks0 = 0, ns0 = 0, ticks1 = 0, ns1 = 0;
-    reference_pair(&ticks0, &ns0);
+    capture_timer_reference_pair(&ticks0, &ns0);
     const struct timespec pause = {.tv_sec = (time_t)(interval_ns / 1000000000u),
                                    .tv_nsec = (long)(interval_ns % 1000000000u)};
     nanosleep(&pause, NULL);
-    reference_pair(&ticks1, &ns1);
+    capture_timer_reference_pair(&ticks1, &ns1);
     calibration.ns_per_tick = ticks1 > ticks0 ? (double)(ns1 - ns0) / (double)(ticks1 - ticks0) : 1.0;
     calibration.ref_ticks = ticks1;
     calibration.ref_ns = ns1;
@@ -129,7 +136,7 @@ void capture_timer_recalibrate(void)
     if (!capture_timer_tsc)
         return;
     uint64_t ticks = 0, ns = 0;
-    reference_pair(&ticks, &ns);
+    capture_timer_reference_pair(&ticks, &ns);
     if (ticks > init_calibration.ref_ticks && ns > init_calibration.ref_ns)
         calibration.ns_per_tick =
             (double)(ns - init_calibration.ref_ns) / (double)(ticks - init_calibration.ref_ticks);

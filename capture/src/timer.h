@@ -65,6 +65,11 @@ CAPTURE_TIMER_INTERNAL void capture_timer_recalibrate(void);
 CAPTURE_TIMER_INTERNAL struct capture_clock_calibration capture_timer_calibration(void);
 /* The offset to the place measured by the caller (manual_wrappers.c), sent with the calibration. */
 CAPTURE_TIMER_INTERNAL void capture_timer_set_offset(int64_t offset_ns);
+/* A (ticks, CLOCK_MONOTONIC ns) pair read as close together as possible: the tightest of 16 tries. */
+CAPTURE_TIMER_INTERNAL void capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns);
+/* A timestamp as this rank's CLOCK_MONOTONIC ns by the MPI_Init calibration (the place does the same
+ * with the calibration in the batch header; not per record). */
+CAPTURE_TIMER_INTERNAL double capture_timer_local_ns(uint64_t ticks);
 /* Ticks as ns with the current calibration (durations, e.g. throttling; not per record). */
 CAPTURE_TIMER_INTERNAL double capture_ticks_to_ns(uint64_t ticks);
 CAPTURE_TIMER_INTERNAL const char *capture_timer_name(void);

@@ -1044,16 +1044,25 @@ static otfx_status comm_and_world_rank(location_import *li, OTF2_CommRef ref, ui
     return OTFX_OK;
 }
 
+/* The message events with and without a request (0: none) share one body, as the collective ones below. */
+static otfx_status deliver_message(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
+                                   uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t length,
+                                   uint64_t request)
+{
+    otfx_event event = {.type = type};
+    OTFX_TRY(comm_and_world_rank(li, comm, peer, &event.u.msg.comm, &event.u.msg.peer));
+    event.u.msg.tag = tag;
+    event.u.msg.bytes = length;
+    event.u.msg.request = request;
+    return deliver(li, time, &event);
+}
+
 static otfx_status import_MESSAGE(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
                                   OTF2_AttributeList *attributes, uint32_t peer, OTF2_CommRef comm,
                                   uint32_t tag, uint64_t length)
 {
     (void)attributes;
-    otfx_event event = {.type = type};
-    OTFX_TRY(comm_and_world_rank(li, comm, peer, &event.u.msg.comm, &event.u.msg.peer));
-    event.u.msg.tag = tag;
-    event.u.msg.bytes = length;
-    return deliver(li, time, &event);
+    return deliver_message(li, type, time, peer, comm, tag, length, 0);
 }
 
 static otfx_status import_MESSAGE_REQUEST(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
@@ -1061,12 +1070,7 @@ static otfx_status import_MESSAGE_REQUEST(location_import *li, otfx_event_type t
                                           uint32_t tag, uint64_t length, uint64_t request)
 {
     (void)attributes;
-    otfx_event event = {.type = type};
-    OTFX_TRY(comm_and_world_rank(li, comm, peer, &event.u.msg.comm, &event.u.msg.peer));
-    event.u.msg.tag = tag;
-    event.u.msg.bytes = length;
-    event.u.msg.request = request;
-    return deliver(li, time, &event);
+    return deliver_message(li, type, time, peer, comm, tag, length, request);
 }
 
 static otfx_status import_REQUEST(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
@@ -1086,17 +1090,25 @@ static otfx_status import_NONE(location_import *li, otfx_event_type type, OTF2_T
     return deliver(li, time, &event);
 }
 
-static otfx_status import_COLLECTIVE(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
-                                     OTF2_AttributeList *attributes, OTF2_CollectiveOp op, OTF2_CommRef comm,
-                                     uint32_t root, uint64_t sent, uint64_t received)
+static otfx_status deliver_collective(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
+                                      OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root, uint64_t sent,
+                                      uint64_t received, uint64_t request)
 {
-    (void)attributes;
     otfx_event event = {.type = type};
     OTFX_TRY(comm_and_world_rank(li, comm, root, &event.u.coll.comm, &event.u.coll.root));
     event.u.coll.op = op;
     event.u.coll.sent = sent;
     event.u.coll.received = received;
+    event.u.coll.request = request;
     return deliver(li, time, &event);
+}
+
+static otfx_status import_COLLECTIVE(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
+                                     OTF2_AttributeList *attributes, OTF2_CollectiveOp op, OTF2_CommRef comm,
+                                     uint32_t root, uint64_t sent, uint64_t received)
+{
+    (void)attributes;
+    return deliver_collective(li, type, time, op, comm, root, sent, received, 0);
 }
 
 static otfx_status import_COLLECTIVE_REQUEST(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
@@ -1105,13 +1117,7 @@ static otfx_status import_COLLECTIVE_REQUEST(location_import *li, otfx_event_typ
                                              uint64_t received, uint64_t request)
 {
     (void)attributes;
-    otfx_event event = {.type = type};
-    OTFX_TRY(comm_and_world_rank(li, comm, root, &event.u.coll.comm, &event.u.coll.root));
-    event.u.coll.op = op;
-    event.u.coll.sent = sent;
-    event.u.coll.received = received;
-    event.u.coll.request = request;
-    return deliver(li, time, &event);
+    return deliver_collective(li, type, time, op, comm, root, sent, received, request);
 }
 
 static otfx_status metric_type_of(OTF2_Type type, otfx_metric_type *out)

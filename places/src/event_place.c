@@ -197,6 +197,29 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
     return (header.flags & CAPTURE_BATCH_GOODBYE) != 0;
 }
 
+/* Test only: a place whose clock runs this far ahead, as one on another node would (with the ranks'
+ * OTFX_TEST_REMOTE_PLACE=1, tests/places check that the measured offset carries it into the times).
+ * Read once; a malformed value is reported once and ignored. */
+static uint64_t test_clock_ahead_ns(void)
+{
+    static bool read;
+    static uint64_t ahead_ns;
+    if (read)
+        return ahead_ns;
+    read = true;
+    const char *ahead = getenv("OTFX_TEST_PLACE_CLOCK_AHEAD_NS");
+    if (ahead && *ahead) {
+        char *end = NULL;
+        const unsigned long long parsed = strtoull(ahead, &end, 10);
+        if (*end == '\0' && ahead[0] != '-')
+            ahead_ns = parsed;
+        else
+            fprintf(stderr, "otfx-place: OTFX_TEST_PLACE_CLOCK_AHEAD_NS=%s is not nanoseconds: ignored\n",
+                    ahead);
+    }
+    return ahead_ns;
+}
+
 /* A rank measures its clock offset (record_format.h, CAPTURE_SYNC_TAG): answers its burst of pings
  * with this place's clock. The first ping waited for this loop; the rest are awaited here, probing and
  * yielding the core, so that their round trips measure the transport. Not for long: after 200 µs
@@ -207,16 +230,7 @@ static void answer_clock_pings(MPI_Comm tool_comm, int source)
     char own[MPI_MAX_PROCESSOR_NAME + 1] = {0};
     int own_length = 0;
     PMPI_Get_processor_name(own, &own_length);
-    /* Test only: a place whose clock runs this far ahead, as one on another node would (with the ranks'
-     * OTFX_TEST_REMOTE_PLACE=1, tests/places check that the measured offset carries it into the times). */
-    uint64_t ahead_ns = 0;
-    const char *ahead = getenv("OTFX_TEST_PLACE_CLOCK_AHEAD_NS");
-    if (ahead && *ahead) {
-        char *end = NULL;
-        const unsigned long long parsed = strtoull(ahead, &end, 10);
-        if (*end == '\0' && ahead[0] != '-')
-            ahead_ns = parsed;
-    }
+    const uint64_t ahead_ns = test_clock_ahead_ns();
     for (;;) {
         char ping[MPI_MAX_PROCESSOR_NAME + 3] = {0};
         MPI_Status status;

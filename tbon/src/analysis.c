@@ -4,6 +4,8 @@
 
 #include <otfx/analysis.h>
 
+#include "error_text.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -46,20 +48,22 @@ void otfx_blob_append(otfx_blob *blob, const void *bytes, size_t length)
 }
 
 /* Little-endian on the wire: places of one job may in principle differ in byte order. */
+static void append_little_endian(otfx_blob *blob, uint64_t value, size_t bytes)
+{
+    unsigned char out[8];
+    for (size_t i = 0; i < bytes; i++)
+        out[i] = (unsigned char)(value >> (8 * i));
+    otfx_blob_append(blob, out, bytes);
+}
+
 void otfx_blob_u32(otfx_blob *blob, uint32_t value)
 {
-    unsigned char bytes[4];
-    for (int i = 0; i < 4; i++)
-        bytes[i] = (unsigned char)(value >> (8 * i));
-    otfx_blob_append(blob, bytes, sizeof bytes);
+    append_little_endian(blob, value, 4);
 }
 
 void otfx_blob_u64(otfx_blob *blob, uint64_t value)
 {
-    unsigned char bytes[8];
-    for (int i = 0; i < 8; i++)
-        bytes[i] = (unsigned char)(value >> (8 * i));
-    otfx_blob_append(blob, bytes, sizeof bytes);
+    append_little_endian(blob, value, 8);
 }
 
 void otfx_blob_str(otfx_blob *blob, const char *text)
@@ -95,26 +99,24 @@ const void *otfx_blob_read_bytes(otfx_blob_reader *reader, size_t length)
     return p;
 }
 
+/* `bytes` little-endian bytes as a number; 0 once the reader failed. */
+static uint64_t read_little_endian(otfx_blob_reader *reader, size_t bytes)
+{
+    const unsigned char *p = otfx_blob_read_bytes(reader, bytes);
+    uint64_t value = 0;
+    for (size_t i = 0; p && i < bytes; i++)
+        value |= (uint64_t)p[i] << (8 * i);
+    return value;
+}
+
 uint32_t otfx_blob_read_u32(otfx_blob_reader *reader)
 {
-    const unsigned char *p = otfx_blob_read_bytes(reader, 4);
-    if (!p)
-        return 0;
-    uint32_t value = 0;
-    for (int i = 0; i < 4; i++)
-        value |= (uint32_t)p[i] << (8 * i);
-    return value;
+    return (uint32_t)read_little_endian(reader, 4);
 }
 
 uint64_t otfx_blob_read_u64(otfx_blob_reader *reader)
 {
-    const unsigned char *p = otfx_blob_read_bytes(reader, 8);
-    if (!p)
-        return 0;
-    uint64_t value = 0;
-    for (int i = 0; i < 8; i++)
-        value |= (uint64_t)p[i] << (8 * i);
-    return value;
+    return read_little_endian(reader, 8);
 }
 
 const char *otfx_blob_read_str(otfx_blob_reader *reader, uint32_t *length)
@@ -281,18 +283,6 @@ static const otfx_analysis_module *registry[MAX_MODULES] = {
     &otfx_module_messages, &otfx_module_events,
 };
 static size_t registry_count = 5;
-
-static void set_error(char *error, size_t size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_error(char *error, size_t size, const char *format, ...)
-{
-    if (!error || size == 0)
-        return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error, size, format, args);
-    va_end(args);
-}
 
 static bool valid_name(const char *name)
 {

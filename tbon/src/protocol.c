@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <otfx/protocol.h>
 
+#include "error_text.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -548,24 +550,13 @@ typedef struct {
     char *storage;
 } word_list;
 
-static void fail(char *error, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *error, size_t size, const char *format, ...)
-{
-    if (!error || size == 0)
-        return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error, size, format, args);
-    va_end(args);
-}
-
 static bool split_words(const char *line, word_list *list, char *error, size_t error_size)
 {
     memset(list, 0, sizeof *list);
     const size_t length = strlen(line);
     list->storage = malloc(length + 1);
     if (!list->storage) {
-        fail(error, error_size, "out of memory");
+        set_error(error, error_size, "out of memory");
         return false;
     }
     char *storage = list->storage;
@@ -579,12 +570,12 @@ static bool split_words(const char *line, word_list *list, char *error, size_t e
         while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
             p++;
         if (list->count == MAX_WORDS) {
-            fail(error, error_size, "too many words (at most %d)", MAX_WORDS);
+            set_error(error, error_size, "too many words (at most %d)", MAX_WORDS);
             return false;
         }
         if (!percent_decode(start, p, storage, true)) {
-            fail(error, error_size, "bad word '%.*s': a bad %%-escape, %%00 or a control character",
-                 (int)(p - start > 60 ? 60 : p - start), start);
+            set_error(error, error_size, "bad word '%.*s': a bad %%-escape, %%00 or a control character",
+                      (int)(p - start > 60 ? 60 : p - start), start);
             return false;
         }
         list->words[list->count++] = storage;
@@ -695,7 +686,7 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
     for (size_t i = first; i < words->count; i++) {
         char *word = words->words[i];
         if (strncmp(word, "--", 2) != 0) {
-            fail(error, error_size, "%s: unexpected argument '%s'", name, word);
+            set_error(error, error_size, "%s: unexpected argument '%s'", name, word);
             return false;
         }
         char *option = word + 2;
@@ -707,17 +698,17 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             if (strcmp(option, option_names[b]) == 0)
                 bit = 1u << b;
         if (!bit || !(allowed & bit)) {
-            fail(error, error_size, "%s does not take --%s", name, option);
+            set_error(error, error_size, "%s does not take --%s", name, option);
             return false;
         }
         if (seen & bit) {
-            fail(error, error_size, "%s: --%s given twice", name, option);
+            set_error(error, error_size, "%s: --%s given twice", name, option);
             return false;
         }
         seen |= bit;
         if (bit == OPT_OVERWRITE) {
             if (value) {
-                fail(error, error_size, "%s: --overwrite takes no value", name);
+                set_error(error, error_size, "%s: --overwrite takes no value", name);
                 return false;
             }
             out->overwrite = true;
@@ -725,7 +716,7 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
         }
         if (!value) {
             if (i + 1 == words->count) {
-                fail(error, error_size, "%s: --%s needs a value", name, option);
+                set_error(error, error_size, "%s: --%s needs a value", name, option);
                 return false;
             }
             value = words->words[++i];
@@ -765,12 +756,12 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             break;
         }
         if (!ok) {
-            fail(error, error_size, "%s: bad --%s '%s': expected %s", name, option, value, expected);
+            set_error(error, error_size, "%s: bad --%s '%s': expected %s", name, option, value, expected);
             return false;
         }
     }
     if (out->from > out->to) {
-        fail(error, error_size, "%s: --from is after --to", name);
+        set_error(error, error_size, "%s: --from is after --to", name);
         return false;
     }
     return true;
@@ -779,7 +770,7 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
 static bool parse_words(word_list *words, otfx_command *out, char *error, size_t error_size)
 {
     if (words->count == 0) {
-        fail(error, error_size, "empty command");
+        set_error(error, error_size, "empty command");
         return false;
     }
     const char *verb = words->words[0];
@@ -797,14 +788,14 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
             out->kind = OTFX_CMD_RECORD_WINDOW;
             if (words->count < 3 || !parse_duration(words->words[2], &out->duration_ns) ||
                 out->duration_ns == 0) {
-                fail(
+                set_error(
                     error, error_size,
                     "record window needs a duration above zero like 2s, 500ms, 10us, 100ns or plain seconds");
                 return false;
             }
             used = 3;
         } else {
-            fail(error, error_size, "record needs pause, resume or window DURATION");
+            set_error(error, error_size, "record needs pause, resume or window DURATION");
             return false;
         }
         if (used == 1)
@@ -815,7 +806,7 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         else if (arg && strcmp(arg, "resume") == 0)
             out->kind = OTFX_CMD_APP_RESUME;
         else {
-            fail(error, error_size, "app needs pause or resume");
+            set_error(error, error_size, "app needs pause or resume");
             return false;
         }
         used = 2;
@@ -828,7 +819,7 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
             if (strcmp(arg, strategies[i]) == 0)
                 known = true;
         if (!known) {
-            fail(error, error_size, "reduction needs a strategy: ring, time, type, depth or stop");
+            set_error(error, error_size, "reduction needs a strategy: ring, time, type, depth or stop");
             return false;
         }
         snprintf(out->strategy, sizeof out->strategy, "%s", arg);
@@ -836,19 +827,20 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
     } else if (strcmp(verb, "enable") == 0 || strcmp(verb, "disable") == 0) {
         out->kind = verb[0] == 'e' ? OTFX_CMD_ENABLE : OTFX_CMD_DISABLE;
         if (!arg || !parse_classes(arg, &out->classes)) {
-            fail(error, error_size,
-                 "%s needs event classes: a comma list of p2p, collective, mpi-other, user or all", verb);
+            set_error(error, error_size,
+                      "%s needs event classes: a comma list of p2p, collective, mpi-other, user or all",
+                      verb);
             return false;
         }
         used = 2;
     } else if (strcmp(verb, "snapshot") == 0 || strcmp(verb, "load-module") == 0) {
         out->kind = verb[0] == 's' ? OTFX_CMD_SNAPSHOT : OTFX_CMD_LOAD_MODULE;
         if (!arg || strncmp(arg, "--", 2) == 0) {
-            fail(error, error_size, "%s needs a path", verb);
+            set_error(error, error_size, "%s needs a path", verb);
             return false;
         }
         if (strlen(arg) >= sizeof out->path) {
-            fail(error, error_size, "%s: path longer than %zu bytes", verb, sizeof out->path - 1);
+            set_error(error, error_size, "%s: path longer than %zu bytes", verb, sizeof out->path - 1);
             return false;
         }
         snprintf(out->path, sizeof out->path, "%s", arg);
@@ -864,18 +856,18 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
     } else if (strcmp(verb, "query") == 0) {
         out->kind = OTFX_CMD_QUERY;
         if (!arg || !is_module_name(arg)) {
-            fail(error, error_size,
-                 "query needs a module name ([a-z0-9_-], not starting with '-', at most %zu characters)",
-                 sizeof out->module - 1);
+            set_error(error, error_size,
+                      "query needs a module name ([a-z0-9_-], not starting with '-', at most %zu characters)",
+                      sizeof out->module - 1);
             return false;
         }
         snprintf(out->module, sizeof out->module, "%s", arg);
         used = 2;
     } else {
-        fail(error, error_size,
-             "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
-             "snapshot, profile, timeline, messages, events, query, load-module)",
-             verb);
+        set_error(error, error_size,
+                  "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
+                  "snapshot, profile, timeline, messages, events, query, load-module)",
+                  verb);
         return false;
     }
     return parse_options(words, used, options_of(out->kind), out, error, error_size);
@@ -888,7 +880,7 @@ bool otfx_command_parse(const char *line, otfx_command *out, char *error, size_t
     if (error && error_size)
         error[0] = '\0';
     if (!line) {
-        fail(error, error_size, "empty command");
+        set_error(error, error_size, "empty command");
         return false;
     }
     word_list words;

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <otfx/server.h>
 
+#include "error_text.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -96,18 +98,6 @@ struct otfx_server {
     uint32_t live_count, live_capacity;
     bool stop_requested, stopped;
 };
-
-static void set_error(char *error, size_t size, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_error(char *error, size_t size, const char *format, ...)
-{
-    if (!error || !size)
-        return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error, size, format, args);
-    va_end(args);
-}
 
 static uint64_t now_ns(void)
 {
