@@ -18,8 +18,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* OTF2 3.0.2's file layer collects writes smaller than OTF2_FILE_BUFFER_SIZE (4 MiB, OTF2_File.h) in a
+ * buffer of that size and writes it out when it is full. When that write fails (a full disk), it frees
+ * the buffer but keeps using it: the next write copies into freed memory and closing the file writes it
+ * and frees it again (otf2_file_write_buffered, otf2_file_finalize: double free, or SIGSEGV in fwrite).
+ * Writes of at least the buffer's size go to the file directly and fail cleanly. OTF2 writes a file
+ * chunk by chunk, whole chunks and then the used part of the last one: with chunks of 4 MiB the only
+ * write that goes through the buffer is a file's last one, which the buffer holds until the file is
+ * closed and which fails there without harm (OTF2 then goes on as if it had been written:
+ * otfx_otf2_system_error finds it). Readers hold about two chunks per location open at once. */
+#define OTF2_FILE_BUFFER_BYTES (4u << 20)
+
 enum {
-    EVENT_CHUNK_BYTES = 1 << 20,
+    EVENT_CHUNK_BYTES = OTF2_FILE_BUFFER_BYTES,
     /* A compressed 64-bit group member takes at most 9 bytes; the rest of a Group record is small. */
     GROUP_MEMBER_BYTES = 9,
     GROUP_RECORD_SLACK = 64 << 10,
@@ -1366,7 +1377,7 @@ static otfx_status remove_archive(const archive_paths *paths)
     }
     const char *files[] = {paths->anchor, paths->global, paths->marker};
     for (size_t f = 0; f < sizeof files / sizeof *files; f++)
-        if (unlink(files[f]) != 0 && errno != ENOENT)
+        if (exists(files[f]) && unlink(files[f]) != 0 && errno != ENOENT) /* read-only: EROFS, not ENOENT */
             return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot remove %s: %s", files[f], strerror(errno));
     return OTFX_OK;
 }
@@ -1454,9 +1465,10 @@ static otfx_status group_members(otfx_defs *defs, otfx_trace *const *traces, siz
 }
 
 /* The definition chunk size: a record must fit in one chunk, and the largest is the Group of the
- * largest group (every process uses the same size: readers read every file with the anchor's).
- * Readers allocate (and clear) a chunk per definition file they read, so it is no larger than that
- * needs. */
+ * largest group (every process uses the same size: readers read every file with the anchor's). At
+ * least OTF2's file buffer (OTF2_FILE_BUFFER_BYTES above says why), which is also OTF2's default:
+ * readers allocate and clear a chunk per definition file while they read it (measured: otf2-print
+ * of 8 locations, 11 MB resident with 256 KiB chunks, 16 MB with 4 MiB). */
 static otfx_status definition_chunk_bytes(uint64_t members, uint64_t *bytes)
 {
     uint64_t needed = members * GROUP_MEMBER_BYTES + GROUP_RECORD_SLACK;
@@ -1464,7 +1476,7 @@ static otfx_status definition_chunk_bytes(uint64_t members, uint64_t *bytes)
         return otfx_fail(OTFX_ERR_INVALID,
                          "OTF2 export: a group of %llu members does not fit in an OTF2 definition chunk",
                          (unsigned long long)members);
-    *bytes = OTF2_CHUNK_SIZE_MIN;
+    *bytes = OTF2_FILE_BUFFER_BYTES;
     while (*bytes < needed)
         *bytes *= 2;
     return OTFX_OK;
@@ -1615,6 +1627,19 @@ static otfx_status unify(exporter *x, const shared_run *run, gathered *g)
     return OTFX_OK;
 }
 
+/* OTF2 creates the archive's own directory on the master while the collective callbacks are installed,
+ * and says only that it could not. Creating it once first gives the system's reason for a directory
+ * that cannot be written (read-only, no permission) before any process has started. */
+static otfx_status probe_archive_directory(const archive_paths *paths)
+{
+    if (mkdir(paths->directory, 0777) != 0)
+        return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot create %s: %s", paths->directory, strerror(errno));
+    if (rmdir(paths->directory) != 0)
+        return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot remove %s again: %s", paths->directory,
+                         strerror(errno));
+    return OTFX_OK;
+}
+
 /* Exchange 1 on the master: the existing archive is refused or removed, the directory created. */
 static otfx_status prepare_directory(const archive_paths *paths, const char *directory, bool overwrite)
 {
@@ -1623,7 +1648,19 @@ static otfx_status prepare_directory(const archive_paths *paths, const char *dir
                          paths->anchor);
     if (archive_exists(paths))
         OTFX_TRY(remove_archive(paths));
-    return make_directory(directory);
+    OTFX_TRY(make_directory(directory));
+    return probe_archive_directory(paths);
+}
+
+/* A failed system call OTF2 went on after (otfx_otf2_system_error): the step failed all the same. */
+static otfx_status system_error_of(const char *what)
+{
+    char where[512] = "";
+    const int value = otfx_otf2_system_error(where, sizeof where);
+    if (!value)
+        return OTFX_OK;
+    return otfx_fail(OTFX_ERR_IO, "OTF2 export: %s: %s%s%s", what, where, where[0] ? ": " : "",
+                     strerror(value));
 }
 
 static otfx_status open_event_files(exporter *x, const otfx_export_options *options)
@@ -1671,8 +1708,12 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
 {
     bool opened = status == OTFX_OK;
     if (status == OTFX_OK && run->collective) {
-        if (run->collective->archive_opened(x->archive, run->collective->user) != 0)
-            status = otfx_fail(OTFX_ERR_OTF2, "OTF2 export: installing the collective callbacks failed");
+        if (run->collective->archive_opened(x->archive, run->collective->user) != 0) {
+            /* OTF2 creates the archive's directory there */
+            status = system_error_of("creating the archive");
+            if (status == OTFX_OK)
+                status = otfx_fail(OTFX_ERR_OTF2, "OTF2 export: installing the collective callbacks failed");
+        }
     } else if (status == OTFX_OK) {
         status = otf2_step(OTF2_Archive_SetSerialCollectiveCallbacks(x->archive), "setting up the archive");
     }
@@ -1681,6 +1722,8 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
     opened = opened && status == OTFX_OK;
     if (status == OTFX_OK)
         status = export_traces(x, traces, trace_count, options);
+    if (status == OTFX_OK)
+        status = system_error_of("writing the event files");
 
     otfx_bytes mine = {0};
     describe_part(x, status, &mine);
@@ -1707,7 +1750,22 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
     }
     if (status == OTFX_OK && x->master)
         status = write_global_definitions(x, world_size);
+    if (status == OTFX_OK)
+        status = system_error_of("writing the definition files");
     return status;
+}
+
+/* After a failure: nothing half-written is left behind, and the failure's message is kept. */
+static void discard_partial_archive(const archive_paths *paths, otfx_status failure)
+{
+    char message[512], removal[512];
+    snprintf(message, sizeof message, "%s", otfx_last_error());
+    if (remove_archive(paths) == OTFX_OK) {
+        otfx_fail(failure, "%s", message);
+        return;
+    }
+    snprintf(removal, sizeof removal, "%s", otfx_last_error());
+    otfx_fail(failure, "%s (and the partial archive could not be removed: %s)", message, removal);
 }
 
 static void exporter_free(exporter *x)
@@ -1788,6 +1846,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
         OTF2_ErrorCode code = OTF2_Archive_Close(x.archive);
         if (status == OTFX_OK && code != OTF2_SUCCESS)
             status = otfx_otf2_fail_call(code, "OTF2 export: closing the archive");
+        if (status == OTFX_OK)
+            status = system_error_of("closing the archive"); /* the anchor file */
     }
     if (x.attributes)
         OTF2_AttributeList_Delete(x.attributes);
@@ -1797,16 +1857,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
     otfx_status agreed = exchange(&run, &mine, &g);
     otfx_bytes_free(&mine);
     gathered_free(&g);
-    if (agreed != OTFX_OK && master) {
-        /* Leave nothing half-written behind, but keep the message of the failure. */
-        char message[512];
-        snprintf(message, sizeof message, "%s", otfx_last_error());
-        if (remove_archive(&paths) == OTFX_OK)
-            otfx_fail(agreed, "%s", message);
-        else
-            otfx_fail(agreed, "%s (and the partial archive could not be removed: %s)", message,
-                      otfx_last_error());
-    }
+    if (agreed != OTFX_OK && master)
+        discard_partial_archive(&paths, agreed);
     if (agreed == OTFX_OK && stats) {
         stats->locations = (uint32_t)x.own_count;
         for (size_t l = 0; l < x.own_count; l++)
