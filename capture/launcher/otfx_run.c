@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -721,6 +722,7 @@ static int supervise(const char **command, const struct run_options *options, co
     catch_signals();
     fflush(stdout);
     fflush(stderr);
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "otfx-run: cannot start %s: %s\n", command[0], strerror(errno));
@@ -728,6 +730,10 @@ static int supervise(const char **command, const struct run_options *options, co
     }
     if (pid == 0) {
         take_terminal();
+        /* otfx-run killed outright: the job is interrupted as by SIGTERM (the places write their trace) */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127); /* otfx-run died before the line above */
         execvp(command[0], (char *const *)command);
         fprintf(stderr, "otfx-run: cannot run %s: %s\n", command[0], strerror(errno));
         _exit(127);

@@ -228,7 +228,7 @@ typedef struct resolved_path {
 
 /* otfx's exchanges: sizes first, then the bytes (every place takes the same path: a total MPI cannot
  * count fails everywhere). */
-static int allgather_bytes(const void *data, size_t size, void **all, size_t *sizes, void *user)
+int place_snapshot_allgather(const void *data, size_t size, void **all, size_t *sizes, void *user)
 {
     MPI_Comm comm = *(MPI_Comm *)user;
     int count = 0;
@@ -276,7 +276,7 @@ static int allgather_bytes(const void *data, size_t size, void **all, size_t *si
  * as they are handed over, whatever the result, and OTF2_Archive_Close releases them
  * (otf2_mpi_collectives_release) on every path. Their arguments are complete and set once, the only
  * failures OTF2 reports before keeping them. */
-static int install_collectives(void *archive, void *user)
+int place_snapshot_install_collectives(void *archive, void *user)
 {
     MPI_Comm comm = *(MPI_Comm *)user;
     OTF2_MPI_UserData *data = calloc(1, sizeof *data);
@@ -324,8 +324,8 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
     MPI_Comm comm = event_comm;
     otfx_otf2_collective collective = {.size = (uint32_t)size,
                                        .rank = (uint32_t)rank,
-                                       .archive_opened = install_collectives,
-                                       .allgather = allgather_bytes,
+                                       .archive_opened = place_snapshot_install_collectives,
+                                       .allgather = place_snapshot_allgather,
                                        .user = &comm};
     otfx_export_stats stats;
     otfx_status status = otfx_otf2_export_shared(where->directory, where->name, defs, traces, trace_count,

@@ -16,6 +16,7 @@
  * while the other ranks go on: their next MPI_Allreduce waits for rank 1 for ever. "ready" is printed
  * by rank 0 when it reaches that point, flushed, so that a test can wait for it.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <mpi.h>
 
 #include <signal.h>
