@@ -154,6 +154,28 @@ def finishing(args):
     no_leftovers(args.work)
 
 
+def snapshot_fails(args):
+    """A job that finishes but whose snapshot at exit cannot be written never exits 0."""
+    open(os.path.join(args.work, "blocker"), "w").close()  # a file where the archive's directory would be
+    status, output = run(args, "finish", "--snapshot-at-exit", "blocker/trace")
+    check(status == 1, f"otfx-run exits 1 (got {status})")
+    last = output.rstrip("\n").split("\n")[-1]
+    check(last == f"otfx-run: the application finished, but its snapshot at exit failed: "
+                  f"{os.path.join(args.work, 'blocker')} is not a directory", f"and says why: {last}")
+    no_leftovers(args.work)
+
+
+def untraced_failure(args):
+    """A failed job without a snapshot asked for: the same status and line, no trace."""
+    status, output = run(args, "segv", "--snapshot-dir", args.work)
+    check(status == 11, f"otfx-run exits with 11 (got {status})")
+    last = output.rstrip("\n").split("\n")[-1]
+    check(last.startswith("otfx-run: the application failed: rank 1 died of SIGSEGV") and
+          last.endswith("; no trace was written (--snapshot-at-exit or --snapshot-on-failure asks for one)"),
+          f"its last line says so: {last}")
+    no_leftovers(args.work)
+
+
 def refused(args, name, expected):
     result = subprocess.run([args.otfx_run, "-n", str(RANKS), "--snapshot-at-exit", name, "--", args.program,
                              "finish", str(ITERATIONS)], cwd=args.work, stdout=subprocess.PIPE,
@@ -189,7 +211,7 @@ def main():
     parser.add_argument("--otfx-run", required=True)
     parser.add_argument("--program", required=True)
     parser.add_argument("--work", required=True)
-    parser.add_argument("mode", choices=[*EXPECTED, "finish", "existing"])
+    parser.add_argument("mode", choices=[*EXPECTED, "finish", "existing", "snapshot-fails", "no-snapshot"])
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
@@ -198,6 +220,10 @@ def main():
             finishing(args)
         elif args.mode == "existing":
             existing(args)
+        elif args.mode == "snapshot-fails":
+            snapshot_fails(args)
+        elif args.mode == "no-snapshot":
+            untraced_failure(args)
         else:
             failing(args, args.mode)
     except Failure as failure:

@@ -12,7 +12,8 @@
  *   2. a full disk, twice (OTF2 3.0.2 crashed on this, and the second time on its own freed memory):
  *      "No space left on device";
  *   3. a disk too small for anything but the first bytes: "No space left on device";
- *   4. OTF2 itself failing to create the archive's directory (the path taken after the master's check:
+ *   4. definitions larger than OTF2's file buffer (40 000 regions a process) on a full disk;
+ *   5. OTF2 itself failing to create the archive's directory (the path taken after the master's check:
  *      a dangling symbolic link put there in between), which made OTF2_Archive_Close jump into freed
  *      memory: an error, no crash;
  * and then a snapshot into a good directory succeeds and otf2-print reads it.
@@ -169,6 +170,51 @@ static void otf2_fails_to_create(const char *scratch, otfx_defs *defs, otfx_trac
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Definitions of more than OTF2's 4 MiB file buffer (the global definition file written in whole chunks,
+ * the full disk failing in one of them), with a small trace: DEFINED_REGIONS regions on each process. */
+enum { DEFINED_REGIONS = 40000 };
+
+static void big_definitions(const char *scratch)
+{
+    otfx_defs *defs = otfx_defs_create();
+    check(defs != NULL, "otfx_defs_create");
+    otfx_ref location, region = 0;
+    OK(otfx_defs_location(defs, (uint32_t)me, 0, &location));
+    for (int i = 0; i < DEFINED_REGIONS; i++) {
+        char name[128];
+        snprintf(name, sizeof(name), "process_%d_a_function_with_a_long_name_as_C++_programs_have_%d", me, i);
+        OK(otfx_defs_region(defs, name, OTFX_ROLE_USER_FUNCTION, &region));
+    }
+    const otfx_trace_config config = otfx_trace_config_default((size_t)1 << 20);
+    otfx_trace *trace;
+    OK(otfx_trace_create(&config, defs, location, &trace));
+    const otfx_event events[] = {{.time = 10, .type = OTFX_EV_ENTER, .u.region.region = region},
+                                 {.time = 20, .type = OTFX_EV_LEAVE, .u.region.region = region}};
+    size_t appended = 0;
+    OK(otfx_trace_append(trace, events, 2, &appended));
+    expect_failure(scratch, defs, trace, "full/definitions", "No space left on device",
+                   "full disk, big definitions");
+    place_snapshot_result result;
+    place_snapshot_write_traces(MPI_COMM_WORLD, defs, &trace, 1, scratch, "good/definitions", 0, UINT64_MAX,
+                                false, &result);
+    check(result.ok, "the snapshot of big definitions into a good directory failed: %s", result.error);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        char command[4200];
+        snprintf(command, sizeof(command), "otf2-print -G %s | grep -c '^REGION' > %s/good/regions.txt",
+                 result.archive, scratch);
+        check(system(command) == 0, "otf2-print -G %s failed", result.archive);
+        struct stat info;
+        snprintf(command, sizeof(command), "%s/good/definitions.def", scratch);
+        check(stat(command, &info) == 0 && info.st_size > (4 << 20), "the global definitions are %lld bytes",
+              (long long)info.st_size);
+        printf("snapshot-faults: big definitions afterwards: %lld bytes of global definitions\n",
+               (long long)info.st_size);
+    }
+    otfx_trace_destroy(trace);
+    otfx_defs_destroy(defs);
+}
+
 static void good(const char *scratch, otfx_defs *defs, otfx_trace *trace)
 {
     place_snapshot_result result;
@@ -202,6 +248,7 @@ int main(int argc, char **argv)
     expect_failure(scratch, defs, trace, "tiny/trace", "No space left on device", "tiny disk");
     otf2_fails_to_create(scratch, defs, trace);
     good(scratch, defs, trace);
+    big_definitions(scratch);
 
     otfx_trace_destroy(trace);
     otfx_defs_destroy(defs);
