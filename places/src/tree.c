@@ -20,7 +20,7 @@
  * End of the run. An event place prints its report once its ranks said goodbye; a place sends DONE up
  * once it and all its children are done. The root then writes the snapshot at exit (OTFX_SNAPSHOT_AT_EXIT)
  * as an ordinary snapshot command, lets the requests in flight finish, sends `notice event=job-ended`,
- * stops the server and sends SHUTDOWN down the tree.
+ * stops the server and sends SHUTDOWN down the tree. A job that fails ends otherwise: "a failed job" below.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "place_loop.h"
