@@ -3,31 +3,47 @@
  *
  *   otfx-run [options] -n N [--] PROGRAM [ARGS...]
  *
- * becomes (and is replaced by, through exec)
+ * runs, and waits for,
  *
- *   mpiexec -n N+P -genv LD_PRELOAD <libotfx-capture.so> -genv OTFX_PLACES P -genv OTFX_BUFFER B
- *           -genv OTFX_REDUCTION S [...] PROGRAM ARGS...
+ *   mpiexec -disable-auto-cleanup -n N+P -genv OTFX_GUARD_PRELOAD <libotfx-capture.so> -genv OTFX_PLACES P
+ *           -genv OTFX_BUFFER B -genv OTFX_REDUCTION S [...] otfx-run --guard PROGRAM ARGS...
  *
- * The capture library goes to the ranks only (-genv), never into mpiexec and its proxies. The last P
+ * The capture library goes to the ranks only (the guard below preloads it), never into mpiexec and its
+ * proxies. The last P
  * ranks become the tool places inside MPI_Init: event places (leaves) and analysis places (the tree's
  * inner nodes and root, otfx/tbon.h). Every option is checked here, before a single rank starts, so
  * that a typo costs a clear message and exit code 2 instead of a job.
+ *
+ * The end of the job (docs/usage.md, "When the application fails"): -disable-auto-cleanup keeps the
+ * places alive when an application rank dies, so that they can write what they hold; the root then ends
+ * the job and says how in OTFX_RUN_STATUS. SIGINT and SIGTERM are forwarded to mpiexec, which forwards
+ * them to every process (a terminal's Ctrl-C reaches mpiexec by itself); the places write their snapshot
+ * and end the job; after END_TIMEOUT_SECONDS, or at a second signal, what is left is killed. otfx-run
+ * then prints one line saying what happened and where the trace is (nothing for a normal run), removes
+ * the session file if the root could not, and exits with the job's status (128 + the signal when it was
+ * interrupted; never 0 for an application that did not finish or a snapshot at exit that failed).
  */
 #include <otfx/place.h>
 #include <otfx/tbon.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 2
+/* How long the places may take to write their snapshot after an interruption before the job is killed. */
+#define END_TIMEOUT_SECONDS 120
 /* One event place per this many application ranks by default. */
 #define DEFAULT_RANKS_PER_PLACE 8
 
@@ -63,7 +79,12 @@ static const char usage[] =
     "                          working directory); otfxctl and otfx-gui find the newest one there\n"
     "  --snapshot-dir DIR      snapshots are written under DIR, relative paths resolved there; paths that\n"
     "                          leave it are refused (default: the working directory)\n"
-    "  --snapshot-at-exit PATH write a snapshot of everything held when the application ends\n"
+    "  --snapshot-at-exit PATH write a snapshot of everything held when the application ends, also when\n"
+    "                          it fails (a rank dies, calls MPI_Abort or exit() without MPI_Finalize, or\n"
+    "                          otfx-run gets SIGINT/SIGTERM)\n"
+    "  --snapshot-on-failure PATH  write it there instead when the application fails\n"
+    "  --overwrite-snapshot    replace an existing archive at those paths (without it otfx-run refuses to\n"
+    "                          start when one exists)\n"
     "  --job-id ID             the job's name in the session file (default: otfx-HOST-PID)\n"
     "  --filter FILE           user functions (-finstrument-functions) to record: lines 'include GLOB' /\n"
     "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER)\n"
@@ -78,7 +99,9 @@ static const char usage[] =
     "  MPIR_CVAR_POLLS_BEFORE_YIELD  passed on as 10 unless set: MPICH then yields the core while a rank\n"
     "                          (a place especially) waits, instead of busy-polling\n"
     "\n"
-    "exit status: mpiexec's, or 2 for a wrong option.\n";
+    "exit status: the job's (mpiexec's); 2 for a wrong option; 128 + the signal when interrupted by\n"
+    "SIGINT or SIGTERM; 1 when the application finished but its snapshot at exit failed. When the job\n"
+    "fails or is interrupted otfx-run says in one last line what happened and where the trace is.\n";
 
 struct run_options {
     long ranks;
@@ -95,6 +118,8 @@ struct run_options {
     char *session_dir;  /* absolute */
     char *snapshot_dir; /* absolute */
     const char *snapshot_at_exit;
+    const char *snapshot_on_failure;
+    bool overwrite_snapshot;
     const char *job_id;
     char *filter; /* absolute path of --filter's file, NULL without */
     const char *mpiexec;
@@ -231,6 +256,12 @@ static void parse_options(int argc, char **argv, struct run_options *options)
             options->snapshot_at_exit = option_value(argc, argv, &i, "--snapshot-at-exit");
             if (!*options->snapshot_at_exit)
                 usage_error("--snapshot-at-exit needs a path");
+        } else if (matches(argument, "--snapshot-on-failure")) {
+            options->snapshot_on_failure = option_value(argc, argv, &i, "--snapshot-on-failure");
+            if (!*options->snapshot_on_failure)
+                usage_error("--snapshot-on-failure needs a path");
+        } else if (strcmp(argument, "--overwrite-snapshot") == 0) {
+            options->overwrite_snapshot = true;
         } else if (matches(argument, "--job-id")) {
             options->job_id = option_value(argc, argv, &i, "--job-id");
             for (const char *c = options->job_id; *c; c++)
@@ -317,8 +348,419 @@ static char *find_capture_library(void)
     exit(EXIT_USAGE);
 }
 
+/* ---- the guard: how every process of the job is started ---------------------------------------------
+ * MPICH's hydra (4.0.2) kills every process of the job when one of them dies of a signal, even with
+ * -disable-auto-cleanup (which keeps them alive after a process exits otherwise): a rank that crashes, or
+ * is killed with SIGKILL, would take its places with it before they could write what they hold. So
+ * mpiexec starts `otfx-run --guard PROGRAM ARGS` on every rank: the guard runs the program as its child
+ * (with the capture library preloaded, OTFX_GUARD_PRELOAD), waits for it and exits with the signal's
+ * number as its status when the child died of one. hydra then sees an exit, not a death by signal, and
+ * keeps the others running: the places notice (capture/src/dying.c, the place's watch of its ranks),
+ * write the trace and end the job. The guard passes nothing on: signals that mpiexec forwards reach the
+ * program by themselves (the guard's process group), and the guard ignores them. */
+
+/* The signals the guard ignores (hydra's SIGUSR1 says another process ended: its default would kill). */
+static const int guard_ignores[] = {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGQUIT};
+#define GUARD_IGNORED (sizeof(guard_ignores) / sizeof(guard_ignores[0]))
+
+static int run_guarded(char **program)
+{
+    if (!program[0]) {
+        fputs("otfx-run --guard: no program given\n", stderr);
+        return EXIT_USAGE;
+    }
+    struct sigaction inherited[GUARD_IGNORED];
+    for (size_t i = 0; i < GUARD_IGNORED; i++) {
+        struct sigaction ignore;
+        memset(&ignore, 0, sizeof(ignore));
+        ignore.sa_handler = SIG_IGN;
+        sigemptyset(&ignore.sa_mask);
+        sigaction(guard_ignores[i], &ignore, &inherited[i]);
+    }
+    const char *preload = getenv("OTFX_GUARD_PRELOAD");
+    const pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "otfx-run --guard: cannot start %s: %s\n", program[0], strerror(errno));
+        return 127;
+    }
+    if (child == 0) {
+        for (size_t i = 0; i < GUARD_IGNORED; i++)
+            sigaction(guard_ignores[i], &inherited[i], NULL);
+        if (preload && *preload)
+            setenv("LD_PRELOAD", preload, 1);
+        unsetenv("OTFX_GUARD_PRELOAD");
+        execvp(program[0], program);
+        fprintf(stderr, "otfx-run: cannot run %s: %s\n", program[0], strerror(errno));
+        _exit(127);
+    }
+    /* The program's connection to hydra's proxy: closed here, so that the proxy sees it end with the
+     * program. */
+    const char *pmi_fd = getenv("PMI_FD");
+    if (pmi_fd && *pmi_fd)
+        close(atoi(pmi_fd));
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 1;
+}
+
+/* ---- snapshots that would replace an archive ------------------------------------------------------ */
+
+/* Whether an archive is where the places would write `path` (relative to --snapshot-dir, else the working
+ * directory; ".otf2" optional, as snapshot.c resolves it): its anchor, definitions or directory. */
+static bool archive_exists(const char *snapshot_dir, const char *path, char *anchor, size_t size)
+{
+    char base[PATH_MAX] = ".";
+    if (snapshot_dir)
+        snprintf(base, sizeof(base), "%s", snapshot_dir);
+    else if (!getcwd(base, sizeof(base)))
+        snprintf(base, sizeof(base), ".");
+    char stem[PATH_MAX + 8];
+    if (path[0] == '/')
+        snprintf(stem, sizeof(stem), "%s", path);
+    else
+        snprintf(stem, sizeof(stem), "%s/%s", base, path);
+    const size_t length = strlen(stem), suffix = strlen(".otf2");
+    if (length > suffix && strcmp(stem + length - suffix, ".otf2") == 0)
+        stem[length - suffix] = '\0';
+    snprintf(anchor, size, "%s.otf2", stem);
+    static const char *const parts[] = {".otf2", ".def", ""};
+    for (size_t p = 0; p < sizeof(parts) / sizeof(parts[0]); p++) {
+        char file[PATH_MAX + 16];
+        struct stat info;
+        snprintf(file, sizeof(file), "%s%s", stem, parts[p]);
+        if (lstat(file, &info) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A trace is never lost silently: an existing archive is refused before the job starts. */
+static void refuse_existing_archive(const struct run_options *options, const char *option, const char *path)
+{
+    char anchor[PATH_MAX + 16];
+    if (path && !options->overwrite_snapshot &&
+        archive_exists(options->snapshot_dir, path, anchor, sizeof(anchor))) {
+        fprintf(stderr, "otfx-run: %s: %s already exists (--overwrite-snapshot replaces it)\n", option,
+                anchor);
+        exit(EXIT_USAGE);
+    }
+}
+
+/* ---- the running job --------------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t received_signal, signal_count;
+static volatile pid_t job_pid;
+static struct timespec first_signal;
+
+/* The first SIGINT or SIGTERM goes on to mpiexec (once: hydra takes a second SIGINT as "kill everything
+ * now"); another one more than a second later (a user who insists) kills the job. The same signal sent
+ * twice at once (to the process and to its group, as timeout(1) does) counts once. */
+static void on_signal(int signal, siginfo_t *info, void *context)
+{
+    (void)info;
+    (void)context;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (received_signal) {
+        if (now.tv_sec - first_signal.tv_sec > 1)
+            signal_count++;
+        return;
+    }
+    first_signal = now;
+    received_signal = signal;
+    signal_count = 1;
+    if (job_pid > 0)
+        kill(job_pid, signal);
+}
+
+static void catch_signals(void)
+{
+    static const int signals[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof(action));
+        action.sa_sigaction = on_signal;
+        action.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid returns, the wait switches to polling */
+        sigemptyset(&action.sa_mask);
+        sigaction(signals[i], &action, NULL);
+    }
+}
+
+/* The parent of process `pid` (from /proc), 0 if unknown. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return 0;
+    const size_t length = fread(stat, 1, sizeof(stat) - 1, file);
+    fclose(file);
+    stat[length] = '\0';
+    const char *close = strrchr(stat, ')');
+    int parent = 0;
+    if (!close || sscanf(close + 1, " %*c %d", &parent) != 1)
+        return 0;
+    return (pid_t)parent;
+}
+
+/* mpiexec runs in a process group of its own: signals sent to otfx-run's group (timeout(1), a batch
+ * system) reach otfx-run alone, which passes them on once. A terminal's Ctrl-C goes to the foreground
+ * group: mpiexec's while it runs (it forwards it to the ranks, the root says so in OTFX_RUN_STATUS), so
+ * that mpiexec may also read the terminal for the program's standard input. */
+static void with_sigttou_blocked(pid_t group)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    tcsetpgrp(STDIN_FILENO, group);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* In the child, before exec: its own group, in the terminal's foreground if otfx-run was there. */
+static void take_terminal(void)
+{
+    const bool foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+    setpgid(0, 0);
+    if (foreground)
+        with_sigttou_blocked(getpid());
+}
+
+static void give_back_terminal(void)
+{
+    if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == job_pid) {
+        with_sigttou_blocked(getpgrp());
+    }
+}
+
+/* Kills mpiexec and every process below it on this node (its proxies and their ranks). */
+static void kill_job(pid_t root)
+{
+    pid_t family[4096];
+    size_t count = 0;
+    family[count++] = root;
+    for (bool grew = true; grew && count < sizeof(family) / sizeof(family[0]);) {
+        grew = false;
+        DIR *proc = opendir("/proc");
+        if (!proc)
+            break;
+        struct dirent *entry;
+        while ((entry = readdir(proc)) && count < sizeof(family) / sizeof(family[0])) {
+            char *end = NULL;
+            const long pid = strtol(entry->d_name, &end, 10);
+            if (*end || pid <= 0)
+                continue;
+            bool known = false, child = false;
+            const pid_t parent = parent_of((pid_t)pid);
+            for (size_t i = 0; i < count; i++) {
+                known = known || family[i] == (pid_t)pid;
+                child = child || family[i] == parent;
+            }
+            if (child && !known) {
+                family[count++] = (pid_t)pid;
+                grew = true;
+            }
+        }
+        closedir(proc);
+    }
+    for (size_t i = 0; i < count; i++)
+        kill(family[i], SIGKILL);
+}
+
+static double seconds_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+/* Waits for mpiexec; after a signal, END_TIMEOUT_SECONDS at most (a second signal: not at all). Returns
+ * its wait status; *killed when it had to be killed. */
+static int wait_for_job(pid_t pid, bool *killed)
+{
+    int status = 0;
+    double deadline = 0;
+    *killed = false;
+    for (;;) {
+        const pid_t done = waitpid(pid, &status, received_signal ? WNOHANG : 0);
+        if (done == pid)
+            return status;
+        if (done < 0 && errno != EINTR)
+            return status;
+        if (!received_signal)
+            continue;
+        if (!deadline)
+            deadline = seconds_now() + END_TIMEOUT_SECONDS;
+        if (!*killed && (signal_count > 1 || seconds_now() >= deadline)) {
+            kill_job(pid);
+            *killed = true;
+        }
+        const struct timespec nap = {0, 100 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* What the root wrote into OTFX_RUN_STATUS (tree.c): key=value lines. */
+struct job_status {
+    bool present;
+    char ending[32], snapshot[32];
+    char cause[1024], archive[PATH_MAX + 16], error[1024];
+    int exit_code;
+};
+
+static void read_status(const char *path, struct job_status *status)
+{
+    memset(status, 0, sizeof(*status));
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return;
+    char line[PATH_MAX + 1100];
+    while (fgets(line, sizeof(line), file)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *value = strchr(line, '=');
+        if (!value)
+            continue;
+        *value++ = '\0';
+        status->present = true;
+        if (strcmp(line, "ending") == 0)
+            snprintf(status->ending, sizeof(status->ending), "%s", value);
+        else if (strcmp(line, "snapshot") == 0)
+            snprintf(status->snapshot, sizeof(status->snapshot), "%s", value);
+        else if (strcmp(line, "cause") == 0)
+            snprintf(status->cause, sizeof(status->cause), "%s", value);
+        else if (strcmp(line, "archive") == 0)
+            snprintf(status->archive, sizeof(status->archive), "%s", value);
+        else if (strcmp(line, "error") == 0)
+            snprintf(status->error, sizeof(status->error), "%s", value);
+        else if (strcmp(line, "exit_code") == 0)
+            status->exit_code = atoi(value);
+    }
+    fclose(file);
+}
+
+/* "the trace is in X" / "the snapshot failed: why" / "no snapshot was asked for" */
+static void describe_snapshot(const struct job_status *status, const struct run_options *options, char *text,
+                              size_t size)
+{
+    if (status->present && strcmp(status->snapshot, "written") == 0)
+        snprintf(text, size, "the trace is in %s", status->archive);
+    else if (status->present && strcmp(status->snapshot, "failed") == 0)
+        snprintf(text, size, "the snapshot failed: %s", status->error);
+    else if (!options->snapshot_at_exit && !options->snapshot_on_failure)
+        snprintf(text, size,
+                 "no trace was written (--snapshot-at-exit or --snapshot-on-failure asks for one)");
+    else
+        snprintf(text, size, "no trace was written: the places did not get to it");
+}
+
+static const char *signal_name(int signal)
+{
+    return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/* One line for anything but a normal run, and the exit status. */
+static int report_end(const struct run_options *options, int wait_status, bool killed,
+                      const struct job_status *status)
+{
+    const int job_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    char snapshot[PATH_MAX + 1200];
+    describe_snapshot(status, options, snapshot, sizeof(snapshot));
+    const char *killed_note = killed ? " (the job did not end in time and was killed)" : "";
+    /* A terminal's Ctrl-C reached mpiexec, not otfx-run: the root says so */
+    const bool interrupted = status->present && strcmp(status->ending, "interrupted") == 0;
+    if (received_signal || interrupted) {
+        const int signal = received_signal           ? received_signal
+                           : status->exit_code > 128 ? status->exit_code - 128
+                                                     : SIGINT;
+        const bool finished = status->present && strcmp(status->ending, "finished") == 0;
+        fprintf(stderr, "otfx-run: interrupted by %s%s; %s%s\n", signal_name(signal),
+                finished ? " after the application finished" : "", snapshot, killed_note);
+        return 128 + signal;
+    }
+    if (status->present && strcmp(status->ending, "finished") != 0) {
+        fprintf(stderr, "otfx-run: the application failed: %s; %s\n", status->cause, snapshot);
+        return job_code ? job_code : status->exit_code ? status->exit_code : 1;
+    }
+    if (status->present) {
+        if (strcmp(status->snapshot, "failed") == 0) {
+            fprintf(stderr, "otfx-run: the application finished, but its snapshot at exit failed: %s\n",
+                    status->error);
+            return job_code ? job_code : 1;
+        }
+        return job_code;
+    }
+    if (job_code) {
+        fprintf(stderr,
+                "otfx-run: the job failed (mpiexec's exit status %d) before the places could say how; %s\n",
+                job_code, snapshot);
+        return job_code;
+    }
+    if (options->snapshot_at_exit) {
+        fprintf(stderr, "otfx-run: the job ended, but the places did not confirm the snapshot at exit\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* The session file of the root: gone with a normal end; left behind by a root that died. */
+static void remove_session_file(const struct run_options *options, const char *job_id)
+{
+    const char *dir = options->session_dir ? options->session_dir : getenv("OTFX_SESSION_DIR");
+    char path[PATH_MAX + 256];
+    snprintf(path, sizeof(path), "%s/otfx-session-%s.txt", dir && *dir ? dir : ".", job_id);
+    unlink(path);
+}
+
+/* Runs the job and waits for it; returns otfx-run's exit status. */
+static int supervise(const char **command, const struct run_options *options, const char *job_id,
+                     const char *status_path)
+{
+    catch_signals();
+    fflush(stdout);
+    fflush(stderr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "otfx-run: cannot start %s: %s\n", command[0], strerror(errno));
+        return 127;
+    }
+    if (pid == 0) {
+        take_terminal();
+        /* otfx-run killed outright: the job is interrupted as by SIGTERM (the places write their trace) */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127); /* otfx-run died before the line above */
+        execvp(command[0], (char *const *)command);
+        fprintf(stderr, "otfx-run: cannot run %s: %s\n", command[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    job_pid = pid;
+    bool killed = false;
+    const int wait_status = wait_for_job(pid, &killed);
+    give_back_terminal();
+    if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127 && !received_signal) {
+        struct stat info;
+        if (stat(status_path, &info) != 0 || info.st_size == 0) {
+            unlink(status_path);
+            return 127; /* mpiexec could not be run: said so above */
+        }
+    }
+    struct job_status status;
+    read_status(status_path, &status);
+    unlink(status_path);
+    remove_session_file(options, job_id);
+    return report_end(options, wait_status, killed, &status);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--guard") == 0)
+        return run_guarded(argv + 2);
     struct run_options options = {.buffer_bytes = 64 * 1024 * 1024, .reduction = "ring"};
     parse_options(argc, argv, &options);
     const uint32_t fanin = options.fanin ? (uint32_t)options.fanin : OTFX_TBON_DEFAULT_FANIN;
@@ -352,7 +794,23 @@ int main(int argc, char **argv)
         for (char *c = host; *c; c++)
             if (*c == '.')
                 *c = '\0';
+        for (char *c = host; *c; c++) /* the session file is named after it: file-safe characters only */
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '-' || *c == '_'))
+                *c = '_';
         snprintf(job_id, sizeof(job_id), "otfx-%s-%ld", host, (long)getpid());
+    }
+    refuse_existing_archive(&options, "--snapshot-at-exit", options.snapshot_at_exit);
+    refuse_existing_archive(&options, "--snapshot-on-failure", options.snapshot_on_failure);
+    /* Where the root says how the job ended: beside the session file, which the root's node can write. */
+    char status_path[PATH_MAX + 256];
+    {
+        const char *dir = options.session_dir ? options.session_dir : getenv("OTFX_SESSION_DIR");
+        char absolute[PATH_MAX];
+        if (!realpath(dir && *dir ? dir : ".", absolute))
+            snprintf(absolute, sizeof(absolute), "%s", dir && *dir ? dir : ".");
+        snprintf(status_path, sizeof(status_path), "%s/.otfx-run-%s.status", absolute, job_id);
+        unlink(status_path); /* a stale one would tell the wrong story */
     }
     const char *mpiexec =
         options.mpiexec ? options.mpiexec : (*OTFX_RUN_MPIEXEC ? OTFX_RUN_MPIEXEC : "mpiexec");
@@ -367,6 +825,9 @@ int main(int argc, char **argv)
     }
     size_t n = 0;
     command[n++] = mpiexec;
+    /* An application rank that dies must not take the places with it: they write what they hold and end
+     * the job themselves (tree.c, "A failed job"). */
+    command[n++] = "-disable-auto-cleanup";
     command[n++] = "-n";
     command[n++] = total_ranks;
 #define GENV(name, value)                                                                                    \
@@ -375,7 +836,7 @@ int main(int argc, char **argv)
         command[n++] = (name);                                                                               \
         command[n++] = (value);                                                                              \
     } while (0)
-    GENV("LD_PRELOAD", capture);
+    GENV("OTFX_GUARD_PRELOAD", capture);
     GENV("OTFX_PLACES", place_count);
     GENV("OTFX_BUFFER", buffer);
     GENV("OTFX_REDUCTION", options.reduction);
@@ -395,11 +856,20 @@ int main(int argc, char **argv)
         GENV("OTFX_SNAPSHOT_DIR", options.snapshot_dir);
     if (options.snapshot_at_exit)
         GENV("OTFX_SNAPSHOT_AT_EXIT", options.snapshot_at_exit);
+    if (options.snapshot_on_failure)
+        GENV("OTFX_SNAPSHOT_ON_FAILURE", options.snapshot_on_failure);
+    if (options.overwrite_snapshot)
+        GENV("OTFX_SNAPSHOT_OVERWRITE", "1");
+    if (!options.dry_run)
+        GENV("OTFX_RUN_STATUS", status_path);
     if (options.filter)
         GENV("OTFX_FILTER", options.filter);
     if (!getenv("MPIR_CVAR_POLLS_BEFORE_YIELD"))
         GENV("MPIR_CVAR_POLLS_BEFORE_YIELD", "10");
 #undef GENV
+    char *self = realpath("/proc/self/exe", NULL);
+    command[n++] = self ? self : argv[0];
+    command[n++] = "--guard";
     for (size_t i = 0; i < program_args; i++)
         command[n++] = options.program[i];
     command[n] = NULL;
@@ -410,12 +880,10 @@ int main(int argc, char **argv)
             printf("%s%s", i ? " " : "", command[i]);
         putchar('\n');
     } else {
-        fflush(stdout);
-        execvp(mpiexec, (char *const *)command);
-        fprintf(stderr, "otfx-run: cannot run %s: %s\n", mpiexec, strerror(errno));
-        status = 127;
+        status = supervise(command, &options, job_id, status_path);
     }
     free(command);
+    free(self);
     free(capture);
     free(options.filter);
     free(options.session_dir);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 MPI_Comm capture_app_world = MPI_COMM_WORLD;
 struct capture_layout capture_layout;
@@ -201,15 +202,17 @@ struct clock_ping {
 
 static struct clock_ping ping_burst(int place, int pings, uint64_t (*read_clock)(void))
 {
-    char name[MPI_MAX_PROCESSOR_NAME + 2] = {0};
+    char name[MPI_MAX_PROCESSOR_NAME + 2 + sizeof(int32_t)] = {0};
     int length = 0;
     clock_ping_name(name, &length);
+    const int32_t pid = (int32_t)getpid(); /* the place watches this process by it (record_format.h) */
+    memcpy(name + length + 2, &pid, sizeof(pid));
     struct clock_ping best = {.round_trip = UINT64_MAX};
     for (int i = 0; i < pings; i++) {
         uint64_t answer[2] = {0, 0};
         name[length + 1] = (char)(unsigned char)(pings - 1 - i); /* pings of the burst still to come */
         const uint64_t sent = read_clock();
-        PMPI_Send(name, length + 2, MPI_CHAR, place, CAPTURE_SYNC_TAG, capture_tool_comm);
+        PMPI_Send(name, length + 2 + (int)sizeof(pid), MPI_CHAR, place, CAPTURE_SYNC_TAG, capture_tool_comm);
         PMPI_Recv(answer, 2, MPI_UINT64_T, place, CAPTURE_SYNC_TAG, capture_tool_comm, MPI_STATUS_IGNORE);
         const uint64_t received = read_clock();
         best.same_node = answer[1] != 0;
@@ -338,6 +341,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
         abort_job(capture_app_world, true);
     }
     capture_recorder_start(world_rank, recording, drop);
+    capture_dying_install();
     capture_threads_concurrent = provided == MPI_THREAD_MULTIPLE; /* locks: requests.c, communicators.c */
     capture_send_load_map(); /* before any record that names a user function */
     if (recording)
@@ -400,6 +404,9 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 {
     if (capture_records(CAPTURE_CLASS_OTHER_MPI))
         capture_enter_at(CAPTURE_FN_MPI_Abort, capture_now());
+    /* The places write the trace and end the job with this error code themselves (dying.c). */
+    if (capture_has_place)
+        capture_dying_abort(errorcode);
     /* The application's world is the whole job to the application: the places go down with it. */
     if (comm == MPI_COMM_WORLD || comm == capture_app_world)
         comm = MPI_COMM_WORLD;

@@ -29,11 +29,12 @@
 #define CAPTURE_BATCH_VERSION 3
 #define CAPTURE_BATCH_TAG     4242
 /* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
- * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, with
- * this tag; the place answers with two uint64_t, its CLOCK_MONOTONIC ns and 1 if the name is its own
- * (same node: same clock), else 0, with the same tag. The place answers the rest of a burst at once (its
- * loop may sleep up to a millisecond between messages: an answer that late would put the place's time
- * off-centre in the round trip), so the rank's shortest round trip measures transport, not the loop. */
+ * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, and its
+ * process id (int32_t, native order; the place watches a rank on its node by it), with this tag; the place
+ * answers with two uint64_t, its CLOCK_MONOTONIC ns and 1 if the name is its own (same node: same clock),
+ * else 0, with the same tag. The place answers the rest of a burst at once (its loop may sleep up to a
+ * millisecond between messages: an answer that late would put the place's time off-centre in the round trip),
+ * so the rank's shortest round trip measures transport, not the loop. */
 #define CAPTURE_SYNC_TAG 4243
 /* Steering (issue 5): the place sends struct capture_control messages to an application rank with
  * this tag; the rank answers each one with a struct capture_control (same command and sequence, `state`
@@ -169,6 +170,8 @@ enum capture_record_kind {
                                              * (MPI_I<collective>, or MPI_Start/Startall of a persistent
                                              * one), right after its COLLECTIVE record; request_kind
                                              * CAPTURE_REQUEST_COLLECTIVE, fields as in its REQUEST_DONE */
+    CAPTURE_RECORD_DIED = 24,               /* capture_died_record: the rank is ending without
+                                             * MPI_Finalize; the last record of its goodbye batch */
 };
 
 enum capture_request_kind {
@@ -287,6 +290,23 @@ struct capture_name_record {
     uint32_t name_id;    /* per thread (stream), dense from 0 */
     uint32_t name_bytes; /* with the terminating NUL; padded to a multiple of 8 */
     /* char name[name_bytes] */
+};
+
+/* How a rank ended without MPI_Finalize (capture/src/dying.c). */
+enum capture_death_cause {
+    CAPTURE_DEATH_SIGNAL = 1, /* value: the signal (SIGSEGV, SIGTERM, ...), about to end the process */
+    CAPTURE_DEATH_ABORT = 2,  /* value: MPI_Abort's error code */
+    CAPTURE_DEATH_EXIT = 3,   /* value: the status passed to exit() */
+};
+
+struct capture_died_record {
+    struct capture_record_header header; /* function_id: MPI_Abort's for CAPTURE_DEATH_ABORT, else 0 */
+    uint32_t cause;                      /* enum capture_death_cause */
+    int32_t value;
+    int32_t signal_code; /* SIGNAL: siginfo's si_code (SEGV_MAPERR, SI_USER, ...) */
+    uint32_t reserved;
+    uint64_t address;     /* SIGNAL: siginfo's si_addr (the faulting address of SIGSEGV, SIGBUS, ...) */
+    uint64_t instruction; /* SIGNAL: where the program was (its instruction pointer), 0 if unknown */
 };
 
 #endif

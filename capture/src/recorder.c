@@ -20,8 +20,9 @@ enum { DROP_SCRATCH_BYTES = 256 };
 /* Two batch buffers per thread: one is filled while the other may still be in flight. */
 struct thread_recorder {
     unsigned char *batches[2];
-    size_t used;  /* bytes of records in the current batch */
-    size_t limit; /* RECORD_CAPACITY; 0 while dropping, so that every record takes reserve_slow */
+    size_t used;     /* bytes of records in the current batch */
+    size_t complete; /* where its last record starts: the records before it are written out (dying.c) */
+    size_t limit;    /* RECORD_CAPACITY; 0 while dropping, so that every record takes reserve_slow */
     int current;
     uint32_t thread_index;
     uint64_t sequence;
@@ -101,12 +102,14 @@ static void send_batch(struct thread_recorder *recorder, uint16_t flags)
     capture_flush(batch, sizeof(header) + recorder->used, &recorder->in_flight);
     recorder->current ^= 1;
     recorder->used = 0;
+    recorder->complete = 0;
 }
 
 static inline void *append(struct thread_recorder *recorder, size_t size)
 {
     void *record =
         recorder->batches[recorder->current] + sizeof(struct capture_batch_header) + recorder->used;
+    recorder->complete = recorder->used;
     recorder->used += size;
     return record;
 }
@@ -123,6 +126,7 @@ static bool must_keep(enum capture_record_kind kind)
     case CAPTURE_RECORD_THROTTLED:
     case CAPTURE_RECORD_RECORDING:
     case CAPTURE_RECORD_CLOCK:
+    case CAPTURE_RECORD_DIED:
         return true;
     default:
         return false;
@@ -500,4 +504,97 @@ void capture_recorder_finish(void)
         PMPI_Wait(&calling->in_flight, MPI_STATUS_IGNORE);
     send_batch(calling, CAPTURE_BATCH_GOODBYE);
     capture_flush_wait(&calling->in_flight);
+}
+
+/* ---- a rank that dies (dying.c) ---------------------------------------------------------------------- */
+
+/* A thread that never recorded has no buffers, and a dying process should not allocate (it may have
+ * died inside malloc): its DIED record goes in this batch, as a thread of its own. */
+static struct thread_recorder emergency_recorder;
+static uint64_t emergency_batch[(2 * CAPTURE_BATCH_BYTES) / sizeof(uint64_t)];
+
+static struct thread_recorder *recorder_for_dying_thread(void)
+{
+    if (this_thread)
+        return this_thread;
+    struct thread_recorder *recorder = &emergency_recorder;
+    recorder->batches[0] = (unsigned char *)emergency_batch;
+    recorder->batches[1] = (unsigned char *)emergency_batch + CAPTURE_BATCH_BYTES;
+    recorder->in_flight = MPI_REQUEST_NULL;
+    recorder->limit = RECORD_CAPACITY;
+    recorder->thread_index = __atomic_fetch_add(&thread_count, 1, __ATOMIC_RELAXED);
+    this_thread = recorder;
+    return recorder;
+}
+
+/* Waits for a send at most until `deadline_ns` (CLOCK_MONOTONIC): a dying rank whose place does not take
+ * its batches (gone itself, or stuck) must still end. */
+static bool settle(MPI_Request *request, uint64_t deadline_ns)
+{
+    const struct timespec nap = {0, 100 * 1000};
+    while (*request != MPI_REQUEST_NULL) {
+        int done = 0;
+        if (PMPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return false;
+        if (done)
+            return true;
+        if (capture_monotonic_ns() >= deadline_ns)
+            return false;
+        nanosleep(&nap, NULL);
+    }
+    return true;
+}
+
+/* Sends what `recorder` holds (flags: the goodbye), its previous batch out of the way first. */
+static bool send_last(struct thread_recorder *recorder, uint16_t flags, uint64_t deadline_ns)
+{
+    if (!settle(&recorder->in_flight, deadline_ns))
+        return false;
+    if (recorder->dropping) {
+        count_dropped(recorder);
+        end_drop(recorder); /* the previous batch has left: sends the full one and the DROPPED record */
+        if (!settle(&recorder->in_flight, deadline_ns))
+            return false;
+    }
+    if (recorder->used || flags)
+        send_batch(recorder, flags);
+    return settle(&recorder->in_flight, deadline_ns);
+}
+
+bool capture_recorder_die(const struct capture_died_record *death, bool last_record_torn)
+{
+    static bool died;
+    if (!capture_has_place || __atomic_exchange_n(&died, true, __ATOMIC_ACQ_REL))
+        return false;
+    capture_recording = false;
+    capture_record_mask = 0;
+    __atomic_store_n(&capture_check_deadline, UINT64_MAX, __ATOMIC_RELAXED); /* no steering any more */
+    const uint64_t deadline_ns = capture_monotonic_ns() + 10ull * 1000 * 1000 * 1000;
+    struct thread_recorder *calling = recorder_for_dying_thread();
+    if (last_record_torn)
+        calling->used = calling->complete;
+    /* The other threads' records so far (a thread busy writing one may leave a torn record: the place
+     * then drops that batch, as it drops any malformed one). */
+    for (struct thread_recorder *recorder = all_threads; recorder; recorder = recorder->next)
+        if (recorder != calling && !send_last(recorder, 0, deadline_ns))
+            return true;
+    if (!settle(&calling->in_flight, deadline_ns))
+        return true;
+    if (calling->dropping) {
+        count_dropped(calling);
+        end_drop(calling);
+        if (!settle(&calling->in_flight, deadline_ns))
+            return true;
+    }
+    if (calling->used + sizeof(struct capture_died_record) > RECORD_CAPACITY) {
+        send_batch(calling, 0);
+        if (!settle(&calling->in_flight, deadline_ns))
+            return true;
+    }
+    struct capture_died_record *record = append(calling, sizeof(*record));
+    *record = *death;
+    fill_header(&record->header, CAPTURE_RECORD_DIED, death->header.function_id, sizeof(*record),
+                capture_now());
+    send_last(calling, CAPTURE_BATCH_GOODBYE, deadline_ns);
+    return true;
 }

@@ -226,6 +226,12 @@ CAPTURE_INTERNAL void capture_write_load_map(void);
  * while dropping. */
 CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording, bool drop_when_full);
 CAPTURE_INTERNAL void capture_recorder_finish(void);
+/* The rank ends without MPI_Finalize (dying.c): what every thread recorded goes to the place now, the
+ * calling thread's batch last, ending with a CAPTURE_RECORD_DIED record and flagged as goodbye; nothing
+ * is recorded afterwards. `last_record_torn`: the calling thread was interrupted inside the recorder, so
+ * its last record may be half written and is left out. Once only (false the second time, or without a
+ * place). Calls MPI: the caller bounds how long it may take (dying.c). */
+CAPTURE_INTERNAL bool capture_recorder_die(const struct capture_died_record *death, bool last_record_torn);
 /* A record timestamp in raw ticks (timer.h); the place converts them with the batch's calibration. */
 static inline uint64_t capture_now(void)
 {

@@ -38,6 +38,13 @@ static inline int capture_place_of(int app_rank)
 /* This application rank's event place (world rank), set by the world split; -1 on places. */
 CAPTURE_INTERNAL extern int capture_own_place;
 
+/* dying.c (capture/README.md, "When a rank dies"): after the world split on an application rank with a
+ * place, handlers for the fatal signals and an exit hook that send the place the rank's records and how
+ * it ended. MPI_Abort's wrapper calls capture_dying_abort first: it returns only when the places did not
+ * end the job in time. */
+CAPTURE_INTERNAL void capture_dying_install(void);
+CAPTURE_INTERNAL void capture_dying_abort(int error_code);
+
 /* transport.c */
 CAPTURE_INTERNAL extern MPI_Comm capture_tool_comm;
 /* place.c: runs the place (event or analysis place of the tree); ends with MPI_Finalize and exit(0).

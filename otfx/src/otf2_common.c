@@ -1,6 +1,7 @@
 /* otf2_common.c — tables and error reporting shared by the OTF2 exporter and importer. */
 #include "otf2_common.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,6 +84,41 @@ otfx_region_role otfx_otf2_role_from_otf2(OTF2_RegionRole otf2_role, OTF2_Paradi
 static _Thread_local char otf2_message[512];
 static pthread_once_t capture_once = PTHREAD_ONCE_INIT;
 
+/* The first failed system call OTF2 reported to this thread since otfx_otf2_capture_errors(): its errno
+ * and OTF2's message with it (the file's path). OTF2 swallows some of these (a failed write of a file's
+ * last buffered bytes when the file is closed, a failed anchor file in OTF2_Archive_Close), so the caller
+ * asks for it after the calls that returned success too. */
+static _Thread_local int first_system_errno;
+static _Thread_local char first_system_message[512];
+
+/* OTF2 reports a failed system call with the OTF2_ERROR_E* code of its errno. */
+static int errno_of(OTF2_ErrorCode code)
+{
+    static const struct {
+        OTF2_ErrorCode code;
+        int value;
+    } system_errors[] = {
+        {OTF2_ERROR_EACCES, EACCES},   {OTF2_ERROR_EPERM, EPERM},
+        {OTF2_ERROR_EROFS, EROFS},     {OTF2_ERROR_ENOSPC, ENOSPC},
+        {OTF2_ERROR_EDQUOT, EDQUOT},   {OTF2_ERROR_EFBIG, EFBIG},
+        {OTF2_ERROR_EIO, EIO},         {OTF2_ERROR_ENOENT, ENOENT},
+        {OTF2_ERROR_ENOTDIR, ENOTDIR}, {OTF2_ERROR_EISDIR, EISDIR},
+        {OTF2_ERROR_EEXIST, EEXIST},   {OTF2_ERROR_ENAMETOOLONG, ENAMETOOLONG},
+        {OTF2_ERROR_ELOOP, ELOOP},     {OTF2_ERROR_EMFILE, EMFILE},
+        {OTF2_ERROR_ENFILE, ENFILE},   {OTF2_ERROR_ENOMEM, ENOMEM},
+        {OTF2_ERROR_EBADF, EBADF},     {OTF2_ERROR_EINVAL, EINVAL},
+        {OTF2_ERROR_ESTALE, ESTALE},   {OTF2_ERROR_ENOTEMPTY, ENOTEMPTY},
+        {OTF2_ERROR_ETXTBSY, ETXTBSY}, {OTF2_ERROR_EXDEV, EXDEV},
+        {OTF2_ERROR_EINTR, EINTR},     {OTF2_ERROR_EAGAIN, EAGAIN},
+        {OTF2_ERROR_ENODEV, ENODEV},   {OTF2_ERROR_ENXIO, ENXIO},
+        {OTF2_ERROR_ESPIPE, ESPIPE},   {OTF2_ERROR_EOVERFLOW, EOVERFLOW},
+    };
+    for (size_t e = 0; e < sizeof system_errors / sizeof *system_errors; e++)
+        if (system_errors[e].code == code)
+            return system_errors[e].value;
+    return 0;
+}
+
 static OTF2_ErrorCode keep_otf2_message(void *user, const char *file, uint64_t line, const char *function,
                                         OTF2_ErrorCode code, const char *format, va_list args)
     __attribute__((format(printf, 6, 0)));
@@ -98,6 +134,15 @@ static OTF2_ErrorCode keep_otf2_message(void *user, const char *file, uint64_t l
         vsnprintf(otf2_message, sizeof otf2_message, format, args);
     else
         otf2_message[0] = '\0';
+    const int system_error = errno_of(code);
+    if (system_error && !first_system_errno) {
+        /* OTF2 says "POSIX: <path>" */
+        static const char prefix[] = "POSIX: ";
+        const bool prefixed = strncmp(otf2_message, prefix, sizeof prefix - 1) == 0;
+        first_system_errno = system_error;
+        snprintf(first_system_message, sizeof first_system_message, "%s",
+                 otf2_message + (prefixed ? sizeof prefix - 1 : 0));
+    }
     return code;
 }
 
@@ -110,6 +155,15 @@ void otfx_otf2_capture_errors(void)
 {
     pthread_once(&capture_once, install_capture);
     otf2_message[0] = '\0';
+    first_system_errno = 0;
+    first_system_message[0] = '\0';
+}
+
+int otfx_otf2_system_error(char *where, size_t size)
+{
+    if (first_system_errno && where && size)
+        snprintf(where, size, "%s", first_system_message);
+    return first_system_errno;
 }
 
 otfx_status otfx_otf2_fail_call(OTF2_ErrorCode code, const char *format, ...)
@@ -119,9 +173,16 @@ otfx_status otfx_otf2_fail_call(OTF2_ErrorCode code, const char *format, ...)
     va_start(args, format);
     vsnprintf(what, sizeof what, format, args);
     va_end(args);
-    const char *name = OTF2_Error_GetName(code);
-    otfx_status status = otfx_fail(OTFX_ERR_OTF2, "%s: %s%s%s", what, name ? name : "OTF2 error",
-                                   otf2_message[0] ? ": " : "", otf2_message);
+    otfx_status status;
+    if (first_system_errno) {
+        /* The system's reason says more than the OTF2 error it led to ("Buffer deletion failed!"). */
+        status = otfx_fail(OTFX_ERR_IO, "%s: %s%s%s", what, first_system_message,
+                           first_system_message[0] ? ": " : "", strerror(first_system_errno));
+    } else {
+        const char *name = OTF2_Error_GetName(code);
+        status = otfx_fail(OTFX_ERR_OTF2, "%s: %s%s%s", what, name ? name : "OTF2 error",
+                           otf2_message[0] ? ": " : "", otf2_message);
+    }
     otf2_message[0] = '\0';
     return status;
 }

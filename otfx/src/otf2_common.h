@@ -128,10 +128,15 @@ static inline void *otfx_otf2_search(const void *key, const void *items, size_t 
 
 /* Errors. OTF2 reports errors through a process-wide callback that by default prints to stderr;
  * otfx_otf2_capture_errors() installs (once) a callback that keeps the calling thread's last OTF2
- * message instead, so it ends up in otfx_last_error(). */
+ * message instead, so it ends up in otfx_last_error(), and forgets the thread's system error. */
 void otfx_otf2_capture_errors(void);
+/* The errno of the first failed system call (open, write, mkdir, ...) OTF2 reported to this thread since
+ * otfx_otf2_capture_errors(), 0 if none, and OTF2's message with it (the path) into `where`. OTF2 goes
+ * on after some of these and returns success (the last bytes of a file written when it is closed, the
+ * anchor file written by OTF2_Archive_Close): a writer asks after every step. */
+int otfx_otf2_system_error(char *where, size_t size);
 /* For a failed OTF2 call: OTFX_ERR_OTF2 with "<what>: <OTF2 error name>: <OTF2's message>", `what`
- * formatted like printf. */
+ * formatted like printf; after a failed system call OTFX_ERR_IO with "<what>: <path>: <strerror>". */
 otfx_status otfx_otf2_fail_call(OTF2_ErrorCode code, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 

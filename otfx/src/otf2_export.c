@@ -18,11 +18,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* OTF2 3.0.2's file layer collects writes smaller than OTF2_FILE_BUFFER_SIZE (4 MiB, OTF2_File.h) in a
+ * buffer of that size and writes it out when it is full. When that write fails (a full disk), it frees
+ * the buffer but keeps using it: the next write copies into freed memory and closing the file writes it
+ * and frees it again (otf2_file_write_buffered, otf2_file_finalize: double free, or SIGSEGV in fwrite).
+ * Writes of at least the buffer's size go to the file directly and fail cleanly, and a file smaller than
+ * the buffer is written once, when it is closed, where a failure does no harm (OTF2 then goes on as if
+ * it had been written: otfx_otf2_system_error finds it). OTF2 writes a file chunk by chunk, whole chunks
+ * and then the used part of the last one. So event files, whose size a live trace does not tell in
+ * advance, use chunks of 4 MiB; definition files use small chunks only while their definitions are
+ * known to fit in the buffer (definition_chunk_bytes). Readers hold one chunk per location they read
+ * (measured: otf2-print of 8 locations of 200 KB each, 11 MB resident with 1 MiB event chunks, 36 MB
+ * with 4 MiB). */
+#define OTF2_FILE_BUFFER_BYTES (4u << 20)
+
 enum {
-    EVENT_CHUNK_BYTES = 1 << 20,
+    EVENT_CHUNK_BYTES = OTF2_FILE_BUFFER_BYTES,
     /* A compressed 64-bit group member takes at most 9 bytes; the rest of a Group record is small. */
     GROUP_MEMBER_BYTES = 9,
     GROUP_RECORD_SLACK = 64 << 10,
+    /* definition_bytes_bound: a definition record but a Group at its largest (refs and numbers of up to
+     * 9 bytes each, the record's framing), a String's framing; a location's records (Location,
+     * LocationGroup, SystemTreeNode, their names); what every archive holds besides (otfx's strings and
+     * attributes, the clock, the system tree's root, paradigms). */
+    DEFINITION_RECORD_BYTES = 96,
+    DEFINITION_LOCATION_BYTES = 4 * 96 + 64,
+    DEFINITION_FIXED_BYTES = 64 << 10,
+    /* Definitions whose bound stays below this fit in OTF2's file buffer with room for what the
+     * store gains while the export runs; above it, definition chunks are the buffer's size. */
+    DEFINITIONS_IN_BUFFER = 2 << 20,
     /* OTF2 region refs: reduced-range regions first (one per strategy), then otfx region r at
      * REGION_REF_OFFSET + r, so regions defined while the export runs can never collide with them. */
     REGION_REF_OFFSET = OTFX_REDUCE_COUNT,
@@ -82,11 +106,12 @@ typedef struct exported_location {
 } exported_location;
 
 typedef struct exporter {
-    otfx_defs *defs;        /* this process's definitions: what its events refer to */
-    otfx_defs *global_defs; /* the union of every process's: what the global definitions hold */
-    otfx_otf2_def_map map;  /* this process's references -> global_defs' */
-    bool map_identity;      /* no mapping tables needed */
-    bool master;            /* writes the anchor, the global definitions and the placeholders */
+    otfx_defs *defs;           /* this process's definitions: what its events refer to */
+    otfx_defs *global_defs;    /* the union of every process's: what the global definitions hold */
+    otfx_otf2_def_map map;     /* this process's references -> global_defs' */
+    bool map_identity;         /* no mapping tables needed */
+    bool master;               /* writes the anchor, the global definitions and the placeholders */
+    uint64_t definition_chunk; /* the archive's definition chunk size */
     OTF2_Archive *archive;
     OTF2_AttributeList *attributes;
     OTF2_GlobalDefWriter *global;
@@ -1366,7 +1391,7 @@ static otfx_status remove_archive(const archive_paths *paths)
     }
     const char *files[] = {paths->anchor, paths->global, paths->marker};
     for (size_t f = 0; f < sizeof files / sizeof *files; f++)
-        if (unlink(files[f]) != 0 && errno != ENOENT)
+        if (exists(files[f]) && unlink(files[f]) != 0 && errno != ENOENT) /* read-only: EROFS, not ENOENT */
             return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot remove %s: %s", files[f], strerror(errno));
     return OTFX_OK;
 }
@@ -1456,17 +1481,53 @@ static otfx_status group_members(otfx_defs *defs, otfx_trace *const *traces, siz
 /* The definition chunk size: a record must fit in one chunk, and the largest is the Group of the
  * largest group (every process uses the same size: readers read every file with the anchor's).
  * Readers allocate (and clear) a chunk per definition file they read, so it is no larger than that
- * needs. */
-static otfx_status definition_chunk_bytes(uint64_t members, uint64_t *bytes)
+ * needs while the definitions fit in OTF2's file buffer; beyond, it is the buffer's size
+ * (OTF2_FILE_BUFFER_BYTES says why), which is OTF2's default. */
+static otfx_status definition_chunk_bytes(uint64_t members, uint64_t definition_bytes, uint64_t *bytes)
 {
     uint64_t needed = members * GROUP_MEMBER_BYTES + GROUP_RECORD_SLACK;
     if (members > OTF2_CHUNK_SIZE_MAX / GROUP_MEMBER_BYTES || needed > OTF2_CHUNK_SIZE_MAX)
         return otfx_fail(OTFX_ERR_INVALID,
                          "OTF2 export: a group of %llu members does not fit in an OTF2 definition chunk",
                          (unsigned long long)members);
-    *bytes = OTF2_CHUNK_SIZE_MIN;
+    *bytes = definition_bytes < DEFINITIONS_IN_BUFFER ? OTF2_CHUNK_SIZE_MIN : OTF2_FILE_BUFFER_BYTES;
     while (*bytes < needed)
         *bytes *= 2;
+    return OTFX_OK;
+}
+
+/* An upper bound of the bytes a store's definitions take in OTF2 definition files (every record at the
+ * largest encoding of its fields, strings whole, mapping table entries included): the global definitions
+ * of the union of every process's stores, and each process's local definitions, stay below the sum. */
+static otfx_status definition_bytes_bound(otfx_defs *defs, uint64_t *bytes)
+{
+    uint64_t total = DEFINITION_FIXED_BYTES;
+    const uint32_t strings = otfx_defs_count_strings(defs);
+    for (uint32_t i = 0; i < strings; i++) {
+        const char *text = NULL;
+        OTFX_TRY(otfx_defs_get_string(defs, i, &text));
+        total += DEFINITION_RECORD_BYTES + strlen(text);
+    }
+    const uint32_t regions = otfx_defs_count_regions(defs);
+    for (uint32_t i = 0; i < regions; i++) {
+        otfx_region_def def = {0};
+        OTFX_TRY(otfx_defs_get_region(defs, i, &def));
+        total += 3 * DEFINITION_RECORD_BYTES + strlen(def.name);
+    }
+    const uint32_t comms = otfx_defs_count_comms(defs);
+    for (uint32_t i = 0; i < comms; i++) {
+        otfx_comm_def def = {0};
+        OTFX_TRY(otfx_defs_get_comm(defs, i, &def));
+        total += 4 * DEFINITION_RECORD_BYTES + strlen(def.name) + (uint64_t)def.size * GROUP_MEMBER_BYTES;
+    }
+    const uint32_t metrics = otfx_defs_count_metrics(defs);
+    for (uint32_t i = 0; i < metrics; i++) {
+        otfx_metric_def def = {0};
+        OTFX_TRY(otfx_defs_get_metric(defs, i, &def));
+        total += 4 * DEFINITION_RECORD_BYTES + strlen(def.name) + strlen(def.unit ? def.unit : "");
+    }
+    total += (uint64_t)otfx_defs_count_locations(defs) * DEFINITION_LOCATION_BYTES;
+    *bytes = total;
     return OTFX_OK;
 }
 
@@ -1615,6 +1676,19 @@ static otfx_status unify(exporter *x, const shared_run *run, gathered *g)
     return OTFX_OK;
 }
 
+/* OTF2 creates the archive's own directory on the master while the collective callbacks are installed,
+ * and says only that it could not. Creating it once first gives the system's reason for a directory
+ * that cannot be written (read-only, no permission) before any process has started. */
+static otfx_status probe_archive_directory(const archive_paths *paths)
+{
+    if (mkdir(paths->directory, 0777) != 0)
+        return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot create %s: %s", paths->directory, strerror(errno));
+    if (rmdir(paths->directory) != 0)
+        return otfx_fail(OTFX_ERR_IO, "OTF2 export: cannot remove %s again: %s", paths->directory,
+                         strerror(errno));
+    return OTFX_OK;
+}
+
 /* Exchange 1 on the master: the existing archive is refused or removed, the directory created. */
 static otfx_status prepare_directory(const archive_paths *paths, const char *directory, bool overwrite)
 {
@@ -1623,7 +1697,19 @@ static otfx_status prepare_directory(const archive_paths *paths, const char *dir
                          paths->anchor);
     if (archive_exists(paths))
         OTFX_TRY(remove_archive(paths));
-    return make_directory(directory);
+    OTFX_TRY(make_directory(directory));
+    return probe_archive_directory(paths);
+}
+
+/* A failed system call OTF2 went on after (otfx_otf2_system_error): the step failed all the same. */
+static otfx_status system_error_of(const char *what)
+{
+    char where[512] = "";
+    const int value = otfx_otf2_system_error(where, sizeof where);
+    if (!value)
+        return OTFX_OK;
+    return otfx_fail(OTFX_ERR_IO, "OTF2 export: %s: %s%s%s", what, where, where[0] ? ": " : "",
+                     strerror(value));
 }
 
 static otfx_status open_event_files(exporter *x, const otfx_export_options *options)
@@ -1651,6 +1737,23 @@ static otfx_status export_traces(exporter *x, otfx_trace *const *traces, size_t 
     return OTFX_OK;
 }
 
+/* After exchange 2: definitions written in chunks smaller than OTF2's file buffer must stay below it
+ * (OTF2_FILE_BUFFER_BYTES says why): the stores may have grown since the archive was opened. */
+static otfx_status definitions_still_fit(exporter *x)
+{
+    if (x->definition_chunk >= OTF2_FILE_BUFFER_BYTES)
+        return OTFX_OK;
+    uint64_t bytes = 0;
+    OTFX_TRY(definition_bytes_bound(x->global_defs, &bytes));
+    bytes += (uint64_t)x->location_count * DEFINITION_LOCATION_BYTES;
+    if (bytes < OTF2_FILE_BUFFER_BYTES)
+        return OTFX_OK;
+    return otfx_fail(OTFX_ERR_INVALID,
+                     "OTF2 export: the definitions grew from under %u to %llu bytes while the archive was "
+                     "written, more than its definition chunks allow: export again",
+                     (unsigned)DEFINITIONS_IN_BUFFER, (unsigned long long)bytes);
+}
+
 /* Keeps the first failure: later steps still run their collective parts. */
 static void keep_first(otfx_status *status, otfx_status next)
 {
@@ -1671,8 +1774,12 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
 {
     bool opened = status == OTFX_OK;
     if (status == OTFX_OK && run->collective) {
-        if (run->collective->archive_opened(x->archive, run->collective->user) != 0)
-            status = otfx_fail(OTFX_ERR_OTF2, "OTF2 export: installing the collective callbacks failed");
+        if (run->collective->archive_opened(x->archive, run->collective->user) != 0) {
+            /* OTF2 creates the archive's directory there */
+            status = system_error_of("creating the archive");
+            if (status == OTFX_OK)
+                status = otfx_fail(OTFX_ERR_OTF2, "OTF2 export: installing the collective callbacks failed");
+        }
     } else if (status == OTFX_OK) {
         status = otf2_step(OTF2_Archive_SetSerialCollectiveCallbacks(x->archive), "setting up the archive");
     }
@@ -1681,6 +1788,8 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
     opened = opened && status == OTFX_OK;
     if (status == OTFX_OK)
         status = export_traces(x, traces, trace_count, options);
+    if (status == OTFX_OK)
+        status = system_error_of("writing the event files");
 
     otfx_bytes mine = {0};
     describe_part(x, status, &mine);
@@ -1690,6 +1799,8 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
     if (agreed == OTFX_OK)
         agreed = unify(x, run, &g);
     gathered_free(&g);
+    if (agreed == OTFX_OK)
+        agreed = definitions_still_fit(x); /* the same union on every process */
     keep_first(&status, agreed);
     uint32_t world_size = 0;
     if (status == OTFX_OK && x->master)
@@ -1707,7 +1818,22 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
     }
     if (status == OTFX_OK && x->master)
         status = write_global_definitions(x, world_size);
+    if (status == OTFX_OK)
+        status = system_error_of("writing the definition files");
     return status;
+}
+
+/* After a failure: nothing half-written is left behind, and the failure's message is kept. */
+static void discard_partial_archive(const archive_paths *paths, otfx_status failure)
+{
+    char message[512], removal[512];
+    snprintf(message, sizeof message, "%s", otfx_last_error());
+    if (remove_archive(paths) == OTFX_OK) {
+        otfx_fail(failure, "%s", message);
+        return;
+    }
+    snprintf(removal, sizeof removal, "%s", otfx_last_error());
+    otfx_fail(failure, "%s (and the partial archive could not be removed: %s)", message, removal);
 }
 
 static void exporter_free(exporter *x)
@@ -1743,7 +1869,7 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
 
     /* Exchange 1. */
     archive_paths paths = {0};
-    uint64_t members = 0;
+    uint64_t members = 0, definition_bytes = 0;
     otfx_status status = check_arguments(directory, name, defs, traces, trace_count, options);
     if (status == OTFX_OK) {
         paths = (archive_paths){join(directory, name, ""), join(directory, name, ".otf2"),
@@ -1753,29 +1879,35 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
     }
     if (status == OTFX_OK)
         status = group_members(defs, traces, trace_count, &members);
+    if (status == OTFX_OK)
+        status = definition_bytes_bound(defs, &definition_bytes);
     if (status == OTFX_OK && master)
         status = prepare_directory(&paths, directory, options->overwrite);
     otfx_bytes mine = {0};
     put_status(&mine, status);
     otfx_bytes_u64(&mine, members);
+    otfx_bytes_u64(&mine, definition_bytes);
     gathered g;
     status = exchange(&run, &mine, &g);
     otfx_bytes_free(&mine);
+    uint64_t all_definition_bytes = 0;
     for (uint32_t p = 0; status == OTFX_OK && p < run.size; p++) {
         uint64_t theirs = otfx_read_u64(&g.parts[p]);
         if (theirs > members)
             members = theirs;
+        all_definition_bytes += otfx_read_u64(&g.parts[p]);
     }
     gathered_free(&g);
+    all_definition_bytes += members * DEFINITION_LOCATION_BYTES; /* the master's placeholders */
     uint64_t definition_chunk = 0;
-    if (status == OTFX_OK)
-        status = definition_chunk_bytes(members, &definition_chunk); /* the same on every process */
+    if (status == OTFX_OK) /* the same on every process */
+        status = definition_chunk_bytes(members, all_definition_bytes, &definition_chunk);
     if (status != OTFX_OK) {
         archive_paths_free(&paths);
         return status;
     }
 
-    exporter x = {.defs = defs, .master = master, .next_string = 0};
+    exporter x = {.defs = defs, .master = master, .next_string = 0, .definition_chunk = definition_chunk};
     x.archive = OTF2_Archive_Open(directory, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK_BYTES, definition_chunk,
                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     x.attributes = OTF2_AttributeList_New();
@@ -1788,6 +1920,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
         OTF2_ErrorCode code = OTF2_Archive_Close(x.archive);
         if (status == OTFX_OK && code != OTF2_SUCCESS)
             status = otfx_otf2_fail_call(code, "OTF2 export: closing the archive");
+        if (status == OTFX_OK)
+            status = system_error_of("closing the archive"); /* the anchor file */
     }
     if (x.attributes)
         OTF2_AttributeList_Delete(x.attributes);
@@ -1797,16 +1931,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
     otfx_status agreed = exchange(&run, &mine, &g);
     otfx_bytes_free(&mine);
     gathered_free(&g);
-    if (agreed != OTFX_OK && master) {
-        /* Leave nothing half-written behind, but keep the message of the failure. */
-        char message[512];
-        snprintf(message, sizeof message, "%s", otfx_last_error());
-        if (remove_archive(&paths) == OTFX_OK)
-            otfx_fail(agreed, "%s", message);
-        else
-            otfx_fail(agreed, "%s (and the partial archive could not be removed: %s)", message,
-                      otfx_last_error());
-    }
+    if (agreed != OTFX_OK && master)
+        discard_partial_archive(&paths, agreed);
     if (agreed == OTFX_OK && stats) {
         stats->locations = (uint32_t)x.own_count;
         for (size_t l = 0; l < x.own_count; l++)

@@ -552,6 +552,42 @@ static bool decode_dropped(struct decoder *decoder, const struct capture_record_
     return true;
 }
 
+/* A rank ending without MPI_Finalize (capture/src/dying.c): remembered for the report and the tree,
+ * and marked in its trace as a phase "otfx: rank R died of …" whose value is the signal, MPI_Abort's
+ * error code or exit()'s status. */
+static bool decode_died(struct decoder *decoder, const struct capture_record_header *header,
+                        const unsigned char *record, uint64_t time)
+{
+    struct event_place *place = decoder->place;
+    struct served_rank *rank = decoder->rank;
+    struct capture_died_record died;
+    if (header->size < sizeof(died))
+        return fail(decoder, "died record of %llu bytes", (unsigned long long)(header->size));
+    memcpy(&died, record, sizeof(died));
+    if (died.cause < CAPTURE_DEATH_SIGNAL || died.cause > CAPTURE_DEATH_EXIT)
+        return fail(decoder, "died record of unknown cause %llu", (unsigned long long)died.cause);
+    struct rank_death death = {.died = true,
+                               .cause = died.cause,
+                               .value = died.value,
+                               .signal_code = died.signal_code,
+                               .address = died.address,
+                               .where = OTFX_REF_NONE};
+    if (died.instruction &&
+        !place_symbols_region(&rank->symbols, place->defs, died.instruction, &death.where))
+        death.where = OTFX_REF_NONE;
+    rank->death = death;
+    char text[600], name[700];
+    place_describe_death(place, rank, text, sizeof(text));
+    snprintf(name, sizeof(name), "otfx: rank %d %s", rank->rank, text);
+    otfx_ref region;
+    if (otfx_defs_region(place->defs, name, OTFX_ROLE_PHASE, &region) != OTFX_OK)
+        return fail(decoder, "cannot define the region of its end");
+    otfx_event *event = next_event(decoder, OTFX_EV_PHASE, time);
+    event->u.phase.region = region;
+    event->u.phase.value = died.value;
+    return true;
+}
+
 static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
                           const unsigned char *record)
 {
@@ -791,6 +827,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     }
     case CAPTURE_RECORD_DROPPED:
         return decode_dropped(decoder, header, record, time);
+    case CAPTURE_RECORD_DIED:
+        return decode_died(decoder, header, record, time);
     case CAPTURE_RECORD_NAME:
     case CAPTURE_RECORD_OBJECT: /* handled above */
     case CAPTURE_RECORD_RECORDING:

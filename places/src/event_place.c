@@ -12,6 +12,7 @@
 #include "event_place_internal.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,16 +226,31 @@ static uint64_t test_clock_ahead_ns(void)
  * yielding the core, so that their round trips measure the transport. Not for long: after 200 µs
  * without the next ping (the rank descheduled on a busy node, or dead) the loop takes over again and
  * answers the rest as they come, late, which the rank's choice of the shortest round trip discards. */
-static void answer_clock_pings(MPI_Comm tool_comm, int source)
+/* The rank's process id after the name and the count byte of its ping (record_format.h). */
+static void note_process(struct event_place *place, int source, const char *ping, size_t count,
+                         size_t name_length, bool same_node)
+{
+    const int first = place->setup.first_served;
+    if (source < first || source >= first + place->setup.served_count)
+        return;
+    struct served_rank *rank = &place->ranks[source - first];
+    int32_t pid = 0;
+    if (count >= name_length + 2 + sizeof(pid))
+        memcpy(&pid, ping + name_length + 2, sizeof(pid));
+    rank->pid = pid;
+    rank->on_node = same_node && pid > 0;
+}
+
+static void answer_clock_pings(struct event_place *place, MPI_Comm tool_comm, int source)
 {
     char own[MPI_MAX_PROCESSOR_NAME + 1] = {0};
     int own_length = 0;
     PMPI_Get_processor_name(own, &own_length);
     const uint64_t ahead_ns = test_clock_ahead_ns();
     for (;;) {
-        char ping[MPI_MAX_PROCESSOR_NAME + 3] = {0};
+        char ping[MPI_MAX_PROCESSOR_NAME + 3 + sizeof(int32_t)] = {0};
         MPI_Status status;
-        PMPI_Recv(ping, MPI_MAX_PROCESSOR_NAME + 2, MPI_CHAR, source, CAPTURE_SYNC_TAG, tool_comm, &status);
+        PMPI_Recv(ping, (int)sizeof(ping) - 1, MPI_CHAR, source, CAPTURE_SYNC_TAG, tool_comm, &status);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         int count = 0;
@@ -243,6 +259,8 @@ static void answer_clock_pings(MPI_Comm tool_comm, int source)
         const uint64_t answer[2] = {(uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec + ahead_ns,
                                     strcmp(ping, own) == 0};
         PMPI_Send(answer, 2, MPI_UINT64_T, source, CAPTURE_SYNC_TAG, tool_comm);
+        /* the processor name a test pretends (OTFX_TEST_REMOTE_PLACE) is not this node's: no watch */
+        note_process(place, source, ping, (size_t)(count > 0 ? count : 0), name_length, answer[1] != 0);
         const unsigned still_to_come =
             (size_t)count > name_length + 1 ? (unsigned char)ping[name_length + 1] : 0;
         if (still_to_come == 0)
@@ -279,7 +297,7 @@ bool place_receive_tool_message(struct event_place *place, const MPI_Status *sta
     int count = 0;
     PMPI_Get_count(status, MPI_BYTE, &count);
     if (tag == CAPTURE_SYNC_TAG) {
-        answer_clock_pings(tool_comm, source);
+        answer_clock_pings(place, tool_comm, source);
         return false;
     }
     if (tag == CAPTURE_CONTROL_TAG && count >= 0 && count <= 1024) {
@@ -312,6 +330,151 @@ bool place_receive_tool_message(struct event_place *place, const MPI_Status *sta
         return true;
     }
     return false;
+}
+
+/* ---- ranks that end without MPI_Finalize ---------------------------------------------------------- */
+
+static const char *signal_name(int signal)
+{
+    static const struct {
+        int number;
+        const char *name;
+    } names[] = {{SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
+                 {SIGABRT, "SIGABRT"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},   {SIGKILL, "SIGKILL"},
+                 {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].number == signal)
+            return names[i].name;
+    return NULL;
+}
+
+void place_describe_death(const struct event_place *place, const struct served_rank *rank, char *text,
+                          size_t size)
+{
+    const struct rank_death *death = &rank->death;
+    if (death->vanished) {
+        snprintf(text, size, "died without a word (its process is gone: killed, e.g. by SIGKILL)");
+        return;
+    }
+    char where[600] = "";
+    otfx_region_def region;
+    if (death->where != OTFX_REF_NONE && otfx_defs_get_region(place->defs, death->where, &region) == OTFX_OK)
+        snprintf(where, sizeof(where), " in %s", region.name);
+    switch (death->cause) {
+    case CAPTURE_DEATH_SIGNAL: {
+        const char *name = signal_name(death->value);
+        char number[32];
+        snprintf(number, sizeof(number), "signal %d", (int)death->value);
+        const bool fault = death->value == SIGSEGV || death->value == SIGBUS || death->value == SIGFPE ||
+                           death->value == SIGILL;
+        char address[48] = "";
+        if (fault)
+            snprintf(address, sizeof(address), " at address 0x%llx", (unsigned long long)death->address);
+        snprintf(text, size, "died of %s (%s)%s%s", name ? name : number, strsignal(death->value), address,
+                 where);
+        return;
+    }
+    case CAPTURE_DEATH_ABORT:
+        snprintf(text, size, "called MPI_Abort with error code %d", (int)death->value);
+        return;
+    case CAPTURE_DEATH_EXIT:
+        snprintf(text, size, "called exit(%d) without MPI_Finalize", (int)death->value);
+        return;
+    default:
+        snprintf(text, size, "ended without MPI_Finalize");
+    }
+}
+
+int place_death_exit_code(const struct served_rank *rank)
+{
+    const struct rank_death *death = &rank->death;
+    if (death->vanished)
+        return SIGKILL; /* what mpiexec reports for a process killed so */
+    const int code = death->value & 0xff;
+    return code ? code : 1; /* never "success" for a job that failed */
+}
+
+/* Whether process `pid` runs (a zombie has ended: its parent, hydra's proxy, just did not reap it yet). */
+static bool process_runs(int pid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return false;
+    const size_t length = fread(stat, 1, sizeof(stat) - 1, file);
+    fclose(file);
+    stat[length] = '\0';
+    const char *close = strrchr(stat, ')'); /* "pid (comm) S ...": comm may hold anything */
+    return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X' && close[2] != 'x';
+}
+
+/* The trace of a rank found gone ends with the phase that says so, when it was found gone. */
+static void mark_vanished(struct event_place *place, struct served_rank *rank, uint64_t now_ns)
+{
+    struct place_stream *stream =
+        rank->stream_capacity && rank->streams[0] ? rank->streams[0] : stream_of(place, rank, 0);
+    if (!stream)
+        return;
+    char text[600], name[700];
+    place_describe_death(place, rank, text, sizeof(text));
+    snprintf(name, sizeof(name), "otfx: rank %d %s", rank->rank, text);
+    otfx_event event;
+    memset(&event, 0, sizeof(event));
+    event.type = OTFX_EV_PHASE;
+    event.time = now_ns;
+    event.u.phase.value = SIGKILL;
+    otfx_trace_status status;
+    if (otfx_trace_status_get(stream->trace, &status) == OTFX_OK && status.first_time <= status.last_time &&
+        status.last_time > event.time)
+        event.time = status.last_time;
+    size_t appended = 0;
+    if (otfx_defs_region(place->defs, name, OTFX_ROLE_PHASE, &event.u.phase.region) != OTFX_OK ||
+        otfx_trace_append(stream->trace, &event, 1, &appended) != OTFX_OK)
+        fprintf(stderr, "otfx-place %d: rank %d: cannot mark its end in its trace: %s\n",
+                place->setup.place_rank, rank->rank, otfx_last_error());
+}
+
+bool place_watch_ranks(struct event_place *place, uint64_t now_ns)
+{
+    enum { GRACE_NS = 1000 * 1000 * 1000 };
+    bool any = false;
+    for (int r = 0; r < place->setup.served_count; r++) {
+        struct served_rank *rank = &place->ranks[r];
+        if (rank->said_goodbye || !rank->on_node)
+            continue;
+        if (process_runs(rank->pid)) {
+            rank->gone_since_ns = 0;
+            continue;
+        }
+        /* Gone: its last batches may still be on their way (a rank sends its goodbye and exits) */
+        if (!rank->gone_since_ns) {
+            rank->gone_since_ns = now_ns;
+            continue;
+        }
+        if (now_ns - rank->gone_since_ns < GRACE_NS)
+            continue;
+        rank->death = (struct rank_death){.died = true, .vanished = true, .where = OTFX_REF_NONE};
+        rank->said_goodbye = true;
+        place->goodbyes++;
+        mark_vanished(place, rank, now_ns);
+        any = true;
+    }
+    return any;
+}
+
+/* "otfx-place: rank R died of …" for a rank that ended without MPI_Finalize, "… unfinished …" for one
+ * still running when a failed job ended. */
+static void report_ending(const struct event_place *place, const struct served_rank *rank)
+{
+    char text[700];
+    if (rank->death.died) {
+        place_describe_death(place, rank, text, sizeof(text));
+        printf("otfx-place: rank %d %s\n", rank->rank, text);
+    } else if (!rank->said_goodbye && place->job_failed) {
+        printf("otfx-place: rank %d unfinished: still running when the job ended after a failure\n",
+               rank->rank);
+    }
 }
 
 /* Insertion sort by name, once per place: C11's qsort has no context argument for the name table. */
@@ -639,6 +802,7 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
              (unsigned long long)reduced, (unsigned long long)dropped, (unsigned long long)blocked_ns,
              total.bytes_used, total.budget_bytes, total.bytes_open);
     fputs(report, stdout);
+    report_ending(place, rank);
     report_clock(rank);
     if (rank->rejected_batches || rank->lost_batches)
         fprintf(stderr, "otfx-place %d: rank %d: %llu malformed batches dropped, %llu batches lost\n",
@@ -719,6 +883,10 @@ void otfx_place_settings_from_env(otfx_place_settings *settings)
     settings->session_dir = nonempty_env("OTFX_SESSION_DIR");
     settings->snapshot_dir = nonempty_env("OTFX_SNAPSHOT_DIR");
     settings->snapshot_at_exit = nonempty_env("OTFX_SNAPSHOT_AT_EXIT");
+    settings->snapshot_on_failure = nonempty_env("OTFX_SNAPSHOT_ON_FAILURE");
+    const char *overwrite = nonempty_env("OTFX_SNAPSHOT_OVERWRITE");
+    settings->snapshot_overwrite = overwrite && strcmp(overwrite, "1") == 0;
+    settings->run_status = nonempty_env("OTFX_RUN_STATUS");
     settings->job_id = nonempty_env("OTFX_JOB_ID");
 }
 

@@ -114,6 +114,21 @@ struct served_rank {
     bool recording_resumed;
     /* events/s over the last second (place_loop.c samples the traces' events_received once a second) */
     uint64_t rate_mark_events, events_per_s;
+    /* The rank's process, from its clock pings: watched while it runs when it shares this node
+     * (event_place.c, place_watch_ranks). */
+    int pid;
+    bool on_node;
+    uint64_t gone_since_ns; /* its process was first found gone (0: not yet) */
+    /* How it ended without MPI_Finalize (its DIED record, or its process gone without a goodbye). */
+    struct rank_death {
+        bool died;
+        bool vanished;  /* gone without a word: killed outright (SIGKILL) */
+        uint32_t cause; /* enum capture_death_cause */
+        int32_t value, signal_code;
+        uint64_t address;
+        otfx_ref where; /* the region of the instruction it died at, OTFX_REF_NONE if unknown */
+        bool reported;  /* told the tree (tree.c) */
+    } death;
 };
 
 struct event_place {
@@ -133,6 +148,7 @@ struct event_place {
     uint64_t control_sequence; /* the last steering command's sequence number (rank_control.c) */
     int goodbyes;              /* served ranks that said goodbye */
     bool reported;             /* the end-of-run report was printed */
+    bool job_failed;           /* the job ends after a failure: ranks still running are reported so */
     uint64_t start_hwm_kib;
     struct place_runtime *runtime; /* the loop, threads and tree (place_loop.c); NULL before the loop */
 };
@@ -143,6 +159,20 @@ struct event_place {
 bool place_receive_tool_message(struct event_place *place, const MPI_Status *status);
 /* event_place.c: the end-of-run report of every served rank and the memory line (once). */
 void place_print_report(struct event_place *place);
+
+/* event_place.c, the end of a rank without MPI_Finalize. place_describe_death: "died of SIGSEGV
+ * (Segmentation fault) at address 0x0 in compute", "called MPI_Abort(…, 3)", … into `text`;
+ * place_death_exit_code: the exit status the job ends with because of it (a signal's number, MPI_Abort's
+ * error code or exit()'s status, at least 1). place_watch_ranks: a served rank on this node whose process
+ * is gone without its goodbye batch (for a second: batches still on their way are taken first) counts as
+ * having said goodbye and died (vanished). Returns whether one did. */
+void place_describe_death(const struct event_place *place, const struct served_rank *rank, char *text,
+                          size_t size);
+int place_death_exit_code(const struct served_rank *rank);
+bool place_watch_ranks(struct event_place *place, uint64_t now_ns);
+/* place_loop.c: SIGINT or SIGTERM (mpiexec forwards them to every process of the job) caught on this
+ * place: the signal, 0 if none came. */
+int place_interrupted(void);
 
 /* place_loop.c: runs the loop until the tree shuts down (standalone: until every rank said goodbye and
  * the report is printed). Returns 0. */

@@ -12,6 +12,7 @@
 #include "place_loop.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,35 @@ static void finish_sends(struct place_runtime *runtime)
     runtime->sends = NULL;
 }
 
+/* ---- SIGINT and SIGTERM --------------------------------------------------------------------------
+ * mpiexec forwards them to every process of the job: the application ranks end (dying.c tells their
+ * places first), the places catch them and write what they hold before the job ends (tree.c). */
+
+static volatile sig_atomic_t interrupt_signal;
+
+static void on_interrupt(int signal)
+{
+    interrupt_signal = signal;
+}
+
+int place_interrupted(void)
+{
+    return interrupt_signal;
+}
+
+static void catch_interrupts(void)
+{
+    static const int signals[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof(action));
+        action.sa_handler = on_interrupt;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;
+        sigaction(signals[i], &action, NULL);
+    }
+}
+
 /* ---- the loop ------------------------------------------------------------------------------------ */
 
 /* Receives one tree message (any size up to TREE_MAX_MESSAGE) and hands it to tree.c. */
@@ -356,6 +386,7 @@ int place_loop_run(struct event_place *place)
     runtime->event_comm = MPI_COMM_NULL;
 
     int result = 0;
+    catch_interrupts();
     if (!tree_start(runtime)) {
         result = 1;
     } else {
@@ -389,6 +420,11 @@ int place_loop_run(struct event_place *place)
                 sample_rates(place, now - last_sample);
                 last_sample = now;
                 runtime->next_rate_ns = now + 1000000000u;
+            }
+            if (serves && now >= runtime->next_watch_ns) {
+                if (place_watch_ranks(place, now))
+                    active = true;
+                runtime->next_watch_ns = now + 200u * 1000u * 1000u;
             }
             if (tree_poll(runtime))
                 active = true;

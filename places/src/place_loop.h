@@ -78,6 +78,7 @@ struct tree_request {
     uint32_t client_request;
     bool partial_sent;
     bool at_exit; /* the root's snapshot at exit */
+    bool final;   /* the last command of a failed job (tree.c, "A failed job") */
 };
 
 struct pending_send {
@@ -93,7 +94,18 @@ enum root_end_stage {
     ROOT_RUNNING = 0,
     ROOT_EXIT_SNAPSHOT, /* the snapshot at exit is being written */
     ROOT_DRAINING,      /* waiting for requests in flight before the job-ended notice */
+    ROOT_FAILING,       /* a failed job: its last snapshot is being written, then the root ends the job */
     ROOT_SHUTDOWN
+};
+
+/* A failed job as this place knows it (tree.c, "A failed job"). */
+struct job_failure {
+    bool failed;          /* the root: an application rank ended without MPI_Finalize, or SIGINT/SIGTERM */
+    bool interrupted;     /* by SIGINT/SIGTERM */
+    uint32_t exit_code;   /* what the job ends with */
+    char cause[640];      /* "rank 3 died of SIGSEGV (…) in compute", "interrupted by SIGTERM" */
+    bool final_sent;      /* the root: the last command went down */
+    uint64_t deadline_ns; /* the other places, once their part is done: end the job themselves by then */
 };
 
 struct place_runtime {
@@ -136,7 +148,10 @@ struct place_runtime {
     uint32_t children_done;
     bool done_sent, shutdown;
     uint32_t enabled_classes;
-    uint64_t next_rate_ns;
+    uint64_t next_rate_ns, next_watch_ns;
+
+    struct job_failure failure;
+    bool status_written; /* the root: OTFX_RUN_STATUS says how the job ended */
 
     /* the root */
     otfx_server *server;

@@ -228,7 +228,7 @@ typedef struct resolved_path {
 
 /* otfx's exchanges: sizes first, then the bytes (every place takes the same path: a total MPI cannot
  * count fails everywhere). */
-static int allgather_bytes(const void *data, size_t size, void **all, size_t *sizes, void *user)
+int place_snapshot_allgather(const void *data, size_t size, void **all, size_t *sizes, void *user)
 {
     MPI_Comm comm = *(MPI_Comm *)user;
     int count = 0;
@@ -268,11 +268,28 @@ static int allgather_bytes(const void *data, size_t size, void **all, size_t *si
     return result;
 }
 
-static int install_collectives(void *archive, void *user)
+/* OTF2's MPI collectives, installed as OTF2_MPI_Archive_SetCollectiveCallbacks does but for its error
+ * path. OTF2_Archive_SetCollectiveCallbacks keeps the callbacks in the archive first and then has the
+ * master create the archive's directory; when that fails (a read-only or foreign directory) it returns
+ * the error with the callbacks kept, and OTF2_MPI_Archive_SetCollectiveCallbacks (OTF2 3.0.2) frees them
+ * then: OTF2_Archive_Close, which calls them, jumps into freed memory. Here the archive owns them as soon
+ * as they are handed over, whatever the result, and OTF2_Archive_Close releases them
+ * (otf2_mpi_collectives_release) on every path. Their arguments are complete and set once, the only
+ * failures OTF2 reports before keeping them. */
+int place_snapshot_install_collectives(void *archive, void *user)
 {
     MPI_Comm comm = *(MPI_Comm *)user;
-    return OTF2_MPI_Archive_SetCollectiveCallbacks((OTF2_Archive *)archive, comm, MPI_COMM_NULL) ==
-                   OTF2_SUCCESS
+    OTF2_MPI_UserData *data = calloc(1, sizeof *data);
+    if (!data)
+        return -1;
+    otf2_mpi_get_collectives(&data->callbacks);
+    data->global = otf2_mpi_create_context(comm, true);
+    if (!data->global) {
+        free(data);
+        return -1;
+    }
+    return OTF2_Archive_SetCollectiveCallbacks((OTF2_Archive *)archive, &data->callbacks, data, data->global,
+                                               NULL) == OTF2_SUCCESS
                ? 0
                : -1;
 }
@@ -307,8 +324,8 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
     MPI_Comm comm = event_comm;
     otfx_otf2_collective collective = {.size = (uint32_t)size,
                                        .rank = (uint32_t)rank,
-                                       .archive_opened = install_collectives,
-                                       .allgather = allgather_bytes,
+                                       .archive_opened = place_snapshot_install_collectives,
+                                       .allgather = place_snapshot_allgather,
                                        .user = &comm};
     otfx_export_stats stats;
     otfx_status status = otfx_otf2_export_shared(where->directory, where->name, defs, traces, trace_count,

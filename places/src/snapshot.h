@@ -57,6 +57,12 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
                                  size_t trace_count, const char *directory, const char *path, uint64_t from,
                                  uint64_t to, bool overwrite, place_snapshot_result *result);
 
+/* The two hooks of otfx_otf2_collective (otfx/trace.h) place_snapshot_write_traces uses, `user` pointing
+ * to the MPI_Comm of the processes: OTF2's MPI collectives, which the archive owns from the call on
+ * whatever the result (OTF2_Archive_Close releases them), and an allgather. (The tests wrap them.) */
+int place_snapshot_install_collectives(void *archive, void *user);
+int place_snapshot_allgather(const void *data, size_t size, void **all, size_t *sizes, void *user);
+
 /* place_snapshot_select + place_snapshot_write_traces with command->path, from, to, overwrite. For
  * when the snapshot runs on the MPI thread itself (ingestion paused meanwhile). */
 void place_snapshot_write(struct event_place *place, MPI_Comm event_comm, const struct otfx_command *command,

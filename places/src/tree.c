@@ -20,15 +20,18 @@
  * End of the run. An event place prints its report once its ranks said goodbye; a place sends DONE up
  * once it and all its children are done. The root then writes the snapshot at exit (OTFX_SNAPSHOT_AT_EXIT)
  * as an ordinary snapshot command, lets the requests in flight finish, sends `notice event=job-ended`,
- * stops the server and sends SHUTDOWN down the tree.
+ * stops the server and sends SHUTDOWN down the tree. A job that fails ends otherwise: "a failed job" below.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "place_loop.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PARTIAL_AFTER_NS (200u * 1000u * 1000u)
@@ -177,16 +180,27 @@ static void answer_query(struct place_runtime *runtime, struct tree_request *req
 }
 
 static void begin_shutdown(struct place_runtime *runtime);
+static void end_failed_job(struct place_runtime *runtime, const struct tree_request *request);
+static void await_end_of_failed_job(struct place_runtime *runtime, const struct tree_request *request);
+static void final_line(struct place_runtime *runtime, struct tree_request *request);
+static bool is_final_command(const struct tree_request *request);
+static void broadcast_notice(struct place_runtime *runtime, const otfx_text *text);
+static void write_exit_status(struct place_runtime *runtime, const struct tree_request *request);
 
 /* The root's answer to a finished command: the places' lines and a summary. */
 static void answer_command(struct place_runtime *runtime, struct tree_request *request)
 {
     char token[64];
     const char *name = command_token(request->command.kind, token, sizeof(token));
+    if (request->final) {
+        end_failed_job(runtime, request); /* does not return */
+        return;
+    }
     if (request->at_exit) {
         fprintf(stderr, "otfx: snapshot at exit %s: %u places ok, %u failed\n%.*s", request->command.path,
                 request->count_ok, request->count_failed, (int)request->lines.length,
                 request->lines.data ? request->lines.data : "");
+        write_exit_status(runtime, request);
         runtime->end_stage = ROOT_DRAINING;
         runtime->end_stage_ns = place_now_ns();
         return;
@@ -246,6 +260,8 @@ static void complete_if_answered(struct place_runtime *runtime, struct tree_requ
         else
             fprintf(stderr, "otfx-place %d: out of memory: the answer to request %u is lost\n",
                     place_rank(runtime), request->id);
+        if (request->final)
+            await_end_of_failed_job(runtime, request);
     }
     remove_request(runtime, request);
 }
@@ -568,6 +584,10 @@ static void start_own_part(struct place_runtime *runtime, struct tree_request *r
         runtime->enabled_classes = (uint32_t)argument;
     request->own_pending = true;
     request->snapshot_after_flush = request->command.kind == OTFX_CMD_SNAPSHOT;
+    if (request->final) {
+        runtime->place->job_failed = true;
+        request->snapshot_after_flush = request->command.path[0] != '\0';
+    }
     request->control_sequence = place_control_send(runtime->place, control, argument);
     if (request->control_sequence == 0)
         request->control_sequence = UINT64_MAX; /* no rank running: done at once (tree_poll) */
@@ -730,6 +750,271 @@ static bool start_server(struct place_runtime *runtime)
     return true;
 }
 
+/* ---- a failed job --------------------------------------------------------------------------------
+ * An application rank that ends without MPI_Finalize (capture/src/dying.c: a fatal signal, MPI_Abort,
+ * exit(); or its process found gone, event_place.c) leaves the others unable to finish: MPI_Finalize
+ * would wait for it for ever. Its event place says so up the tree (FAILED); so does SIGINT or SIGTERM at
+ * the root (mpiexec forwards them to every process). The root then sends one last command down, a
+ * snapshot to OTFX_SNAPSHOT_ON_FAILURE (else OTFX_SNAPSHOT_AT_EXIT, else none) whose argument says
+ * "final" and carries the exit status: every event place flushes its running ranks (waiting at most
+ * FINAL_FLUSH_NS for ranks that do not answer), writes its part, prints its report (ranks that died and
+ * ranks still running said so) and answers. The root writes OTFX_RUN_STATUS, removes the session file
+ * and ends the job with MPI_Abort and the exit status: a signal's number, MPI_Abort's error code,
+ * exit()'s status, 128 + the signal of an interruption. A place whose part is done ends the job itself
+ * if the root has not done so FAILED_END_WAIT_NS later (the root may be what failed). */
+
+#define FINAL_FLUSH_NS     (2ull * 1000u * 1000u * 1000u)
+#define FAILED_END_WAIT_NS (60ull * 1000u * 1000u * 1000u)
+#define FINAL_ARGUMENT     1u /* the command's argument: the last command of a failed job */
+#define FINAL_NO_SNAPSHOT  2u /* ... which writes no snapshot (none was asked for) */
+#define FINAL_CODE_SHIFT   32 /* the job's exit status in the argument's upper half */
+
+static bool is_final_command(const struct tree_request *request)
+{
+    return request->kind == TREE_COMMAND && request->command.kind == OTFX_CMD_SNAPSHOT &&
+           (request->argument & FINAL_ARGUMENT);
+}
+
+static void note_failure(struct place_runtime *runtime, uint32_t exit_code, const char *cause)
+{
+    if (runtime->failure.failed)
+        return;
+    runtime->failure.failed = true;
+    runtime->failure.exit_code = exit_code ? exit_code : 1;
+    snprintf(runtime->failure.cause, sizeof(runtime->failure.cause), "%s", cause);
+}
+
+/* A rank failed (`rank` UINT32_MAX: none in particular): the root notes it, the others tell their parent. */
+static void report_failure(struct place_runtime *runtime, uint32_t rank, uint32_t exit_code,
+                           const char *cause)
+{
+    if (runtime->is_root || !runtime->tree) {
+        note_failure(runtime, exit_code, cause);
+        return;
+    }
+    struct tree_buffer message;
+    if (tree_encode_failed(&message, rank, exit_code, cause, strlen(cause)))
+        place_tree_send(runtime, runtime->parent, &message);
+    else
+        fprintf(stderr, "otfx-place %d: out of memory: the failure of rank %u is not reported\n",
+                place_rank(runtime), rank);
+}
+
+/* An event place's ranks that ended without MPI_Finalize, reported once each. */
+static bool report_deaths(struct place_runtime *runtime)
+{
+    struct event_place *place = runtime->place;
+    bool any = false;
+    for (int r = 0; r < place->setup.served_count; r++) {
+        struct served_rank *rank = &place->ranks[r];
+        if (!rank->death.died || rank->death.reported)
+            continue;
+        rank->death.reported = true;
+        any = true;
+        char what[sizeof(runtime->failure.cause) - 32], cause[sizeof(runtime->failure.cause)];
+        place_describe_death(place, rank, what, sizeof(what));
+        snprintf(cause, sizeof(cause), "rank %d %s", rank->rank, what);
+        fprintf(stderr, "otfx-place %d: %s\n", place_rank(runtime), cause);
+        report_failure(runtime, (uint32_t)rank->rank, (uint32_t)place_death_exit_code(rank), cause);
+    }
+    return any;
+}
+
+/* The root: the last command of a failed job (once no other snapshot is being written). */
+static void start_final_command(struct place_runtime *runtime)
+{
+    if (runtime->failure.final_sent || snapshot_in_flight(runtime))
+        return;
+    runtime->failure.final_sent = true;
+    runtime->end_stage = ROOT_FAILING;
+    const otfx_place_settings *settings = &runtime->place->setup.settings;
+    const char *path =
+        settings->snapshot_on_failure ? settings->snapshot_on_failure : settings->snapshot_at_exit;
+    otfx_command command;
+    memset(&command, 0, sizeof(command));
+    command.kind = OTFX_CMD_SNAPSHOT;
+    command.to = UINT64_MAX;
+    command.overwrite = settings->snapshot_overwrite != 0;
+    if (path)
+        snprintf(command.path, sizeof(command.path), "%s", path);
+    const uint64_t argument = FINAL_ARGUMENT | (path ? 0u : FINAL_NO_SNAPSHOT) |
+                              ((uint64_t)runtime->failure.exit_code << FINAL_CODE_SHIFT);
+    if (!settings->run_status)
+        fprintf(stderr, "otfx: the job failed: %s: %s\n", runtime->failure.cause,
+                path ? "writing what the places hold" : "no snapshot on failure was asked for");
+    struct tree_request *request =
+        add_request(runtime, runtime->next_request++, TREE_COMMAND, &command, argument);
+    if (!request) {
+        fprintf(stderr, "otfx: out of memory: no snapshot of the failed job\n");
+        end_failed_job(runtime, NULL);
+        return;
+    }
+    request->final = true;
+    dispatch(runtime, request, NULL, 0);
+}
+
+/* An event place's line for a final command without a snapshot, after its report. */
+static void final_line(struct place_runtime *runtime, struct tree_request *request)
+{
+    place_print_report(runtime->place);
+    begin_line(runtime, request, true);
+    otfx_kv_str(&request->lines, "snapshot", "none");
+    otfx_kv_end(&request->lines);
+}
+
+/* A place (not the root) did its part of the last command: the root ends the job now. */
+static void await_end_of_failed_job(struct place_runtime *runtime, const struct tree_request *request)
+{
+    runtime->failure.exit_code = (uint32_t)(request->argument >> FINAL_CODE_SHIFT);
+    runtime->failure.deadline_ns = place_now_ns() + FAILED_END_WAIT_NS;
+}
+
+static void end_if_root_did_not(struct place_runtime *runtime)
+{
+    if (!runtime->failure.deadline_ns || place_now_ns() < runtime->failure.deadline_ns)
+        return;
+    fprintf(stderr, "otfx-place %d: the failed job was not ended by the root: ending it\n",
+            place_rank(runtime));
+    fflush(stdout);
+    fflush(stderr);
+    PMPI_Abort(MPI_COMM_WORLD, runtime->failure.exit_code ? (int)runtime->failure.exit_code : 1);
+}
+
+/* What a snapshot command's place lines say: written (with the archive), failed (the first error) or
+ * none. */
+struct snapshot_outcome {
+    const char *state;
+    char archive[4096];
+    char error[512];
+};
+
+static void snapshot_outcome_of(const struct tree_request *request, struct snapshot_outcome *outcome)
+{
+    memset(outcome, 0, sizeof(*outcome));
+    outcome->state = "none";
+    if (!request)
+        return;
+    size_t offset = 0, length = 0;
+    const char *line;
+    while (request->lines.data &&
+           otfx_kv_next_line(request->lines.data, request->lines.length, &offset, &line, &length)) {
+        otfx_kv_line parsed;
+        if (!otfx_kv_parse(line, length, &parsed))
+            continue;
+        const char *ok = otfx_kv_get(&parsed, "ok"), *archive = otfx_kv_get(&parsed, "archive"),
+                   *error = otfx_kv_get(&parsed, "error");
+        if (ok && strcmp(ok, "1") == 0 && archive && !outcome->archive[0])
+            snprintf(outcome->archive, sizeof(outcome->archive), "%s", archive);
+        if (ok && strcmp(ok, "0") == 0 && !outcome->error[0])
+            snprintf(outcome->error, sizeof(outcome->error), "%s", error ? error : "unknown");
+        otfx_kv_line_free(&parsed);
+    }
+    if (request->count_failed)
+        outcome->state = "failed";
+    else if (outcome->archive[0])
+        outcome->state = "written";
+}
+
+/* One value per line: what a message holds in line breaks would end it early. */
+static void put_status_value(FILE *file, const char *key, const char *value)
+{
+    fprintf(file, "%s=", key);
+    for (const char *c = value; *c; c++)
+        fputc(*c == '\n' || *c == '\r' ? ' ' : *c, file);
+    fputc('\n', file);
+}
+
+/* OTFX_RUN_STATUS: how the job ended, for otfx-run's last line (written to a temporary file and renamed,
+ * so a reader never sees half of it). */
+static void write_run_status(struct place_runtime *runtime, const char *ending, const char *cause,
+                             uint32_t exit_code, const struct snapshot_outcome *outcome)
+{
+    const char *path = runtime->place->setup.settings.run_status;
+    if (!path || runtime->status_written)
+        return;
+    runtime->status_written = true;
+    char temporary[4200];
+    snprintf(temporary, sizeof(temporary), "%s.%ld", path, (long)getpid());
+    FILE *file = fopen(temporary, "w");
+    if (!file) {
+        fprintf(stderr, "otfx: cannot write %s: %s\n", temporary, strerror(errno));
+        return;
+    }
+    put_status_value(file, "ending", ending);
+    if (cause)
+        put_status_value(file, "cause", cause);
+    fprintf(file, "exit_code=%u\n", exit_code);
+    put_status_value(file, "snapshot", outcome->state);
+    if (outcome->archive[0])
+        put_status_value(file, "archive", outcome->archive);
+    if (outcome->error[0])
+        put_status_value(file, "error", outcome->error);
+    if (fclose(file) != 0 || rename(temporary, path) != 0) {
+        fprintf(stderr, "otfx: cannot write %s: %s\n", path, strerror(errno));
+        unlink(temporary);
+    }
+}
+
+/* The normal end: the snapshot at exit answered (request), or none was asked for (NULL). */
+static void write_exit_status(struct place_runtime *runtime, const struct tree_request *request)
+{
+    struct snapshot_outcome outcome;
+    snapshot_outcome_of(request, &outcome);
+    write_run_status(runtime, "finished", NULL, 0, &outcome);
+}
+
+static void end_failed_job(struct place_runtime *runtime, const struct tree_request *request)
+{
+    struct snapshot_outcome outcome;
+    snapshot_outcome_of(request, &outcome);
+    const struct job_failure *failure = &runtime->failure;
+    if (!runtime->place->setup.settings.run_status) {
+        if (strcmp(outcome.state, "written") == 0)
+            fprintf(stderr, "otfx: the job failed: %s; its trace is in %s\n", failure->cause,
+                    outcome.archive);
+        else if (strcmp(outcome.state, "failed") == 0)
+            fprintf(stderr, "otfx: the job failed: %s; its snapshot failed: %s\n", failure->cause,
+                    outcome.error);
+    }
+    write_run_status(runtime, failure->interrupted ? "interrupted" : "failed", failure->cause,
+                     failure->exit_code, &outcome);
+    for (size_t i = 0; i < runtime->request_count; i++)
+        if (runtime->requests[i].client)
+            reply_error(runtime, runtime->requests[i].client, runtime->requests[i].client_request,
+                        OTFX_ERR_CODE_JOB_ENDED, "the job failed before this request was answered");
+    otfx_text text = {0};
+    otfx_kv_begin(&text, "notice");
+    otfx_kv_str(&text, "event", "job-failed");
+    otfx_kv_str(&text, "cause", failure->cause);
+    otfx_kv_end(&text);
+    broadcast_notice(runtime, &text);
+    otfx_text_free(&text);
+    if (runtime->server) {
+        otfx_server_stop(runtime->server); /* removes the session file */
+        runtime->server = NULL;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    /* mpiexec's proxies stop forwarding output when the abort reaches them (manual_wrappers.c, abort_job) */
+    const struct timespec forward_output = {0, 250 * 1000 * 1000};
+    nanosleep(&forward_output, NULL);
+    PMPI_Abort(MPI_COMM_WORLD, (int)failure->exit_code);
+}
+
+/* The root's side of a failed job, every turn of the loop. */
+static void poll_root_failure(struct place_runtime *runtime)
+{
+    const int interrupt = place_interrupted();
+    if (interrupt && !runtime->failure.failed && runtime->end_stage == ROOT_RUNNING) {
+        char cause[64];
+        snprintf(cause, sizeof(cause), "interrupted by %s", interrupt == SIGINT ? "SIGINT" : "SIGTERM");
+        note_failure(runtime, 128u + (uint32_t)interrupt, cause);
+        runtime->failure.interrupted = true;
+    }
+    if (runtime->failure.failed && runtime->end_stage == ROOT_RUNNING)
+        start_final_command(runtime);
+}
+
 /* ---- start, messages, polling, end ---------------------------------------------------------------- */
 
 bool tree_start(struct place_runtime *runtime)
@@ -818,6 +1103,10 @@ void tree_handle_message(struct place_runtime *runtime, int source, const unsign
             else if (runtime->children_done >= runtime->child_count)
                 problem = "more DONE messages than children";
             break;
+        case TREE_FAILED:
+            if (!from_child)
+                problem = "a failure report that did not come from a child";
+            break;
         }
     }
     if (problem) {
@@ -836,6 +1125,7 @@ void tree_handle_message(struct place_runtime *runtime, int source, const unsign
                     message.request);
             return;
         }
+        request->final = is_final_command(request);
         dispatch(runtime, request, bytes, length);
         return;
     }
@@ -857,6 +1147,14 @@ void tree_handle_message(struct place_runtime *runtime, int source, const unsign
     case TREE_DONE:
         runtime->children_done++;
         return;
+    case TREE_FAILED: {
+        char what[sizeof(runtime->failure.cause)];
+        const size_t kept = message.data_length < sizeof(what) - 1 ? message.data_length : sizeof(what) - 1;
+        memcpy(what, message.data, kept);
+        what[kept] = '\0';
+        report_failure(runtime, message.failed_rank, message.exit_code, what);
+        return;
+    }
     case TREE_SHUTDOWN:
         for (uint32_t c = 0; c < runtime->child_count; c++) {
             struct tree_buffer shutdown;
@@ -876,12 +1174,18 @@ static bool poll_own_parts(struct place_runtime *runtime)
         struct tree_request *request = &runtime->requests[i];
         if (!request->own_pending || request->kind != TREE_COMMAND)
             continue;
+        if (request->final && request->control_sequence &&
+            place_now_ns() - request->started_ns >= FINAL_FLUSH_NS)
+            request->control_sequence = UINT64_MAX; /* ranks that do not answer: stuck, or gone unnoticed */
         if (request->control_sequence && (request->control_sequence == UINT64_MAX ||
                                           place_control_done(runtime->place, request->control_sequence))) {
             request->control_sequence = 0;
             active = true;
             if (request->command.kind == OTFX_CMD_RESET) {
                 reset_traces(runtime, request); /* every batch sent before the FLUSH's answer is in */
+                request->own_pending = false;
+            } else if (request->final && !request->snapshot_after_flush) {
+                final_line(runtime, request);
                 request->own_pending = false;
             } else if (!request->snapshot_after_flush) {
                 control_line(runtime, request);
@@ -898,6 +1202,8 @@ static bool poll_own_parts(struct place_runtime *runtime)
             request->snapshot_running = false;
             request->snapshot_after_flush = false;
             snapshot_line(runtime, request);
+            if (request->final)
+                place_print_report(runtime->place); /* the run is over: what this place held */
             request->own_pending = false;
             active = true;
         }
@@ -965,6 +1271,7 @@ static void poll_root_end(struct place_runtime *runtime)
             memset(&command, 0, sizeof(command));
             command.kind = OTFX_CMD_SNAPSHOT;
             command.to = UINT64_MAX;
+            command.overwrite = runtime->place->setup.settings.snapshot_overwrite != 0;
             snprintf(command.path, sizeof(command.path), "%s", at_exit);
             runtime->end_stage = ROOT_EXIT_SNAPSHOT;
             struct tree_request *request =
@@ -988,6 +1295,7 @@ static void poll_root_end(struct place_runtime *runtime)
 
 static void begin_shutdown(struct place_runtime *runtime)
 {
+    write_exit_status(runtime, NULL); /* unless the snapshot at exit wrote it */
     if (runtime->request_count)
         fprintf(stderr, "otfx: %zu requests still unanswered at the end of the job\n",
                 runtime->request_count);
@@ -1037,6 +1345,8 @@ bool tree_poll(struct place_runtime *runtime)
     }
     if (runtime->request_count && poll_own_parts(runtime))
         active = true;
+    if (runtime->is_event && report_deaths(runtime))
+        active = true;
     if (runtime->is_event && !place->reported && place->goodbyes >= place->setup.served_count) {
         place_print_report(place);
         runtime->own_ended = true;
@@ -1049,6 +1359,10 @@ bool tree_poll(struct place_runtime *runtime)
     }
     if (runtime->is_root && poll_root(runtime))
         active = true;
+    if (runtime->is_root)
+        poll_root_failure(runtime);
+    else
+        end_if_root_did_not(runtime);
     if (!runtime->done_sent && runtime->own_ended && runtime->children_done == runtime->child_count) {
         runtime->done_sent = true;
         active = true;
@@ -1058,7 +1372,7 @@ bool tree_poll(struct place_runtime *runtime)
                 place_tree_send(runtime, runtime->parent, &done);
         }
     }
-    if (runtime->is_root && runtime->done_sent && !runtime->shutdown)
+    if (runtime->is_root && runtime->done_sent && !runtime->shutdown && runtime->end_stage != ROOT_FAILING)
         poll_root_end(runtime);
     return active;
 }

@@ -24,6 +24,8 @@ const char *tree_kind_name(enum tree_kind kind)
         return "SHUTDOWN";
     case TREE_LOAD_MODULE:
         return "LOAD_MODULE";
+    case TREE_FAILED:
+        return "FAILED";
     }
     return "?";
 }
@@ -152,6 +154,16 @@ bool tree_encode_ack(struct tree_buffer *out, uint32_t request, uint32_t ok, uin
 bool tree_encode_empty(struct tree_buffer *out, enum tree_kind kind, uint32_t request)
 {
     begin(out, kind, request);
+    return finish(out);
+}
+
+bool tree_encode_failed(struct tree_buffer *out, uint32_t rank, uint32_t exit_code, const char *what,
+                        size_t what_length)
+{
+    begin(out, TREE_FAILED, 0);
+    put_u32(out, rank);
+    put_u32(out, exit_code);
+    put_str(out, what, what_length);
     return finish(out);
 }
 
@@ -306,6 +318,15 @@ const char *tree_decode(const void *bytes, size_t length, struct tree_message *o
         out->data = get_bytes(&in, &out->data_length);
         if (in.failed)
             problem = "acknowledgement cut short";
+        break;
+    case TREE_FAILED:
+        out->failed_rank = get_u32(&in);
+        out->exit_code = get_u32(&in);
+        out->data = get_bytes(&in, &out->data_length);
+        if (in.failed)
+            problem = "failure report cut short";
+        else if (out->request != 0)
+            problem = "a failure report with a request id";
         break;
     case TREE_DONE:
     case TREE_SHUTDOWN:

@@ -14,6 +14,7 @@
  *   RESULT   u32 leaves answered, u32 leaves failed, str error text, u32 length + the module's
  *            partial result (otfx/analysis.h)
  *   ACK      u32 places ok, u32 places failed, str per-place record lines
+ *   FAILED   u32 the application rank, u32 the exit status the job ends with, str what happened
  *   DONE, SHUTDOWN   no payload
  *
  * A message is validated whole before anything uses it (header, kind, lengths, string bounds, the
@@ -43,7 +44,8 @@ enum tree_kind {
     TREE_DONE = 5,        /* up: every event place below ended (their ranks said goodbye) */
     TREE_SHUTDOWN = 6,    /* down: leave the loop, finalize */
     TREE_LOAD_MODULE = 7, /* down: load an analysis module from a shared object on every place */
-    TREE_KIND_MAX = 7
+    TREE_FAILED = 8,      /* up: an application rank ended without MPI_Finalize: the job fails */
+    TREE_KIND_MAX = 8
 };
 
 /* A decoded message; `data` points into the buffer it was decoded from. */
@@ -56,8 +58,9 @@ struct tree_message {
     uint32_t count_failed;
     const char *error; /* RESULT: error text (not NUL-terminated), error_length bytes */
     size_t error_length;
-    const unsigned char *data; /* RESULT: the partial result; ACK: the record lines */
+    const unsigned char *data; /* RESULT: the partial result; ACK: the record lines; FAILED: what happened */
     size_t data_length;
+    uint32_t failed_rank, exit_code; /* FAILED */
 };
 
 /* A message being built (malloc'd bytes; failed after an allocation failure). */
@@ -78,6 +81,8 @@ bool tree_encode_result(struct tree_buffer *out, uint32_t request, uint32_t answ
 bool tree_encode_ack(struct tree_buffer *out, uint32_t request, uint32_t ok, uint32_t failed,
                      const char *lines, size_t lines_length);
 bool tree_encode_empty(struct tree_buffer *out, enum tree_kind kind, uint32_t request);
+bool tree_encode_failed(struct tree_buffer *out, uint32_t rank, uint32_t exit_code, const char *what,
+                        size_t what_length);
 void tree_buffer_free(struct tree_buffer *buffer);
 
 /* Decodes and validates `bytes`. Returns NULL on success, else why it is malformed (a static text). */

@@ -48,6 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case TREE_SHUTDOWN:
         encoded = tree_encode_empty(&again, message.kind, message.request);
         break;
+    case TREE_FAILED:
+        encoded = tree_encode_failed(&again, message.failed_rank, message.exit_code,
+                                     (const char *)message.data, message.data_length);
+        break;
     }
     require(encoded);
     require(again.length == size && memcmp(again.data, data, size) == 0);

@@ -119,6 +119,20 @@ static void test_answers_round_trip(void **state)
     assert_int_equal(message.data_length, 0);
     tree_buffer_free(&buffer);
 
+    const char what[] = "rank 3 died of SIGSEGV (Segmentation fault) at address 0x0 in step";
+    assert_true(tree_encode_failed(&buffer, 3, 11, what, strlen(what)));
+    assert_null(tree_decode(buffer.data, buffer.length, &message));
+    assert_int_equal(message.kind, TREE_FAILED);
+    assert_int_equal(message.request, 0);
+    assert_int_equal(message.failed_rank, 3);
+    assert_int_equal(message.exit_code, 11);
+    assert_int_equal(message.data_length, strlen(what));
+    assert_memory_equal(message.data, what, strlen(what));
+    buffer.data[8] = 1; /* a request id: FAILED carries none */
+    assert_string_equal(tree_decode(buffer.data, buffer.length, &message),
+                        "a failure report with a request id");
+    tree_buffer_free(&buffer);
+
     for (enum tree_kind kind = TREE_DONE; kind <= TREE_SHUTDOWN; kind++) {
         assert_true(tree_encode_empty(&buffer, kind, 0));
         assert_int_equal(buffer.length, TREE_HEADER_BYTES);

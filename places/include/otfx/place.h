@@ -18,6 +18,11 @@
  * analysis modules' leaf computations run on a worker thread, snapshots on a thread of their own
  * (MPI_THREAD_MULTIPLE). The root prints the layout and the session file's path on stderr at start.
  *
+ * A job fails when an application rank ends without MPI_Finalize (a fatal signal, MPI_Abort, exit(), or
+ * its process vanished) or when the places get SIGINT or SIGTERM: the places then write what they hold to
+ * snapshot_on_failure (else snapshot_at_exit), print their reports and the root ends the job with
+ * MPI_Abort and the exit status the failure gives (docs/architecture.md, "A failed job").
+ *
  * At the end (every served rank sent its goodbye batch) it prints one report per rank:
  *   otfx-place: rank R events received=… held=… reduced=… dropped=… blocked_ns=… bytes_used=U/B
  *   otfx-place: rank R held-calls MPI_X=C …      (ENTER events per MPI function, from the traces)
@@ -51,14 +56,20 @@ typedef struct otfx_place_functions {
 
 /* The place's settings from the environment (the launcher sets them; otfx_place_settings_from_env). */
 typedef struct otfx_place_settings {
-    const char *listen;           /* OTFX_LISTEN: the root's server address; NULL: 127.0.0.1:0 */
-    const char *session_dir;      /* OTFX_SESSION_DIR: where the root writes its session file; NULL: the
-                                   * working directory */
-    const char *snapshot_dir;     /* OTFX_SNAPSHOT_DIR: snapshots are written under it; NULL: the working
-                                   * directory */
-    const char *snapshot_at_exit; /* OTFX_SNAPSHOT_AT_EXIT: archive written by all event places when the
-                                   * application ended; NULL: none */
-    const char *job_id;           /* OTFX_JOB_ID; NULL: derived from the root's pid and start time */
+    const char *listen;              /* OTFX_LISTEN: the root's server address; NULL: 127.0.0.1:0 */
+    const char *session_dir;         /* OTFX_SESSION_DIR: where the root writes its session file; NULL: the
+                                      * working directory */
+    const char *snapshot_dir;        /* OTFX_SNAPSHOT_DIR: snapshots are written under it; NULL: the working
+                                      * directory */
+    const char *snapshot_at_exit;    /* OTFX_SNAPSHOT_AT_EXIT: archive written by all event places when the
+                                      * application ended; NULL: none */
+    const char *snapshot_on_failure; /* OTFX_SNAPSHOT_ON_FAILURE: archive written when the job fails (an
+                                      * application rank ended without MPI_Finalize, or the job was
+                                      * interrupted); NULL: snapshot_at_exit's, if given */
+    int snapshot_overwrite;          /* OTFX_SNAPSHOT_OVERWRITE=1: those two replace an existing archive */
+    const char *run_status;          /* OTFX_RUN_STATUS: the root writes how the job ended there (otfx-run
+                                      * reads it); NULL: nowhere */
+    const char *job_id;              /* OTFX_JOB_ID; NULL: derived from the root's pid and start time */
 } otfx_place_settings;
 
 /* Reads the settings above (pointers into the environment; empty values count as unset). */
