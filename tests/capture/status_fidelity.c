@@ -376,7 +376,7 @@ static void truncation(void)
         MPI_Send(send, 10, MPI_INT, partner, 89, comm);
         MPI_Send(send, 2, MPI_INT, partner, 90, comm);
         MPI_Send(send, 10, MPI_INT, partner, 91, comm);
-        for (int tag = 300; tag < 306; tag++) /* even tags truncated */
+        for (int tag = 300; tag < 310; tag++) /* even tags truncated */
             MPI_Send(send, tag % 2 ? 2 : 10, MPI_INT, partner, tag, comm);
     } else {
         memset(receive, 0, sizeof(receive));
@@ -447,8 +447,9 @@ static void truncation(void)
         /* Testall, Waitsome, Testsome with MPI_STATUSES_IGNORE (the recording wrappers complete into
          * statuses of their own) and a truncated receive first. */
         static const char *const ignoring[] = {"testall_truncated_ignore", "waitsome_truncated_ignore",
-                                               "testsome_truncated_ignore"};
-        for (int form = 0; form < 3; form++) {
+                                               "testsome_truncated_ignore", "waitany_truncated",
+                                               "waitsome_truncated"};
+        for (int form = 0; form < 5; form++) {
             int large[16] = {0}, indices[2] = {-7, -7}, outcount = -7;
             MPI_Irecv(small, 4, MPI_INT, partner, 300 + 2 * form, comm, &requests[0]);
             MPI_Irecv(large, 16, MPI_INT, partner, 301 + 2 * form, comm, &requests[1]);
@@ -460,13 +461,19 @@ static void truncation(void)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow" /* gcc 12 takes MPICH's (MPI_Status *)1 for a buffer */
 #endif
+            fill(statuses, sizeof(statuses));
             const int rc = form == 0   ? MPI_Testall(2, requests, &flag, MPI_STATUSES_IGNORE)
                            : form == 1 ? MPI_Waitsome(2, requests, &outcount, indices, MPI_STATUSES_IGNORE)
-                                       : MPI_Testsome(2, requests, &outcount, indices, MPI_STATUSES_IGNORE);
+                           : form == 2 ? MPI_Testsome(2, requests, &outcount, indices, MPI_STATUSES_IGNORE)
+                           : form == 3 ? MPI_Waitany(2, requests, &indices[0], &statuses[0])
+                                       : MPI_Waitsome(2, requests, &outcount, indices, statuses);
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
             result(ignoring[form], rc);
+            if (form >= 3)
+                for (int i = 0; i < (form == 3 ? 1 : 2); i++)
+                    status_fields(&statuses[i], MPI_INT);
             note(" flag=%d outcount=%d indices=%d,%d requests=%s,%s buffers=%016llx %016llx\n", flag,
                  outcount, indices[0], indices[1], null_or_set(requests[0]), null_or_set(requests[1]),
                  (unsigned long long)hash_bytes(small, sizeof(small)),
