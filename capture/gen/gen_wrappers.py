@@ -323,7 +323,9 @@ def completion_lines(f):
                 f"    capture_result = {call};",
                 f"    if ((capture_result == MPI_SUCCESS || capture_result == MPI_ERR_IN_STATUS) && {done})",
                 "        for (int i = 0; i < count; i++)",
-                f"            capture_request_completed_at({fn}, i, capture_saved[i], &array_of_statuses[i]);"]
+                # After a failed request MPICH leaves the later ones active (MPI_ERR_PENDING): not completed.
+                "            if (capture_result == MPI_SUCCESS || array_of_statuses[i].MPI_ERROR != MPI_ERR_PENDING)",
+                f"                capture_request_completed_at({fn}, i, capture_saved[i], &array_of_statuses[i]);"]
     if f.name in ("MPI_Waitsome", "MPI_Testsome"):
         return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, incount);"] + \
             snapshot("capture_saved", "incount") + [

@@ -166,6 +166,8 @@ static int waitall_forgetting_grequests(int count, MPI_Request requests[], MPI_S
 
 int capture_waitall_steered(int count, MPI_Request requests[], MPI_Status statuses[])
 {
+    if (count <= 0 || !requests)
+        return PMPI_Waitall(count, requests, statuses); /* nothing to wait for, or its argument error */
     if (__atomic_load_n(&grequest_count, __ATOMIC_RELAXED) || grequests_untracked) {
         if (includes_grequest(count, requests))
             return waitall_forgetting_grequests(count, requests, statuses);
