@@ -599,6 +599,8 @@ static void wait_test_family(void)
     show("waitsome_all_null", MPI_Waitsome(3, null_requests, &outcount, indices, statuses), NULL, MPI_INT,
          NULL, 0);
     note("r%d waitsome_all_null outcount=%d\n", rank, outcount);
+    show("waitall_none", MPI_Waitall(0, null_requests, statuses), NULL, MPI_INT, NULL, 0);
+    show("waitall_negative_count", MPI_Waitall(-1, null_requests, statuses), NULL, MPI_INT, NULL, 0);
     fill(statuses, sizeof(statuses));
     show("waitall_all_null", MPI_Waitall(3, null_requests, statuses), NULL, MPI_INT, NULL, 0);
     statuses_line("waitall_all_null", 3, statuses, null_requests);
