@@ -13,8 +13,10 @@
 #include "call_count.h"
 #include "example.h"
 
+#include <inttypes.h>
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -34,6 +36,7 @@ struct checker {
     long iteration;
     const char *comm_name;
     int failures;
+    uint64_t checksum; /* FNV-1a over every result this rank received, in order */
 };
 
 /* Scratch space for one collective, sized for the largest communicator (the world). */
@@ -45,6 +48,8 @@ struct buffers {
 static void check_values(struct checker *checker, const char *operation, const int *values,
                          const int *expected, int count)
 {
+    for (int i = 0; i < count; i++)
+        checker->checksum = (checker->checksum ^ (uint32_t)values[i]) * 1099511628211ull;
     for (int i = 0; i < count; i++) {
         if (values[i] == expected[i])
             continue;
@@ -269,7 +274,7 @@ int main(int argc, char **argv)
     describe(&split);
     describe(&dup);
 
-    struct checker checker = {.world_rank = world.rank};
+    struct checker checker = {.world_rank = world.rank, .checksum = 1469598103934665603ull};
     check_split(&split, world.rank, world.size, &checker);
     checker.comm_name = dup.name;
     check_value(&checker, "MPI_Comm_dup rank", dup.rank, world.rank);
@@ -303,6 +308,7 @@ int main(int argc, char **argv)
     MPI_COUNTED(MPI_Comm_free, &split.comm);
     MPI_COUNTED(MPI_Comm_free, &dup.comm);
 
+    example_print("collectives: rank %d checksum %016" PRIx64 "\n", world.rank, checker.checksum);
     if (world.rank == 0) {
         example_print("collectives: %ld iterations on 3 communicators\n", iterations);
         if (failures == 0)

@@ -9,8 +9,10 @@
 ! rank once, so every rank, rank 0 included, must hold size * (size + 1) / 2. --corrupt makes the last
 ! rank add one too much in the first step of the first iteration.
 !
-! Options: --iterations N (default 10), --seconds S (default 0), --corrupt. The last line of every
-! rank is "expected-calls: RANK MPI_...=COUNT ..." with the MPI calls it made, sorted by name.
+! Options: --iterations N (default 10), --seconds S (default 0), --corrupt. Every rank prints
+! "fortran_ring: rank RANK checksum N" (the tokens it received, in order, folded into one number: the same
+! in every correct run of as many iterations) and, last, "expected-calls: RANK MPI_...=COUNT ..." with the
+! MPI calls it made, sorted by name.
 
 module call_count
   implicit none
@@ -89,7 +91,7 @@ program fortran_ring
   integer, parameter :: ring_tag = 7
   integer :: ierr, rank, nranks, left, right, step, exit_code
   integer :: failures, total_failures, stop_flag
-  integer(int64) :: token, received, expected_sum
+  integer(int64) :: token, received, expected_sum, checksum
   integer :: iterations_wanted, iterations
   double precision :: seconds_wanted, start, elapsed
   logical :: corrupt, options_ok
@@ -119,6 +121,8 @@ program fortran_ring
     start = MPI_Wtime()
   end if
 
+  ! Every token received, in order, folded into one number (kept below 2**40 so nothing overflows).
+  checksum = 0
   stop_flag = 0
   do while (stop_flag == 0)
     token = 0
@@ -126,6 +130,7 @@ program fortran_ring
       call count_call('MPI_Sendrecv')
       call MPI_Sendrecv(token, 1, MPI_INTEGER8, right, ring_tag, received, 1, MPI_INTEGER8, left, &
                         ring_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+      checksum = modulo(checksum * 31 + received + 1, 1099511627689_int64)
       token = received + rank + 1
       if (corrupt .and. iterations == 0 .and. step == 1 .and. rank == nranks - 1) token = token + 1
     end do
@@ -149,6 +154,14 @@ program fortran_ring
     call count_call('MPI_Bcast')
     call MPI_Bcast(stop_flag, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
   end do
+
+  write (number_text, '(i0)') checksum
+  block
+    character(len=20) :: rank_text
+    write (rank_text, '(i0)') rank
+    write (output_unit, '(a)') 'fortran_ring: rank '//trim(rank_text)//' checksum '//trim(number_text)
+    flush (output_unit)
+  end block
 
   call count_call('MPI_Allreduce')
   call MPI_Allreduce(failures, total_failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)

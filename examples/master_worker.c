@@ -83,6 +83,8 @@ struct master_state {
     bool out_of_tasks;
     int64_t total;      /* sum of all result values received */
     int64_t tasks_done; /* results received (or computed by the master itself) */
+    uint64_t checksum;  /* sum over tasks of a hash of (task id, its values in order): independent of
+                         * which worker delivered what when, but of every value and its place */
 };
 
 /* Hands out the next task id unless enough rounds have been started; the decision to stop is taken
@@ -111,8 +113,12 @@ static bool add_result(struct master_state *m, const struct task *t, const int64
                       t->id, count, t->length);
         return false;
     }
-    for (int i = 0; i < count; i++)
+    uint64_t hash = 1469598103934665603ull ^ (uint64_t)t->id; /* FNV-1a over the values */
+    for (int i = 0; i < count; i++) {
         m->total += values[i];
+        hash = (hash ^ (uint64_t)values[i]) * 1099511628211ull;
+    }
+    m->checksum += hash;
     m->tasks_done++;
     return true;
 }
@@ -205,8 +211,9 @@ static int verify(const struct master_state *m, bool protocol_ok, int64_t tasks_
     int64_t numbers = numbers_per_round();
     int64_t expected_total = m->rounds_started * (numbers * (numbers + 1) * (2 * numbers + 1) / 6);
     int64_t expected_tasks = m->rounds_started * TASKS_PER_ROUND;
-    example_print("master_worker: %" PRId64 " rounds of %d tasks, total %" PRId64 "\n", m->rounds_started,
-                  TASKS_PER_ROUND, m->total);
+    example_print("master_worker: %" PRId64 " rounds of %d tasks, total %" PRId64 "\n"
+                  "master_worker: checksum %016" PRIx64 "\n",
+                  m->rounds_started, TASKS_PER_ROUND, m->total, m->checksum);
     if (protocol_ok && m->total == expected_total && m->tasks_done == expected_tasks &&
         tasks_done_everywhere == expected_tasks) {
         example_print("master_worker: verification OK\n");

@@ -18,9 +18,11 @@
 #include "call_count.h"
 #include "example.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +300,12 @@ static int verify(int grid_size, long iterations, double checksum, double last_r
     }
     bool checksum_ok = nearly_equal(checksum, reference.checksum);
     bool residual_ok = nearly_equal(last_residual, reference.last_residual);
+    /* The exact bits, for comparisons of whole runs (a traced run must compute the same). */
+    uint64_t checksum_bits, residual_bits;
+    memcpy(&checksum_bits, &checksum, sizeof(checksum_bits));
+    memcpy(&residual_bits, &last_residual, sizeof(residual_bits));
+    example_print("stencil: result bits checksum %016" PRIx64 " residual %016" PRIx64 "\n", checksum_bits,
+                  residual_bits);
     if (checksum_ok && residual_ok) {
         if (reference.fixed_point_after > 0)
             example_print("stencil: the serial reference reached a fixed point after %ld iterations\n",

@@ -24,6 +24,13 @@
  *                              through PMPI_* directly (not traced), round trip / 2
  *   mpi_pair_traced_ns         the same through the MPI_* wrappers (recorded)
  *   mpi_call_overhead_ns       traced minus untraced (best of several alternating repetitions of each)
+ *   allreduce_sum_double_untraced_ns / _traced_ns
+ *                              one MPI_Allreduce of one double with MPI_SUM on the two ranks, through
+ *                              PMPI_* and through the wrapper, where it runs as the blocking call behind
+ *                              a steerable MPI_Ibarrier (its result depends on the order of the additions:
+ *                              capture/src/steered.h) (best of several alternating repetitions)
+ *   allreduce_max_int_untraced_ns / _traced_ns
+ *                              the same with one int and MPI_MAX, which runs as MPI_Iallreduce + test loop
  *   otf2_event_ns              OTF2_EvtWriter_Enter/Leave per event into a real archive in /tmp (POSIX
  *                              substrate, no compression), closing the writer included (best of 3)
  *   user_event_vs_otf2         user_event_ns / otf2_event_ns (target <= 0.3)
@@ -181,6 +188,20 @@ static double ping_pong_pair_ns(int rank, long rounds, int traced)
 static double minimum(double a, double b)
 {
     return a < b ? a : b;
+}
+
+/* One MPI_Allreduce of one element on `comm` (the application ranks), through MPI_* (traced) or
+ * PMPI_*. */
+static double allreduce_ns(MPI_Comm comm, long rounds, MPI_Datatype type, MPI_Op op, int traced)
+{
+    int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) =
+        traced ? MPI_Allreduce : PMPI_Allreduce;
+    double in[1] = {1.0}, out[1] = {0.0};
+    PMPI_Barrier(comm);
+    double start = now_ns();
+    for (long i = 0; i < rounds; i++)
+        allreduce(in, out, 1, type, op, comm);
+    return (now_ns() - start) / (double)rounds;
 }
 
 /* ---- OTF2 ----------------------------------------------------------------------------------------- */
@@ -443,6 +464,20 @@ int main(int argc, char **argv)
         traced_pair = minimum(traced_pair, ping_pong_pair_ns(rank, rounds, 1));
     }
 
+    /* PMPI_Allreduce on MPI_COMM_WORLD would be the real world, place included (only the wrappers
+     * translate it): both sides run on a duplicate of the application's world. */
+    MPI_Comm application;
+    MPI_Comm_dup(MPI_COMM_WORLD, &application);
+    double sum_untraced = 1e30, sum_traced = 1e30, max_untraced = 1e30, max_traced = 1e30;
+    allreduce_ns(application, rounds / 10, MPI_DOUBLE, MPI_SUM, 1);
+    for (int repetition = 0; repetition < PING_PONG_REPETITIONS; repetition++) {
+        sum_untraced = minimum(sum_untraced, allreduce_ns(application, rounds, MPI_DOUBLE, MPI_SUM, 0));
+        sum_traced = minimum(sum_traced, allreduce_ns(application, rounds, MPI_DOUBLE, MPI_SUM, 1));
+        max_untraced = minimum(max_untraced, allreduce_ns(application, rounds, MPI_INT, MPI_MAX, 0));
+        max_traced = minimum(max_traced, allreduce_ns(application, rounds, MPI_INT, MPI_MAX, 1));
+    }
+    MPI_Comm_free(&application);
+
     if (rank == 0) {
         for (int repetition = 0; repetition < 3; repetition++)
             otf2_ns = minimum(otf2_ns, otf2_event_ns(calls, 0));
@@ -460,6 +495,10 @@ int main(int argc, char **argv)
         printf("mpi_pair_untraced_ns=%.1f\n", untraced_pair);
         printf("mpi_pair_traced_ns=%.1f\n", traced_pair);
         printf("mpi_call_overhead_ns=%.1f\n", traced_pair - untraced_pair);
+        printf("allreduce_sum_double_untraced_ns=%.1f\n", sum_untraced);
+        printf("allreduce_sum_double_traced_ns=%.1f\n", sum_traced);
+        printf("allreduce_max_int_untraced_ns=%.1f\n", max_untraced);
+        printf("allreduce_max_int_traced_ns=%.1f\n", max_traced);
         printf("otf2_event_ns=%.1f\n", otf2_ns);
         printf("user_event_vs_otf2=%.2f\n", user_event_ns / otf2_ns);
         printf("otf2_event_timed_ns=%.1f\n", otf2_timed_ns);

@@ -218,6 +218,10 @@ def body_lines(function):
             lines += [f"        if ({flag})",
                       f"            capture_probe({fid(f)}, comm, status, {message});"]
         lines += ["    }"]
+        if cls == "p2p-sendrecv":
+            # Only the receive failed: the message went out and its receiver records it.
+            lines += ["    else if (capture_sendrecv_sent(capture_result))",
+                      f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes});"]
     elif cls in ("p2p-isend", "p2p-irecv", "persistent-send", "persistent-recv"):
         peer, tag, nbytes = p2p_payload(f)
         kind = "CAPTURE_REQUEST_SEND" if "send" in cls else "CAPTURE_REQUEST_RECV"
@@ -319,7 +323,9 @@ def completion_lines(f):
                 f"    capture_result = {call};",
                 f"    if ((capture_result == MPI_SUCCESS || capture_result == MPI_ERR_IN_STATUS) && {done})",
                 "        for (int i = 0; i < count; i++)",
-                f"            capture_request_completed_at({fn}, i, capture_saved[i], &array_of_statuses[i]);"]
+                # After a failed request MPICH leaves the later ones active (MPI_ERR_PENDING): not completed.
+                "            if (capture_result == MPI_SUCCESS || array_of_statuses[i].MPI_ERROR != MPI_ERR_PENDING)",
+                f"                capture_request_completed_at({fn}, i, capture_saved[i], &array_of_statuses[i]);"]
     if f.name in ("MPI_Waitsome", "MPI_Testsome"):
         return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, incount);"] + \
             snapshot("capture_saved", "incount") + [
@@ -355,19 +361,38 @@ def event_class(function):
 # A rank blocked inside MPI (waiting for a message of a paused rank, or in a collective with it) must
 # still notice APP_PAUSE and the other commands. With a place, the blocking calls below run as their
 # nonblocking variant (or their Test/Iprobe form) in a loop that checks for commands between tests and
-# yields the core every few tests (capture_wait_steered, control.c); without one they are the plain
-# PMPI call. The wrapper still records the blocking function.
+# yields the core every few tests (steered.c); without one they are the plain PMPI call. The wrapper
+# still records the blocking function. Never at the price of another result (steered.h): MPI_Sendrecv
+# is built from a receive and a send (MPICH's MPI_Isendrecv leaves the status unfilled), MPI_Waitall
+# waits and then calls PMPI_Waitall, and a reduction whose result depends on the order of application
+# runs as the blocking call itself behind a steerable barrier.
 STEERED_TEST_FORMS = {
     # Wait family: the Test form with the same parameters plus `flag` (Waitsome: done when outcount set);
-    # MPI_Waitall has its own loop (capture_waitall_steered).
-    "MPI_Wait": ("PMPI_Test", "request, &capture_flag, status", "capture_flag"),
-    "MPI_Waitany": ("PMPI_Testany", "count, array_of_requests, indx, &capture_flag, status", "capture_flag"),
+    # MPI_Waitall has its own loop (capture_waitall_steered). Test, Testany and Testsome complete what
+    # they find exactly as their Wait forms would; a test that finds nothing writes nothing. The fourth
+    # entry: when the test says so, the blocking call itself returns at once and runs instead — MPICH
+    # 4.0.2's MPI_Testany leaves the status as it was when every request is null or inactive, where
+    # MPI_Waitany returns an empty one.
+    "MPI_Wait": ("PMPI_Test", "request, &capture_flag, status", "capture_flag", None),
+    "MPI_Waitany": ("PMPI_Testany", "count, array_of_requests, indx, &capture_flag, status", "capture_flag",
+                    "*indx == MPI_UNDEFINED"),
     "MPI_Waitsome": ("PMPI_Testsome", "incount, array_of_requests, outcount, array_of_indices, array_of_statuses",
-                     "*outcount != 0"),
-    "MPI_Probe": ("PMPI_Iprobe", "source, tag, comm, &capture_flag, status", "capture_flag"),
-    "MPI_Mprobe": ("PMPI_Improbe", "source, tag, comm, &capture_flag, message, status", "capture_flag"),
+                     "*outcount != 0", "*outcount == MPI_UNDEFINED"),
+    "MPI_Probe": ("PMPI_Iprobe", "source, tag, comm, &capture_flag, status", "capture_flag", None),
+    "MPI_Mprobe": ("PMPI_Improbe", "source, tag, comm, &capture_flag, message, status", "capture_flag", None),
 }
 STEERED_CLASSES = ("collective", "p2p-send", "p2p-recv", "p2p-sendrecv", "p2p-mrecv")
+# Blocking calls whose errors MPI reports to their communicator's handler, where MPICH reports a failed
+# point-to-point request's to MPI_COMM_WORLD's (capture_wait_steered's errors_on).
+STEERED_ERRORS_ON_COMM = ("p2p-send", "p2p-recv", "p2p-sendrecv")
+# Wrappers that call a helper of steered.c instead of PMPI (same parameters).
+FIDELITY_CALLEES = {
+    "MPI_Comm_set_errhandler": "capture_comm_set_errhandler",
+    "MPI_Errhandler_set": "capture_errhandler_set",
+    "MPI_Grequest_start": "capture_grequest_start",
+    "MPIX_Grequest_start": "capture_grequestx_start",
+    "MPIX_Grequest_class_allocate": "capture_grequest_class_allocate",
+}
 FUNCTIONS_BY_NAME = {}
 
 
@@ -390,7 +415,30 @@ def steered(function):
 
 
 def callee(function):
+    if function.name in FIDELITY_CALLEES:
+        return FIDELITY_CALLEES[function.name]
     return f"capture_steered_{function.name}" if steered(function) else f"P{function.name}"
+
+
+def sendrecv_lines(function):
+    """MPI_Sendrecv(_replace)(_c) with a place (steered.h says why not MPI_Isendrecv)."""
+    f = function
+    large = f.name.endswith("_c")
+    if f.name.startswith("MPI_Sendrecv_replace"):
+        return ["    return capture_sendrecv_replace_steered(buf, count, datatype, dest, sendtag, source, recvtag, "
+                f"comm, status, {'true' if large else 'false'});"]
+    suffix = "_c" if large else ""
+    return ["    MPI_Request capture_requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};",
+            "    int capture_error = MPI_SUCCESS;",
+            "    if (source != MPI_PROC_NULL) /* else no receive: capture_sendrecv_complete says why */",
+            f"        capture_error = PMPI_Irecv{suffix}(recvbuf, recvcount, recvtype, source, recvtag, comm, "
+            "&capture_requests[0]);",
+            "    if (capture_error != MPI_SUCCESS)", "        return capture_error;",
+            f"    capture_error = PMPI_Isend{suffix}(sendbuf, sendcount, sendtype, dest, sendtag, comm, "
+            "&capture_requests[1]);",
+            "    if (capture_error != MPI_SUCCESS) {", "        capture_sendrecv_abandon(&capture_requests[0]);",
+            "        return capture_error;", "    }",
+            "    return capture_sendrecv_complete(capture_requests, status, comm, false);"]
 
 
 def steered_helper(function):
@@ -398,25 +446,40 @@ def steered_helper(function):
     f = function
     out = [f"static int capture_steered_{f.name}({', '.join(p.text for p in f.params)})", "{",
            "    if (!capture_steering_waits())", f"        return P{f.name}({call_args(f)});"]
-    if f.name == "MPI_Waitall":  # each request on its own: capture_waitall_steered says why
+    if f.name == "MPI_Waitall":
         out += ["    return capture_waitall_steered(count, array_of_requests, array_of_statuses);", "}", ""]
         return out
     if f.name in STEERED_TEST_FORMS:
-        test, args, done = STEERED_TEST_FORMS[f.name]
+        test, args, done, blocking_answers = STEERED_TEST_FORMS[f.name]
         out += ["    for (int capture_polls = 0;;) {"]
         if "capture_flag" in args:
             out += ["        int capture_flag = 0;"]
-        out += [f"        const int capture_error = {test}({args});",
-                f"        if (capture_error != MPI_SUCCESS || {done})", "            return capture_error;",
+        out += [f"        const int capture_error = {test}({args});"]
+        if blocking_answers:
+            out += [f"        if (capture_error == MPI_SUCCESS && {done} && {blocking_answers})",
+                    f"            return P{f.name}({call_args(f)});"]
+        out += [f"        if (capture_error != MPI_SUCCESS || {done})", "            return capture_error;",
                 "        capture_wait_pause_point(&capture_polls);", "    }", "}", ""]
         return out
+    if f.cls == "p2p-sendrecv":
+        return out + sendrecv_lines(f) + ["}", ""]
+    if f.cls == "p2p-recv":
+        # Returns at once; MPICH 4.0.2's MPI_Irecv from MPI_PROC_NULL completes with source 0 and tag 0.
+        out += ["    if (source == MPI_PROC_NULL)", f"        return P{f.name}({call_args(f)});"]
     variant = nonblocking_variant(f)
     args = ", ".join([p.name for p in f.params if p.name != "status"] + ["&capture_request"])
     status = "status" if f.has("status") else "MPI_STATUS_IGNORE"
-    out += ["    MPI_Request capture_request;", f"    const int capture_error = P{variant.name}({args});",
-            "    if (capture_error != MPI_SUCCESS)", "        return capture_error;",
-            f"    return capture_wait_steered(&capture_request, {status});", "}", ""]
-    return out
+    errors_on = "comm" if f.cls in STEERED_ERRORS_ON_COMM else "MPI_COMM_NULL"
+    nonblocking = ["MPI_Request capture_request;", f"const int capture_error = P{variant.name}({args});",
+                   "if (capture_error != MPI_SUCCESS)", "    return capture_error;",
+                   f"return capture_wait_steered(&capture_request, {status}, {errors_on});"]
+    if f.has("op"):
+        # A reduction: its nonblocking algorithm may apply the operation in another order.
+        out += ["    if (capture_reduction_exact(op, datatype)) {"] + ["        " + line for line in nonblocking]
+        out += ["    }", "    capture_guard_begin(comm);", f"    const int capture_error = P{f.name}({call_args(f)});",
+                "    capture_guard_end();", "    return capture_error;", "}", ""]
+        return out
+    return out + ["    " + line for line in nonblocking] + ["}", ""]
 
 
 def translate_lines(function):
@@ -673,7 +736,7 @@ def write_ids(functions, path):
 def write_wrappers(functions, path):
     with open(path, "w") as out:
         out.write(HEADER_NOTE)
-        out.write('#include "capture_functions.h"\n#include "recorder.h"\n#include "runtime.h"\n\n')
+        out.write('#include "capture_functions.h"\n#include "recorder.h"\n#include "runtime.h"\n#include "steered.h"\n\n')
         out.write("#include <mpi.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n")
         out.write("const char *const capture_function_names[CAPTURE_FUNCTION_COUNT] = {\n")
         for f in functions:

@@ -73,6 +73,9 @@ static const char usage[] =
     "                          wait: events are dropped, counted, and marked in the trace as a reduction\n"
     "                          record; definitions are never dropped) (OTFX_BACKPRESSURE)\n"
     "  --no-record             start with recording off (until `otfxctl record resume`)\n"
+    "  --disable CLASSES       start with these event classes disabled (until `otfxctl enable ...`): a "
+    "comma\n"
+    "                          list of p2p, collective, mpi-other, user, all (OTFX_DISABLE)\n"
     "  --start-paused          the application ranks wait right after MPI_Init until `otfxctl app resume`\n"
     "  --listen ADDR:PORT      where the root serves clients (default 127.0.0.1:0, any free port)\n"
     "  --session-dir DIR       where the root writes its session file (default: $OTFX_SESSION_DIR, else the\n"
@@ -112,6 +115,7 @@ struct run_options {
     const char *backpressure; /* NULL: the capture library's default (block) */
     long fanin;
     bool no_record;
+    const char *disable; /* OTFX_DISABLE's comma list, NULL without */
     bool start_paused;
     bool dry_run;
     const char *listen;
@@ -156,6 +160,25 @@ static bool is_strategy(const char *name)
         if (strcmp(name, strategies[i]) == 0)
             return true;
     return false;
+}
+
+/* --disable's value: event class names (the capture library's OTFX_DISABLE) separated by commas. */
+static bool is_class_list(const char *list)
+{
+    static const char *const classes[] = {"p2p", "collective", "mpi-other", "user", "all"};
+    if (!*list)
+        return false;
+    for (const char *item = list; item;) {
+        const char *end = strchr(item, ',');
+        const size_t length = end ? (size_t)(end - item) : strlen(item);
+        bool known = false;
+        for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]) && !known; i++)
+            known = strlen(classes[i]) == length && strncmp(item, classes[i], length) == 0;
+        if (!known)
+            return false;
+        item = end ? end + 1 : NULL;
+    }
+    return true;
 }
 
 /* "--buffer=64M" and "--buffer 64M" both work; returns the value and advances *index past it. */
@@ -230,6 +253,11 @@ static void parse_options(int argc, char **argv, struct run_options *options)
                 usage_error("--backpressure must be block or drop, not '%s'", options->backpressure);
         } else if (strcmp(argument, "--no-record") == 0) {
             options->no_record = true;
+        } else if (matches(argument, "--disable")) {
+            options->disable = option_value(argc, argv, &i, "--disable");
+            if (!is_class_list(options->disable))
+                usage_error("--disable needs a comma list of p2p, collective, mpi-other, user, all, not '%s'",
+                            options->disable);
         } else if (strcmp(argument, "--start-paused") == 0) {
             options->start_paused = true;
         } else if (matches(argument, "--fanin")) {
@@ -846,6 +874,8 @@ int main(int argc, char **argv)
         GENV("OTFX_BACKPRESSURE", options.backpressure);
     if (options.no_record)
         GENV("OTFX_RECORD", "0");
+    if (options.disable)
+        GENV("OTFX_DISABLE", options.disable);
     if (options.start_paused)
         GENV("OTFX_START_PAUSED", "1");
     if (options.listen)

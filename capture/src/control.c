@@ -21,11 +21,15 @@
  * MPI_THREAD_MULTIPLE the other threads block at their next check point too. A rank waiting inside a
  * blocking MPI call (for a message of a paused rank, in a collective with it) checks as well: with a
  * place, blocking point-to-point calls, blocking collectives, the Wait family and the probes run as
- * their nonblocking or Test form in a loop that checks between tests (gen_wrappers.py), so every rank
- * answers APP_PAUSE even when its peers stopped first.
+ * their nonblocking or Test form in a loop that checks between tests (gen_wrappers.py, steered.c), so
+ * every rank answers APP_PAUSE even when its peers stopped first. A blocking call that must run as itself
+ * (a reduction whose result depends on the order of application) waits first in a barrier on its
+ * communicator: an APP_PAUSE arriving there is answered at once and carried out after the call, since
+ * the other ranks may already be inside the call waiting for this one (pause_deferred).
  */
 #include "recorder.h"
 #include "runtime.h"
+#include "steered.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -47,6 +51,9 @@ static int control_place = -1; /* world rank of this rank's event place */
 static int control_app_rank;
 static int thread_level = MPI_THREAD_SINGLE;
 static _Thread_local bool is_init_thread;
+/* Set while the thread waits in a guard's barrier (steered.h): an APP_PAUSE is answered at once and
+ * carried out once the guarded blocking call is done. */
+static _Thread_local bool pause_deferred;
 static atomic_flag control_busy = ATOMIC_FLAG_INIT;
 static atomic_bool app_paused;
 static uint32_t enabled_classes = CAPTURE_CLASS_ALL;
@@ -165,7 +172,8 @@ static void carry_out(const struct capture_control *command, bool may_block)
         }
         block_other_threads();
         answer(command);
-        wait_while_paused();
+        if (!pause_deferred)
+            wait_while_paused();
         return;
     case CAPTURE_CONTROL_APP_RESUME:
         pause_pending = false;
@@ -284,6 +292,8 @@ static void check(uint64_t now, bool mpi_call)
         capture_send_now();
     }
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire)) {
+        if (pause_deferred)
+            return; /* a guard's barrier must go on (steered.h) */
         /* Another thread is checking (MPI_THREAD_MULTIPLE): if it paused the application, wait too. */
         const struct timespec pause = {0, 200 * 1000};
         while (atomic_load(&app_paused))
@@ -300,7 +310,7 @@ static void check(uint64_t now, bool mpi_call)
     const bool may_poll = mpi_call || thread_level == MPI_THREAD_MULTIPLE ||
                           (is_init_thread && thread_level < MPI_THREAD_SERIALIZED);
     if (may_poll) {
-        if (now >= next_clock_sync)
+        if (now >= next_clock_sync && !atomic_load(&app_paused)) /* paused in a guard: nothing recorded */
             resync_clock(now);
         send_window_notice();
         poll_messages(true);
@@ -308,8 +318,12 @@ static void check(uint64_t now, bool mpi_call)
             pause_pending = false;
             block_other_threads();
             answer(&pending_pause);
-            wait_while_paused();
+            if (!pause_deferred)
+                wait_while_paused();
         }
+        /* Paused while a guarded call was under way (this thread's or another's): blocks here. */
+        if (!pause_deferred && atomic_load(&app_paused))
+            wait_while_paused();
     }
     update_deadline(capture_now());
     atomic_flag_clear_explicit(&control_busy, memory_order_release);
@@ -355,58 +369,22 @@ void capture_wait_pause_point(int *polls)
     }
 }
 
-/* Each request on its own, not PMPI_Testall: MPICH 4.0.2's MPI_Testall returns MPI_ERR_IN_STATUS for
- * persistent collective requests (MPI_Bcast_init + MPI_Start), even once they completed, and leaves them
- * unusable, where its MPI_Waitall works; MPI_Test is correct for them. Errors as MPI_Waitall reports them:
- * MPI_ERR_IN_STATUS with each status' MPI_ERROR (MPI_ERR_PENDING for a request neither done nor failed). */
-int capture_waitall_steered(int count, MPI_Request requests[], MPI_Status statuses[])
+void capture_guard_pause_point(int *polls)
 {
-    enum { ON_STACK = 64 };
-    bool on_stack[ON_STACK] = {false};
-    bool *done = count <= ON_STACK ? on_stack : calloc((size_t)count, sizeof(bool));
-    if (!done)
-        return PMPI_Waitall(count, requests, statuses); /* not steerable, but correct */
-    int remaining = count, first_error = MPI_SUCCESS;
-    for (int polls = 0; remaining > 0;) {
-        for (int i = 0; i < count; i++) {
-            if (done[i])
-                continue;
-            int flag = 0;
-            MPI_Status *status = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-            const int error = PMPI_Test(&requests[i], &flag, status);
-            if (error != MPI_SUCCESS) {
-                if (status != MPI_STATUS_IGNORE)
-                    status->MPI_ERROR = error;
-                if (first_error == MPI_SUCCESS)
-                    first_error = error;
-                flag = 1;
-            } else if (flag && status != MPI_STATUS_IGNORE) {
-                status->MPI_ERROR = MPI_SUCCESS;
-            }
-            if (flag) {
-                done[i] = true;
-                remaining--;
-            }
-        }
-        if (remaining > 0)
-            capture_wait_pause_point(&polls);
+    pause_deferred = true;
+    capture_wait_pause_point(polls);
+    pause_deferred = false;
+    if (atomic_load(&app_paused)) {
+        /* Answered as paused: the barrier is still waited for, but at the pace of a paused rank. */
+        const struct timespec pause = {0, 200 * 1000};
+        nanosleep(&pause, NULL);
     }
-    if (done != on_stack)
-        free(done);
-    if (first_error == MPI_SUCCESS)
-        return MPI_SUCCESS;
-    return statuses == MPI_STATUSES_IGNORE ? first_error : MPI_ERR_IN_STATUS;
 }
 
-int capture_wait_steered(MPI_Request *request, MPI_Status *status)
+void capture_pause_if_paused(void)
 {
-    for (int polls = 0;;) {
-        int done = 0;
-        const int error = PMPI_Test(request, &done, status);
-        if (error != MPI_SUCCESS || done)
-            return error;
-        capture_wait_pause_point(&polls);
-    }
+    if (atomic_load(&app_paused))
+        capture_control_check(capture_ticks());
 }
 
 void capture_control_check_at_flush(void)
@@ -430,7 +408,7 @@ void capture_control_set_clock_sync(double seconds)
     clock_sync_seconds = seconds;
 }
 
-void capture_control_start(int app_rank, int level, bool recording, bool start_paused)
+void capture_control_start(int app_rank, int level, bool recording, uint32_t classes, bool start_paused)
 {
     control_app_rank = app_rank;
     control_place = capture_own_place;
@@ -454,14 +432,24 @@ void capture_control_start(int app_rank, int level, bool recording, bool start_p
     /* A malformed message must not abort the job: errors come back as codes on this communicator. */
     PMPI_Comm_set_errhandler(capture_tool_comm, MPI_ERRORS_RETURN);
     post_receive();
-    enabled_classes = CAPTURE_CLASS_ALL;
+    enabled_classes = classes & CAPTURE_CLASS_ALL;
     capture_recording = recording;
     capture_record_mask = recording ? enabled_classes : 0u;
-    if (start_paused) {
-        /* The place knows (OTFX_START_PAUSED): nothing to answer until it sends something. */
+    if (start_paused)
         atomic_store(&app_paused, true);
-        wait_while_paused();
+    if (enabled_classes != CAPTURE_CLASS_ALL) {
+        /* OTFX_DISABLE: the place assumes every class enabled; news (sequence 0) tells it otherwise. */
+        const struct capture_control notice = {
+            .magic = CAPTURE_BATCH_MAGIC,
+            .version = CAPTURE_BATCH_VERSION,
+            .command = CAPTURE_CONTROL_SET_CLASSES,
+            .sequence = 0,
+            .argument = enabled_classes,
+        };
+        answer(&notice);
     }
+    if (start_paused) /* the place knows (OTFX_START_PAUSED): nothing to answer until it sends something */
+        wait_while_paused();
     update_deadline(capture_now());
 }
 

@@ -138,6 +138,38 @@ static bool record_at_start(int world_rank)
                         setting);
 }
 
+/* OTFX_DISABLE=CLASSES (otfx-run --disable): event classes to start with disabled, a comma list of p2p,
+ * collective, mpi-other, user and all (the names of otfxctl's `disable`); unset or empty: none. */
+static uint32_t enabled_classes_at_start(int world_rank)
+{
+    static const struct {
+        const char *name;
+        uint32_t bits;
+    } names[] = {{"p2p", CAPTURE_CLASS_P2P},
+                 {"collective", CAPTURE_CLASS_COLLECTIVE},
+                 {"mpi-other", CAPTURE_CLASS_OTHER_MPI},
+                 {"user", CAPTURE_CLASS_USER},
+                 {"all", CAPTURE_CLASS_ALL}};
+    const char *setting = getenv("OTFX_DISABLE");
+    uint32_t disabled = 0;
+    for (const char *item = setting; item && *item;) {
+        const char *end = strchr(item, ',');
+        const size_t length = end ? (size_t)(end - item) : strlen(item);
+        bool known = false;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !known; i++)
+            if (strlen(names[i].name) == length && strncmp(item, names[i].name, length) == 0) {
+                disabled |= names[i].bits;
+                known = true;
+            }
+        if (!known)
+            configuration_error(
+                world_rank,
+                "OTFX_DISABLE must be a comma list of p2p, collective, mpi-other, user, all, not ", setting);
+        item = end ? end + 1 : NULL;
+    }
+    return CAPTURE_CLASS_ALL & ~disabled;
+}
+
 /* OTFX_CLOCK_SYNC=SECONDS: how often a rank re-measures its clock against its place's (default 10, 0:
  * only at MPI_Init; fractions allowed). */
 static double clock_sync_seconds(int world_rank)
@@ -304,6 +336,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
     int places = configured_place_count(world_rank, world_size, &reason);
     const bool recording = record_at_start(world_rank);
+    const uint32_t classes = enabled_classes_at_start(world_rank);
     capture_layout.world_size = world_size;
     capture_layout.place_count = places;
     capture_layout.app_size = world_size - places;
@@ -344,13 +377,14 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     capture_dying_install();
     capture_threads_concurrent = provided == MPI_THREAD_MULTIPLE; /* locks: requests.c, communicators.c */
     capture_send_load_map(); /* before any record that names a user function */
-    if (recording)
+    const bool record_init = recording && (classes & CAPTURE_CLASS_OTHER_MPI);
+    if (record_init)
         capture_enter_at(init_function, init_entered);
     capture_comm_lookup(capture_app_world); /* defines the application's world as communicator 0 */
     /* Last: with OTFX_START_PAUSED the rank blocks in here until its place resumes it. */
     capture_control_set_clock_sync(clock_sync);
-    capture_control_start(world_rank, provided, recording, paused_at_start);
-    return recording;
+    capture_control_start(world_rank, provided, recording, classes, paused_at_start);
+    return record_init;
 }
 
 int MPI_Init(int *argc, char ***argv)

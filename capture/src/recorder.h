@@ -87,14 +87,11 @@ static inline bool capture_steering_waits(void)
 /* One turn of such a loop that found nothing done: the check when due, and the core yielded every few
  * turns (as MPICH's own blocking wait does with MPIR_CVAR_POLLS_BEFORE_YIELD). */
 CAPTURE_INTERNAL void capture_wait_pause_point(int *polls);
-/* Completes a nonblocking request that stands for a blocking call, checking meanwhile. */
-CAPTURE_INTERNAL int capture_wait_steered(MPI_Request *request, MPI_Status *status);
-/* MPI_Waitall's loop: each request tested on its own (control.c says why). */
-CAPTURE_INTERNAL int capture_waitall_steered(int count, MPI_Request requests[], MPI_Status statuses[]);
-/* control.c life cycle (manual_wrappers.c): start after the world split (posts the receive; blocks
- * until APP_RESUME with OTFX_START_PAUSED=1), stop in MPI_Finalize before the goodbye batch (cancels
- * the receive). */
-CAPTURE_INTERNAL void capture_control_start(int app_rank, int thread_level, bool recording,
+/* The loops themselves: steered.h. */
+/* control.c life cycle (manual_wrappers.c): start after the world split with the enabled event classes
+ * (OTFX_DISABLE; posts the receive; blocks until APP_RESUME with OTFX_START_PAUSED=1), stop in
+ * MPI_Finalize before the goodbye batch (cancels the receive). */
+CAPTURE_INTERNAL void capture_control_start(int app_rank, int thread_level, bool recording, uint32_t classes,
                                             bool start_paused);
 CAPTURE_INTERNAL void capture_control_stop(void);
 

@@ -45,7 +45,7 @@ static void *helper(void *unused)
 int main(int argc, char **argv)
 {
     const int threads = argc > 1 && strcmp(argv[1], "threads") == 0;
-    /* `coupled`: the MPI_Sendrecv goes round a ring and an MPI_Allreduce follows, so a rank paused first
+    /* `coupled`: the MPI_Sendrecv goes round a ring and two MPI_Allreduce follow, so a rank paused first
      * leaves the others blocked inside MPI waiting for it: they must still answer APP_PAUSE. */
     const int coupled = argc > 1 && strcmp(argv[1], "coupled") == 0;
     const double before_init = seconds();
@@ -90,6 +90,12 @@ int main(int argc, char **argv)
             MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % size, 5, &in, 1, MPI_INT, (me + size - 1) % size, 5,
                          MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             MPI_Allreduce(&stop, &any_stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            /* A sum of doubles runs as the blocking MPI_Allreduce itself behind a steerable barrier
+             * (capture/src/steered.h): a pause arriving in the barrier is carried out after it. */
+            double mine = out, total = -1.0;
+            MPI_Allreduce(&mine, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            if (total != (double)size * out)
+                printf("steer-app: rank %d check failed: sum %g, not %d\n", rank, total, size * out);
             stop = any_stop;
             in = out;
         } else {
