@@ -655,6 +655,12 @@ static void handle_client_request(struct place_runtime *runtime, const otfx_serv
     uint64_t argument = 0;
     if (command->kind == OTFX_CMD_RECORD_WINDOW) {
         const uint64_t from = place_now_ns();
+        if (command->duration_ns > UINT64_MAX - from) {
+            reply_error(runtime, client->client, client->request, OTFX_ERR_CODE_BAD_COMMAND,
+                        "record window: the duration is too long: the window would end past the end of the "
+                        "64-bit nanosecond clock");
+            return;
+        }
         argument = from + command->duration_ns;
         otfx_text text = {0};
         otfx_kv_begin(&text, "window");

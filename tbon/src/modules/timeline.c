@@ -10,12 +10,12 @@
  * group's cell is that of its busiest rank there, ties to the lower rank).
  *
  * Windows. With both --from and --to given, the columns are those of otfx_query_timeline: column k
- * starts at from + floor(k*(to-from)/bins) ("mode=window"). When either end is open (from = 0 or
- * to = UINT64_MAX) the open end is the oldest / newest event the selected ranks hold, and the columns
- * are aligned: they are W ns wide, W a power of two, and start at origin + k*W (origin = from, or 0
- * when from is open), using as many columns as needed, at most `bins` ("mode=held"). Leaves choose W
- * from what they hold; merging partials of different W re-bins the finer one exactly for the sums
- * (and so the means) while min, max and dominant then become approximations (approximate=1). When
+ * starts at from + floor(k*(to-from)/bins) ("mode=window"). When either end is open (--from or --to
+ * not given; `--from 0` is a given time) the open end is the oldest / newest event the selected ranks hold,
+ * and the columns are aligned: they are W ns wide, W a power of two, and start at origin + k*W (origin =
+ * from, or 0 when from is open), using as many columns as needed, at most `bins` ("mode=held"). Leaves choose
+ * W from what they hold; merging partials of different W re-bins the finer one exactly for the sums (and so
+ * the means) while min, max and dominant then become approximations (approximate=1). When
  * --to is given but --from is open the last column may reach past --to.
  *
  * Partial result: "TLN1", u32 mode (0 nothing held, 1 window, 2 held), u64 a, u64 b (window: from, to;
@@ -360,7 +360,9 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
     t.groups = selection.groups;
     t.selected = selection.count;
     t.app_ranks = input->app_ranks;
-    bool open_from = query->from == 0, open_to = query->to == UINT64_MAX;
+    /* a caller that filled the struct itself without the flags: from = 0 / to = UINT64_MAX are open */
+    bool open_from = !query->from_given && query->from == 0;
+    bool open_to = !query->to_given && query->to == UINT64_MAX;
     uint64_t from = query->from, to = query->to;
     if (!open_from && !open_to) {
         if (from >= to) {
