@@ -16,6 +16,8 @@
 #include <otfx/place.h>
 #include <otfx/tbon.h>
 
+#include "filter_file.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -246,6 +248,13 @@ static void parse_options(int argc, char **argv, struct run_options *options)
             options->filter = realpath(file, NULL);
             if (!options->filter || access(options->filter, R_OK) != 0)
                 usage_error("--filter: cannot read '%s': %s", file, strerror(errno));
+            /* checked here, not first on every rank inside MPI_Init */
+            otfx_filter_rule *rules;
+            size_t rule_count;
+            char why[512];
+            if (!otfx_filter_read(options->filter, &rules, &rule_count, why, sizeof(why)))
+                usage_error("--filter: %s", why);
+            otfx_filter_free(rules, rule_count);
         } else if (matches(argument, "--mpiexec")) {
             options->mpiexec = option_value(argc, argv, &i, "--mpiexec");
         } else if (strcmp(argument, "--dry-run") == 0) {

@@ -561,6 +561,18 @@ static void test_parsed_commands(void **state)
          "matrix from=0 to=18446744073709551615 ranks=all selected=4 groups=2 grouped=1 "},
         {"events --ranks 1,3 --limit 3",
          "events from=0 to=18446744073709551615 ranks=1,3 limit=3 locations=2 "},
+        /* --from 0 is a given time: a window, not the held range */
+        {"timeline --from 0 --to 10000ns --bins 10",
+         "timeline mode=window from=0 to=10000 bins=10 width_ns=1000 "},
+        {"timeline --to 10000ns --bins 10", "timeline mode=held from=0 to=10240 bins=10 width_ns=1024 "},
+        /* extreme times from a client: answered, no overflow (the sanitizer build checks) */
+        {"timeline --from 18446744073709551614ns --bins 10000", "timeline mode="},
+        {"timeline --to 18446744073709551614ns --bins 3", "timeline mode=held "},
+        {"timeline --from 18446744073709551613ns --to 18446744073709551614ns --bins 10000",
+         "timeline mode=window "},
+        {"profile --from 18446744073709551614ns", "profile from=18446744073709551614 "},
+        {"events --from 18446744073709551614ns --limit 10000000", "events from=18446744073709551614 "},
+        {"messages --to 1ns", "matrix from=0 to=1 "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         otfx_command q;
@@ -571,6 +583,54 @@ static void test_parsed_commands(void **state)
         expect(text, cases[i].expected);
         free(text);
     }
+    world_free(&w);
+}
+
+/* Under `stop`, events refused by a full buffer were never stored: status counts them as dropped
+ * (dropped_stop, and in dropped_events as the place reports them), not as reduced, as the place's
+ * end-of-run report does. */
+static void test_stop_counts_as_dropped(void **state)
+{
+    (void)state;
+    world w;
+    memset(&w, 0, sizeof w);
+    w.defs = otfx_defs_create();
+    w.ranks = 1;
+    random_stream_config config = random_stream_config_default(RANDOM_STREAM_STENCIL, 3);
+    config.rank = 0;
+    config.world_size = 2;
+    random_stream *stream = random_stream_create(w.defs, &config);
+    assert_non_null(stream);
+    otfx_trace_config tc = otfx_trace_config_default(64 * 1024);
+    tc.chunk_bytes = 4096;
+    tc.strategy = OTFX_REDUCE_STOP;
+    assert_int_equal(otfx_trace_create(&tc, w.defs, random_stream_location(stream), &w.traces[0]), OTFX_OK);
+    otfx_event batch[1024];
+    for (int i = 0; i < 40; i++) {
+        size_t n = random_stream_next(stream, batch, 1024), appended;
+        otfx_status status = otfx_trace_append(w.traces[0], batch, n, &appended);
+        assert_true(status == OTFX_OK || status == OTFX_ERR_STOPPED);
+    }
+    random_stream_destroy(stream);
+    otfx_trace_status s;
+    assert_int_equal(otfx_trace_status_get(w.traces[0], &s), OTFX_OK);
+    assert_true(s.events_reduced[OTFX_REDUCE_STOP] > 0);
+    /* the place counts them into the rank's dropped events (tree.c) */
+    w.info[0] =
+        (otfx_rank_info){.rank = 0, .recording = true, .dropped_events = s.events_reduced[OTFX_REDUCE_STOP]};
+    otfx_command q = command(OTFX_CMD_STATUS);
+    char *text = run(module(OTFX_CMD_STATUS), &q, &w, 1, ORDER_LEFT);
+    char expected[128];
+    snprintf(expected, sizeof expected,
+             " events_reduced=0 reduced_fraction=0 dropped_events=%llu dropped_stop=%llu ",
+             (unsigned long long)s.events_reduced[OTFX_REDUCE_STOP],
+             (unsigned long long)s.events_reduced[OTFX_REDUCE_STOP]);
+    expect(text, expected);
+    assert_null(strstr(text, "reduced_stop"));
+    snprintf(expected, sizeof expected, " events_reduced=0 reductions=%llu dropped_events=%llu ",
+             (unsigned long long)s.reductions, (unsigned long long)s.events_reduced[OTFX_REDUCE_STOP]);
+    expect(text, expected);
+    free(text);
     world_free(&w);
 }
 
@@ -775,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_parsed_commands),
+        cmocka_unit_test(test_stop_counts_as_dropped),
         cmocka_unit_test(test_merge_order_independent),
         cmocka_unit_test(test_malformed_partials),
     };

@@ -10,7 +10,8 @@
  *   place index=P ranks=R first_rank=A last_rank=B threads=T events_per_s=E buffer_used=U
  *         buffer_budget=G buffer_open=O fill=F(0..1) strategy=ring|time|type|depth|stop|mixed
  *         reductions=K events_received=N events_held=H events_reduced=D reduced_fraction=F(0..1)
- *         reduced_<strategy>=D (one per strategy with D > 0) dropped_events=X blocked_ns=W
+ *         reduced_<strategy>=D (ring, time, type, depth: one per strategy with D > 0) dropped_events=X
+ *         dropped_<cause>=D (stop, source-drop, throttle: one per cause with D > 0) blocked_ns=W
  *         recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
  *         ranks_paused=k ranks_finished=k paused_ranks=SET not_recording_ranks=SET finished_ranks=SET
  *         stopped_traces=k first_time=T0 last_time=T1 defs_bytes=D
@@ -102,6 +103,15 @@ static int compare_rank_states(const void *x, const void *y)
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
+/* Reduced events were stored and later thinned by a reduction strategy; events refused by `stop`,
+ * dropped before the trace or not recorded by throttling were never stored: they count as dropped
+ * (dropped_events, which the place also counts; the end-of-run report does the same). */
+static bool thins_stored_events(int strategy)
+{
+    return strategy != OTFX_REDUCE_STOP && strategy != OTFX_REDUCE_SOURCE_DROP &&
+           strategy != OTFX_REDUCE_THROTTLE;
+}
+
 static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
                         size_t error_size)
 {
@@ -154,7 +164,8 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
         e.v[F_RECEIVED] += s.events_received;
         e.v[F_HELD] += s.events_held;
         for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
-            e.v[F_REDUCED] += s.events_reduced[k];
+            if (thins_stored_events(k))
+                e.v[F_REDUCED] += s.events_reduced[k];
             e.v[F_REDUCED_BY + k] += s.events_reduced[k];
         }
         e.v[F_REDUCTIONS] += s.reductions;
@@ -377,13 +388,20 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
         otfx_kv_f64(reply, "reduced_fraction",
                     v[F_RECEIVED] ? (double)v[F_REDUCED] / (double)v[F_RECEIVED] : 0.0);
         for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
-            if (v[F_REDUCED_BY + k] == 0)
+            if (v[F_REDUCED_BY + k] == 0 || !thins_stored_events(k))
                 continue;
             char key[32];
             snprintf(key, sizeof key, "reduced_%s", otfx_reduction_name((otfx_reduction)k));
             otfx_kv_u64(reply, key, v[F_REDUCED_BY + k]);
         }
         otfx_kv_u64(reply, "dropped_events", v[F_DROPPED]);
+        for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
+            if (v[F_REDUCED_BY + k] == 0 || thins_stored_events(k))
+                continue;
+            char key[32];
+            snprintf(key, sizeof key, "dropped_%s", otfx_reduction_name((otfx_reduction)k));
+            otfx_kv_u64(reply, key, v[F_REDUCED_BY + k]);
+        }
         otfx_kv_u64(reply, "blocked_ns", v[F_BLOCKED]);
         put_states(reply, v);
         put_ranks(reply, &scratch, "paused_ranks", &e[i], RANK_PAUSED | RANK_FINISHED, RANK_PAUSED);

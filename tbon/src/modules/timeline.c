@@ -391,13 +391,20 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
         if (!open_to)
             hi = to;
         uint64_t origin = open_from ? 0 : from;
+        /* Times from clients may be anything; held events lie far below 2^61 ns (73 years of clock).
+         * Clamping the range there keeps every column end representable, as parse() requires. */
+        const uint64_t span_max = UINT64_C(1) << 61;
+        if (origin > span_max)
+            lo = hi; /* nothing is held that late */
+        else if (hi > origin + span_max)
+            hi = origin + span_max;
         if (lo < hi && lo >= origin) {
             uint64_t width = 1, first = 0, columns = 0;
             for (;;) {
                 first = (lo - origin) / width;
                 uint64_t end = (hi - origin) / width + ((hi - origin) % width != 0);
                 columns = end - first;
-                if (columns <= bins || width >= (UINT64_C(1) << 62))
+                if (columns <= bins || width >= span_max)
                     break;
                 width *= 2;
             }
