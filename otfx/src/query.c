@@ -443,7 +443,8 @@ otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to,
 typedef struct event_sink {
     otfx_event_fn fn;
     void *user;
-    bool done; /* the callback asked to stop */
+    bool done;          /* the callback asked to stop */
+    uint64_t delivered; /* events given to the callback */
     bool context;
     call_frame *stack; /* with context: what the consumer has been told is open */
     uint32_t depth;
@@ -466,6 +467,7 @@ static void deliver(event_sink *sink, const otfx_event *event)
     }
     if (event->time > sink->last_time)
         sink->last_time = event->time;
+    sink->delivered++;
     if (sink->fn(event, sink->user) != 0)
         sink->done = true;
 }
@@ -644,10 +646,33 @@ static otfx_status initial_context(piece_walk walk, query_scratch *scratch, call
     return OTFX_OK;
 }
 
-static otfx_status query_events_locked(const otfx_trace *trace, otfx_time from, otfx_time to,
-                                       event_sink *sink, query_scratch *scratch, call_frame *frames)
+/* After the lock was released and taken again: the walk goes on with the first piece after the one it
+ * read last (pieces are in time order; one removed meanwhile is simply not there any more). */
+static void walk_resume(piece_walk *walk, otfx_time last_begin, otfx_time last_end)
+{
+    const otfx_trace *trace = walk->trace;
+    walk->segment = trace->segment_count;
+    walk->index = 0;
+    for (uint32_t s = 0; s < trace->segment_count; s++) {
+        const segment *seg = trace->segments[s];
+        if (seg->count == 0 || seg->pieces[seg->count - 1].begin < last_begin)
+            continue;
+        for (uint32_t i = 0; i < seg->count; i++) {
+            const piece *p = &seg->pieces[i];
+            if (p->begin > last_begin || (p->begin == last_begin && p->end > last_end)) {
+                walk->segment = s;
+                walk->index = i;
+                return;
+            }
+        }
+    }
+}
+
+static otfx_status query_events_locked(otfx_trace *trace, otfx_time from, otfx_time to, event_sink *sink,
+                                       query_scratch *scratch, call_frame *frames, uint64_t events_per_lock)
 {
     piece_walk walk = {trace, from, to, 0, 0, false};
+    uint64_t delivered_at_lock = 0;
     otfx_status status = OTFX_OK;
     if (sink->context) {
         status = initial_context(walk, scratch, sink->pending, &sink->pending_count);
@@ -682,12 +707,26 @@ static otfx_status query_events_locked(const otfx_trace *trace, otfx_time from, 
             status = deliver_cursor(sink, &cursor, from, to, &past_end);
         seen_detail = true;
         gap_prepared = false;
+        if (events_per_lock && !open_chunk && sink->delivered - delivered_at_lock >= events_per_lock) {
+            /* let a waiting append in; the sink's state (what the consumer was told) carries over */
+            const otfx_time last_begin = p->begin, last_end = p->end;
+            pthread_rwlock_unlock(&trace->lock);
+            pthread_rwlock_rdlock(&trace->lock);
+            walk_resume(&walk, last_begin, last_end);
+            delivered_at_lock = sink->delivered;
+        }
     }
     return status;
 }
 
 otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context, otfx_event_fn fn,
                               void *user)
+{
+    return otfx_query_events_yielding(trace, from, to, context, fn, user, 0);
+}
+
+otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                       otfx_event_fn fn, void *user, uint64_t events_per_lock)
 {
     if (!trace || !fn)
         return otfx_fail(OTFX_ERR_INVALID, "otfx_query_events: NULL argument");
@@ -708,7 +747,7 @@ otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, b
     }
     if (status == OTFX_OK) {
         pthread_rwlock_rdlock(&trace->lock);
-        status = query_events_locked(trace, from, to, &sink, &scratch, frames);
+        status = query_events_locked(trace, from, to, &sink, &scratch, frames, events_per_lock);
         pthread_rwlock_unlock(&trace->lock);
     }
     free(sink.stack);

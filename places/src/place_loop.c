@@ -12,6 +12,8 @@
 #include "place_loop.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,9 +72,26 @@ void place_leaf_job_free(struct leaf_job *job)
     free(job);
 }
 
+/* Workers given up on that may still be running a leaf (process-wide: they outlive the runtime). */
+static atomic_uint abandoned_running;
+
+struct worker_start {
+    struct place_runtime *runtime;
+    struct worker *self;
+};
+
+static void worker_free(struct worker *w)
+{
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
 static void *worker_main(void *argument)
 {
-    struct place_runtime *runtime = argument;
+    struct worker_start start = *(struct worker_start *)argument;
+    free(argument);
+    struct place_runtime *runtime = start.runtime;
+    struct worker *self = start.self;
     pthread_mutex_lock(&runtime->lock);
     for (;;) {
         while (!runtime->jobs && !runtime->worker_stop)
@@ -83,6 +102,11 @@ static void *worker_main(void *argument)
         runtime->jobs = job->next;
         if (!runtime->jobs)
             runtime->jobs_tail = NULL;
+        const uint64_t started = place_now_ns();
+        pthread_mutex_lock(&self->lock);
+        self->job = job;
+        self->job_started_ns = started;
+        pthread_mutex_unlock(&self->lock);
         pthread_mutex_unlock(&runtime->lock);
 
         job->error[0] = '\0';
@@ -93,7 +117,19 @@ static void *worker_main(void *argument)
         }
         if (!job->ok && !job->error[0])
             snprintf(job->error, sizeof(job->error), "module %s failed", job->module->name);
+        job->took_ns = place_now_ns() - started;
 
+        /* given up on meanwhile: the runtime may be gone; only the job and this thread are ours */
+        pthread_mutex_lock(&self->lock);
+        const bool abandoned = self->abandoned;
+        self->job = NULL;
+        pthread_mutex_unlock(&self->lock);
+        if (abandoned) {
+            place_leaf_job_free(job);
+            worker_free(self);
+            atomic_fetch_sub(&abandoned_running, 1);
+            return NULL;
+        }
         pthread_mutex_lock(&runtime->lock);
         job->next = NULL;
         if (runtime->results_tail)
@@ -109,14 +145,40 @@ static void *worker_main(void *argument)
     return NULL;
 }
 
+/* Starts a worker thread (runtime->lock held). */
+static bool start_worker(struct place_runtime *runtime)
+{
+    struct worker *w = calloc(1, sizeof(*w));
+    struct worker_start *start = malloc(sizeof(*start));
+    if (!w || !start) {
+        free(w);
+        free(start);
+        return false;
+    }
+    pthread_mutex_init(&w->lock, NULL);
+    *start = (struct worker_start){runtime, w};
+    /* the worker takes no signals: they belong to the application's threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const int created = pthread_create(&w->thread, NULL, worker_main, start);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (created != 0) {
+        free(start);
+        worker_free(w);
+        return false;
+    }
+    runtime->worker = w;
+    return true;
+}
+
 bool place_worker_submit(struct place_runtime *runtime, struct leaf_job *job)
 {
-    if (!runtime->worker_started) {
-        if (pthread_create(&runtime->worker, NULL, worker_main, runtime) != 0)
-            return false;
-        runtime->worker_started = true;
-    }
     pthread_mutex_lock(&runtime->lock);
+    if (!runtime->worker && !start_worker(runtime)) {
+        pthread_mutex_unlock(&runtime->lock);
+        return false;
+    }
     job->next = NULL;
     if (runtime->jobs_tail)
         runtime->jobs_tail->next = job;
@@ -126,6 +188,35 @@ bool place_worker_submit(struct place_runtime *runtime, struct leaf_job *job)
     pthread_cond_broadcast(&runtime->wake);
     pthread_mutex_unlock(&runtime->lock);
     return true;
+}
+
+bool place_worker_overdue(struct place_runtime *runtime, uint64_t now, uint64_t limit, uint32_t *request,
+                          const char **module)
+{
+    bool overdue = false;
+    pthread_t thread = 0;
+    pthread_mutex_lock(&runtime->lock);
+    struct worker *w = runtime->worker;
+    if (w) {
+        pthread_mutex_lock(&w->lock);
+        if (w->job && now > w->job_started_ns && now - w->job_started_ns > limit) {
+            overdue = true;
+            w->abandoned = true; /* from here on the thread frees itself: w is not ours any more */
+            thread = w->thread;
+            *request = w->job->request;
+            *module = w->job->module->name; /* a built-in module: static */
+            atomic_fetch_add(&abandoned_running, 1);
+        }
+        pthread_mutex_unlock(&w->lock);
+    }
+    if (overdue) {
+        pthread_detach(thread);
+        runtime->worker = NULL;
+        if (runtime->jobs)
+            start_worker(runtime); /* the queued jobs need a thread; failing that, the next submit tries */
+    }
+    pthread_mutex_unlock(&runtime->lock);
+    return overdue;
 }
 
 struct leaf_job *place_worker_take_result(struct place_runtime *runtime)
@@ -142,16 +233,21 @@ struct leaf_job *place_worker_take_result(struct place_runtime *runtime)
     return job;
 }
 
-static void stop_worker(struct place_runtime *runtime)
+/* Joins the worker; a worker given up on is waited for up to the module time limit and then left
+ * running (detached), reported, with the traces kept (it may still read them). Returns whether such a
+ * worker is still running. */
+static bool stop_worker(struct place_runtime *runtime)
 {
-    if (!runtime->worker_started)
-        return;
     pthread_mutex_lock(&runtime->lock);
     runtime->worker_stop = true;
     pthread_cond_broadcast(&runtime->wake);
+    struct worker *w = runtime->worker;
+    runtime->worker = NULL;
     pthread_mutex_unlock(&runtime->lock);
-    pthread_join(runtime->worker, NULL);
-    runtime->worker_started = false;
+    if (w) {
+        pthread_join(w->thread, NULL);
+        worker_free(w);
+    }
     struct leaf_job *job;
     while ((job = place_worker_take_result(runtime)))
         place_leaf_job_free(job);
@@ -160,6 +256,18 @@ static void stop_worker(struct place_runtime *runtime)
         runtime->jobs = job->next;
         place_leaf_job_free(job);
     }
+    const uint64_t give_up = place_now_ns() + runtime->module_timeout_ns;
+    while (atomic_load(&abandoned_running) > 0 && place_now_ns() < give_up) {
+        const struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    const unsigned still = atomic_load(&abandoned_running);
+    if (still)
+        fprintf(stderr,
+                "otfx-place %d: %u analysis thread%s given up on (a leaf over the module time limit) still "
+                "running at the end: not waited for, the traces are kept for %s\n",
+                runtime->place->setup.place_rank, still, still == 1 ? "" : "s", still == 1 ? "it" : "them");
+    return still > 0;
 }
 
 /* ---- snapshot thread ----------------------------------------------------------------------------- */
@@ -400,7 +508,8 @@ int place_loop_run(struct event_place *place)
             }
         }
     }
-    stop_worker(runtime);
+    if (stop_worker(runtime))
+        place->keep_traces = true;
     if (runtime->snapshot_busy && runtime->snapshot.on_thread)
         pthread_join(runtime->snapshot_thread, NULL);
     free(runtime->snapshot.traces);

@@ -634,6 +634,133 @@ static void test_stop_counts_as_dropped(void **state)
     world_free(&w);
 }
 
+/* ---- queries in pieces (the read lock is released between them) -------------------------------- */
+
+/* A trace of ~300000 mixed events (deep user regions, reduction records) under `strategy`, reduced a
+ * few times: summary-only gaps, thinned pieces, an open chunk. */
+static otfx_trace *big_trace(otfx_defs *defs, otfx_reduction strategy, size_t events)
+{
+    random_stream_config config = random_stream_config_default(RANDOM_STREAM_MIXED, 11);
+    random_stream *stream = random_stream_create(defs, &config);
+    assert_non_null(stream);
+    otfx_trace_config tc = otfx_trace_config_default(1024 * 1024);
+    tc.chunk_bytes = 16 * 1024;
+    tc.strategy = strategy;
+    otfx_trace *trace;
+    assert_int_equal(otfx_trace_create(&tc, defs, random_stream_location(stream), &trace), OTFX_OK);
+    otfx_event *batch = malloc(sizeof *batch * 4096);
+    assert_non_null(batch);
+    for (size_t done = 0; done < events; done += 4096) {
+        size_t n = random_stream_next(stream, batch, 4096), appended;
+        otfx_status status = otfx_trace_append(trace, batch, n, &appended);
+        assert_true(status == OTFX_OK || status == OTFX_ERR_STOPPED);
+    }
+    free(batch);
+    random_stream_destroy(stream);
+    return trace;
+}
+
+typedef struct recorded {
+    otfx_event *events;
+    size_t count, capacity;
+} recorded;
+
+static int record_event(const otfx_event *event, void *user)
+{
+    recorded *r = user;
+    if (r->count == r->capacity) {
+        r->capacity = r->capacity ? 2 * r->capacity : 4096;
+        r->events = realloc(r->events, sizeof *r->events * r->capacity);
+        assert_non_null(r->events);
+    }
+    r->events[r->count++] = *event;
+    return 0;
+}
+
+/* Piece by piece, the same events as one query over the window, whatever the window and strategy. */
+static void test_events_in_pieces(void **state)
+{
+    (void)state;
+    const otfx_reduction strategies[] = {OTFX_REDUCE_RING, OTFX_REDUCE_TIME, OTFX_REDUCE_TYPE};
+    for (size_t k = 0; k < sizeof strategies / sizeof strategies[0]; k++) {
+        otfx_defs *defs = otfx_defs_create();
+        otfx_trace *trace = big_trace(defs, strategies[k], 300000);
+        otfx_trace_status st;
+        assert_int_equal(otfx_trace_status_get(trace, &st), OTFX_OK);
+        assert_true(st.events_held > 3 * OTFX_ANALYSIS_EVENTS_PER_LOCK);
+        const otfx_time span = st.last_time - st.first_time;
+        const otfx_time windows[][2] = {{0, OTFX_TIME_MAX},
+                                        {st.first_time + span / 3, st.first_time + 2 * span / 3},
+                                        {st.first_time + span / 2, OTFX_TIME_MAX}};
+        for (size_t w = 0; w < 3; w++)
+            for (int context = 0; context < 2; context++) {
+                recorded whole = {0}, pieces = {0};
+                assert_int_equal(
+                    otfx_query_events(trace, windows[w][0], windows[w][1], context, record_event, &whole),
+                    OTFX_OK);
+                assert_int_equal(otfx_analysis_query_events(trace, windows[w][0], windows[w][1], context,
+                                                            record_event, &pieces),
+                                 OTFX_OK);
+                for (size_t i = 0; i < whole.count && i < pieces.count; i++)
+                    if (memcmp(&whole.events[i], &pieces.events[i], sizeof whole.events[i]) != 0) {
+                        for (size_t j = i >= 3 ? i - 3 : 0; j < i + 4 && j < whole.count && j < pieces.count;
+                             j++)
+                            print_message("%zu: whole %llu type %d (%u) | pieces %llu type %d (%u)\n", j,
+                                          (unsigned long long)whole.events[j].time, whole.events[j].type,
+                                          whole.events[j].u.region.region,
+                                          (unsigned long long)pieces.events[j].time, pieces.events[j].type,
+                                          pieces.events[j].u.region.region);
+                        break;
+                    }
+                if (whole.count != pieces.count)
+                    fail_msg("strategy %s window %zu context %d: %zu events in one query, %zu in pieces",
+                             otfx_reduction_name(strategies[k]), w, context, whole.count, pieces.count);
+                for (size_t i = 0; i < whole.count; i++)
+                    if (memcmp(&whole.events[i], &pieces.events[i], sizeof whole.events[i]) != 0)
+                        fail_msg("strategy %s window %zu context %d: event %zu differs (time %llu type %d vs "
+                                 "time %llu type %d)",
+                                 otfx_reduction_name(strategies[k]), w, context, i,
+                                 (unsigned long long)whole.events[i].time, whole.events[i].type,
+                                 (unsigned long long)pieces.events[i].time, pieces.events[i].type);
+                free(whole.events);
+                free(pieces.events);
+            }
+        otfx_trace_destroy(trace);
+        otfx_defs_destroy(defs);
+    }
+}
+
+/* Column by column (what the timeline module does for traces holding many events), the same columns
+ * as one query over the window. */
+static void test_timeline_columns_in_pieces(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    otfx_trace *trace = big_trace(defs, OTFX_REDUCE_TIME, 300000);
+    otfx_trace_status st;
+    assert_int_equal(otfx_trace_status_get(trace, &st), OTFX_OK);
+    const uint32_t counts[] = {7, 100, 1000};
+    for (size_t k = 0; k < 3; k++) {
+        const uint32_t columns = counts[k];
+        const otfx_time from = st.first_time + 12345, to = st.last_time + 1;
+        otfx_timeline_bin *whole = malloc(sizeof *whole * columns), *piece = malloc(sizeof *piece * columns);
+        assert_non_null(whole);
+        assert_non_null(piece);
+        assert_int_equal(otfx_query_timeline(trace, from, to, columns, whole), OTFX_OK);
+        for (uint32_t c = 0; c < columns; c++) {
+            const otfx_time begin = from + (otfx_time)((unsigned __int128)(to - from) * c / columns);
+            const otfx_time end =
+                c + 1 < columns ? from + (otfx_time)((unsigned __int128)(to - from) * (c + 1) / columns) : to;
+            assert_int_equal(otfx_query_timeline(trace, begin, end, 1, &piece[c]), OTFX_OK);
+        }
+        assert_memory_equal(whole, piece, sizeof *whole * columns);
+        free(whole);
+        free(piece);
+    }
+    otfx_trace_destroy(trace);
+    otfx_defs_destroy(defs);
+}
+
 /* ---- merge order and placement ------------------------------------------------------------------ */
 
 static void compare_orders(world *w, const otfx_command *q, uint32_t places, bool compare_single_place)
@@ -836,6 +963,8 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_parsed_commands),
         cmocka_unit_test(test_stop_counts_as_dropped),
+        cmocka_unit_test(test_events_in_pieces),
+        cmocka_unit_test(test_timeline_columns_in_pieces),
         cmocka_unit_test(test_merge_order_independent),
         cmocka_unit_test(test_malformed_partials),
     };

@@ -284,6 +284,13 @@ typedef int (*otfx_event_fn)(const otfx_event *event, void *user);
  * detail's, so every LEAVE closes the innermost open ENTER. */
 otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context, otfx_event_fn fn,
                               void *user);
+/* otfx_query_events for long queries: once it delivered `events_per_lock` events (0: never) since it
+ * took the trace's read lock, it releases the lock after the chunk it is reading, so that an append
+ * waiting for it gets in, takes the lock again and goes on with the first chunk after that one. The
+ * events are those of otfx_query_events while nothing changes; chunks appended meanwhile are read
+ * too, chunks a reduction removed meanwhile are not (and ones it rewrote are read as they are then). */
+otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                       otfx_event_fn fn, void *user, uint64_t events_per_lock);
 
 /* Profiles: per region, exact statistics over a window, whether its events are still held or were
  * reduced. A region instance contributes the part of its duration inside the window (an instance still

@@ -52,6 +52,8 @@
 #define FIELDS         6
 #define NONE           UINT32_MAX
 #define CELL_BYTES     (FIELDS * 3 * 8 + 4 + 4 + 8)
+/* A trace holding at least this many events is asked column by column (trace_timeline). */
+#define SLICE_EVENTS (256u * 1024u)
 
 enum { MODE_EMPTY = 0, MODE_WINDOW = 1, MODE_HELD = 2 };
 static const char *const field_names[FIELDS] = {"user", "p2p", "collective", "mpi_other", "phase", "reduced"};
@@ -349,6 +351,28 @@ static bool name_dominants(timeline *t, otfx_defs *defs)
     return true;
 }
 
+/* otfx_query_timeline of one trace. A trace holding many events is asked one column at a time, so that
+ * the query never holds its read lock for long (bins finer than its chunks would decode everything in
+ * one go, stalling the place's appends): column k of [from, to) in C columns is exactly the one-column
+ * timeline of [from + floor(k(to-from)/C), from + floor((k+1)(to-from)/C)). */
+static bool trace_timeline(otfx_trace *trace, uint64_t from, uint64_t to, uint32_t columns,
+                           otfx_timeline_bin *bins)
+{
+    otfx_trace_status status;
+    if (columns <= 1 || otfx_trace_status_get(trace, &status) != OTFX_OK || status.events_held < SLICE_EVENTS)
+        return otfx_query_timeline(trace, from, to, columns, bins) == OTFX_OK;
+    for (uint32_t c = 0; c < columns; c++) {
+        const uint64_t begin = from + (uint64_t)((unsigned __int128)(to - from) * c / columns);
+        const uint64_t end =
+            c + 1 < columns ? from + (uint64_t)((unsigned __int128)(to - from) * (c + 1) / columns) : to;
+        memset(&bins[c], 0, sizeof bins[c]);
+        bins[c].dominant_region = OTFX_REF_NONE;
+        if (begin < end && otfx_query_timeline(trace, begin, end, 1, &bins[c]) != OTFX_OK)
+            return false;
+    }
+    return true;
+}
+
 static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out,
                           char *error, size_t error_size)
 {
@@ -438,7 +462,7 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
             for (size_t i = 0; ok && i < input->trace_count; i++) {
                 if (input->rank_of_trace[i] != j)
                     continue;
-                if (otfx_query_timeline(input->traces[i], from, to, t.columns, bin) != OTFX_OK) {
+                if (!trace_timeline(input->traces[i], from, to, t.columns, bin)) {
                     snprintf(error, error_size, "timeline of rank %u: %s", rank, otfx_last_error());
                     free(bin);
                     free(rank_cells);
@@ -578,7 +602,7 @@ static bool timeline_merge(const otfx_command *query, otfx_blob *into, const voi
     }
     if (into->length == 0) {
         timeline_free(&b);
-        otfx_blob copy = {0};
+        otfx_blob copy = {.limit = into->limit};
         otfx_blob_append(&copy, other, other_length);
         if (copy.failed) {
             snprintf(error, error_size, "timeline: out of memory");
@@ -607,7 +631,7 @@ static bool timeline_merge(const otfx_command *query, otfx_blob *into, const voi
         why = "partial results of different windows";
     if (!why && (a.mode == MODE_EMPTY || b.mode == MODE_EMPTY)) {
         /* the one with data wins; an empty one only adds its shape, which is the same */
-        otfx_blob copy = {0};
+        otfx_blob copy = {.limit = into->limit};
         if (a.mode == MODE_EMPTY)
             otfx_blob_append(&copy, other, other_length);
         else
@@ -677,7 +701,7 @@ static bool timeline_merge(const otfx_command *query, otfx_blob *into, const voi
             }
         }
     }
-    otfx_blob out = {0};
+    otfx_blob out = {.limit = into->limit};
     if (!why) {
         write_timeline(&out, &m);
         if (out.failed)
