@@ -23,6 +23,8 @@
 #define IDLE_WAIT_MAX_NS 1000000u
 /* Messages taken from one communicator before the loop looks at the other and at its queues. */
 #define MESSAGES_PER_ROUND 64
+/* The receive buffer of tree messages is kept between messages up to this size. */
+#define KEPT_RECEIVE_BUFFER (1024u * 1024u)
 
 uint64_t place_now_ns(void)
 {
@@ -426,6 +428,12 @@ static void receive_tree_message(struct place_runtime *runtime, const MPI_Status
         return;
     }
     tree_handle_message(runtime, status->MPI_SOURCE, runtime->receive_buffer, (size_t)count);
+    if (runtime->receive_capacity > KEPT_RECEIVE_BUFFER) {
+        /* a large result (up to the query memory bound) is not kept for the rest of the run */
+        free(runtime->receive_buffer);
+        runtime->receive_buffer = NULL;
+        runtime->receive_capacity = 0;
+    }
 }
 
 /* events/s per served rank over the last second, from the traces' received counts. */

@@ -337,8 +337,14 @@ static void merge_result(struct place_runtime *stats, struct tree_request *reque
                          const char *error, size_t error_length)
 {
     char why[256] = "";
-    if (error_length)
+    if (error_length && from == stats->index) {
         add_error(&request->errors, from, error, error_length);
+    } else if (error_length) {
+        /* a subtree's errors name their places already */
+        if (request->errors.length)
+            otfx_text_append(&request->errors, "; ", 2);
+        otfx_text_append(&request->errors, error, error_length);
+    }
     request->count_failed += failed;
     if (!answered)
         return;
@@ -599,8 +605,6 @@ static void loaded(struct place_runtime *runtime, struct tree_request *request,
                    const otfx_module_result *result)
 {
     if (!result->ok) {
-        runtime->module_crashes += result->crashed;
-        runtime->module_timeouts += result->timed_out;
         load_module_line(runtime, request, NULL,
                          result->error[0] ? result->error : "could not load the module");
         return;
@@ -687,6 +691,18 @@ static bool merge_loaded_parts(struct place_runtime *runtime, struct tree_reques
         request->merge_done = true;
         return false;
     }
+    const bool finish = runtime->is_root || !runtime->tree;
+    if (request->part_count == 1 && !finish) {
+        /* merged into nothing a part stays itself (otfx/analysis.h): no helper needed */
+        request->count_ok += request->parts[0].answered;
+        otfx_blob_free(&request->merged);
+        request->merged = request->parts[0].blob;
+        request->merged.limit = runtime->query_memory;
+        request->parts[0].blob = (otfx_blob){0};
+        free_parts(request);
+        request->merge_done = true;
+        return false;
+    }
     otfx_blob *blobs = calloc(request->part_count, sizeof(*blobs));
     uint32_t *answered = calloc(request->part_count, sizeof(*answered));
     char error[512] = "could not merge: out of memory";
@@ -697,10 +713,9 @@ static bool merge_loaded_parts(struct place_runtime *runtime, struct tree_reques
         }
         const otfx_module_limits limits = module_limits(runtime);
         error[0] = '\0';
-        request->call =
-            otfx_module_call_merge(request->loaded->path, request->loaded->name, &request->command, blobs,
-                                   answered, request->part_count, runtime->is_root || !runtime->tree,
-                                   runtime->leaves_below, &limits, error, sizeof(error));
+        request->call = otfx_module_call_merge(request->loaded->path, request->loaded->name,
+                                               &request->command, blobs, answered, request->part_count,
+                                               finish, runtime->leaves_below, &limits, error, sizeof(error));
     }
     free(blobs);
     free(answered);
@@ -1420,8 +1435,7 @@ static void begin_shutdown(struct place_runtime *runtime)
 static void time_limit_error(const char *module, uint64_t limit_ns, char *out, size_t size)
 {
     snprintf(out, size,
-             "module %s did not answer within %.3g s (the module time limit, otfx-run --module-timeout); its "
-             "thread was given up on",
+             "module %s did not answer within %.3g s (the module time limit, otfx-run --module-timeout)",
              module, (double)limit_ns / 1e9);
 }
 

@@ -313,7 +313,12 @@ otfx_module_call *otfx_module_call_probe(const char *path, const otfx_module_lim
                                          size_t error_size)
 {
     const call_args args = {.path = path};
-    return start_call(CALL_PROBE, &args, limits, error, error_size);
+    otfx_module_call *call = start_call(CALL_PROBE, &args, limits, error, error_size);
+    if (call) { /* no name yet: the errors name the file */
+        const char *slash = strrchr(path, '/');
+        snprintf(call->name, sizeof call->name, "%s", slash ? slash + 1 : path);
+    }
+    return call;
 }
 
 otfx_module_call *otfx_module_call_leaf(const char *path, const char *name, const otfx_command *query,

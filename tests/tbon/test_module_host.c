@@ -113,7 +113,7 @@ static void test_probe(void **state)
     finish_call(otfx_module_call_probe(OTFX_BAD_MODULE_CRASH_LOAD, &generous, error, sizeof error), &r);
     assert_false(r.ok);
     assert_true(r.crashed);
-    expect_error(&r, "crashed (SIGSEGV) while loading");
+    expect_error(&r, "module libotfx-bad-module-crash-load.so crashed (SIGSEGV) while loading");
     otfx_module_result_free(&r);
 }
 
