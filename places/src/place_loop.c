@@ -96,10 +96,11 @@ static void *worker_main(void *argument)
     struct worker *self = start.self;
     pthread_mutex_lock(&runtime->lock);
     for (;;) {
-        while (!runtime->jobs && !runtime->worker_stop)
+        /* results waiting to be sent hold memory: no new leaf until they are under the bound */
+        while (!runtime->worker_stop && (!runtime->jobs || runtime->unsent_bytes > 2 * runtime->query_memory))
             pthread_cond_wait(&runtime->wake, &runtime->lock);
-        if (!runtime->jobs)
-            break; /* stopping with nothing left */
+        if (runtime->worker_stop)
+            break; /* the jobs left are not answered any more */
         struct leaf_job *job = runtime->jobs;
         runtime->jobs = job->next;
         if (!runtime->jobs)
@@ -359,6 +360,7 @@ void place_tree_send(struct place_runtime *runtime, uint32_t place, struct tree_
         runtime->send_capacity = capacity;
     }
     struct pending_send *send = &runtime->sends[runtime->send_count];
+    const size_t bytes = message->length;
     send->message = *message;
     memset(message, 0, sizeof(*message));
     if (PMPI_Isend(send->message.data, (int)send->message.length, MPI_BYTE, (int)place, TREE_TAG,
@@ -369,21 +371,32 @@ void place_tree_send(struct place_runtime *runtime, uint32_t place, struct tree_
         return;
     }
     runtime->send_count++;
+    pthread_mutex_lock(&runtime->lock);
+    runtime->unsent_bytes += bytes;
+    pthread_mutex_unlock(&runtime->lock);
 }
 
 /* Frees the sends that completed. */
 static void progress_sends(struct place_runtime *runtime)
 {
-    size_t kept = 0;
+    size_t kept = 0, sent = 0;
     for (size_t i = 0; i < runtime->send_count; i++) {
         int done = 0;
         PMPI_Test(&runtime->sends[i].request, &done, MPI_STATUS_IGNORE);
-        if (done)
+        if (done) {
+            sent += runtime->sends[i].message.length;
             tree_buffer_free(&runtime->sends[i].message);
-        else
+        } else {
             runtime->sends[kept++] = runtime->sends[i];
+        }
     }
     runtime->send_count = kept;
+    if (sent) {
+        pthread_mutex_lock(&runtime->lock);
+        runtime->unsent_bytes -= sent;
+        pthread_cond_broadcast(&runtime->wake); /* a worker may wait for room */
+        pthread_mutex_unlock(&runtime->lock);
+    }
 }
 
 static void finish_sends(struct place_runtime *runtime)

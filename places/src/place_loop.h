@@ -157,6 +157,8 @@ struct place_runtime {
     struct worker *worker; /* NULL: none running (started by the next job) */
     bool worker_stop;
     struct leaf_job *jobs, *jobs_tail, *results, *results_tail;
+    size_t unsent_bytes; /* tree messages sent but not taken yet (under lock): a new leaf waits while they
+                          * are above twice the query memory bound */
 
     /* queries: the bound of a partial result, the time limit of a module's call, what they ran into */
     size_t query_memory;
@@ -193,6 +195,8 @@ struct place_runtime {
     uint64_t end_stage_ns;
     struct record_window *windows;
     size_t window_count, window_capacity;
+    otfx_server_request *waiting; /* client queries waiting to enter the tree (MAX_QUERIES_IN_TREE) */
+    size_t waiting_count, waiting_capacity;
 };
 
 uint64_t place_now_ns(void);

@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #define PARTIAL_AFTER_NS (200u * 1000u * 1000u)
+/* Queries in the tree at once (more wait at the root). */
+#define MAX_QUERIES_IN_TREE 8
 /* How long the root waits for requests in flight at the end before it shuts the tree down anyway. */
 #define DRAIN_TIMEOUT_NS (10ull * 1000u * 1000u * 1000u)
 
@@ -1326,14 +1328,59 @@ static void broadcast_notice(struct place_runtime *runtime, const otfx_text *tex
         otfx_server_broadcast(runtime->server, text->data, text->length);
 }
 
+static size_t queries_in_tree(const struct place_runtime *runtime)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < runtime->request_count; i++)
+        count += runtime->requests[i].kind == TREE_QUERY;
+    return count;
+}
+
+/* Queries enter the tree at most MAX_QUERIES_IN_TREE at once (each may hold up to the query memory
+ * bound at every place on its way); the others wait here, in order. The places' workers answer one
+ * leaf after the other anyway, so waiting here costs no time. */
+static bool admit_queries(struct place_runtime *runtime)
+{
+    bool active = false;
+    size_t in_tree = queries_in_tree(runtime);
+    while (runtime->waiting_count && in_tree < MAX_QUERIES_IN_TREE) {
+        const otfx_server_request next = runtime->waiting[0];
+        memmove(runtime->waiting, runtime->waiting + 1, --runtime->waiting_count * sizeof(*runtime->waiting));
+        if (!otfx_server_client_connected(runtime->server, next.client))
+            continue; /* nobody waits for it any more */
+        handle_client_request(runtime, &next);
+        in_tree = queries_in_tree(runtime);
+        active = true;
+    }
+    return active;
+}
+
 static bool poll_root(struct place_runtime *runtime)
 {
     bool active = false;
     otfx_server_request client;
     while (runtime->server && otfx_server_next_request(runtime->server, &client)) {
-        handle_client_request(runtime, &client);
+        if (is_query(client.command.kind) &&
+            (runtime->waiting_count || queries_in_tree(runtime) >= MAX_QUERIES_IN_TREE)) {
+            if (runtime->waiting_count == runtime->waiting_capacity) {
+                const size_t capacity = runtime->waiting_capacity ? 2 * runtime->waiting_capacity : 16;
+                otfx_server_request *bigger = realloc(runtime->waiting, capacity * sizeof(*bigger));
+                if (!bigger) {
+                    reply_error(runtime, client.client, client.request, OTFX_ERR_CODE_FAILED,
+                                "out of memory");
+                    continue;
+                }
+                runtime->waiting = bigger;
+                runtime->waiting_capacity = capacity;
+            }
+            runtime->waiting[runtime->waiting_count++] = client;
+        } else {
+            handle_client_request(runtime, &client);
+        }
         active = true;
     }
+    if (runtime->server && admit_queries(runtime))
+        active = true;
     const uint64_t now = place_now_ns();
     for (size_t i = 0; i < runtime->request_count; i++) {
         struct tree_request *request = &runtime->requests[i];
@@ -1413,6 +1460,10 @@ static void begin_shutdown(struct place_runtime *runtime)
                         "the application finished before this request was answered");
         remove_request(runtime, request);
     }
+    for (size_t i = 0; i < runtime->waiting_count; i++)
+        reply_error(runtime, runtime->waiting[i].client, runtime->waiting[i].request, OTFX_ERR_CODE_JOB_ENDED,
+                    "the application finished before this request was answered");
+    runtime->waiting_count = 0;
     otfx_text text = {0};
     otfx_kv_begin(&text, "notice");
     otfx_kv_str(&text, "event", "job-ended");
@@ -1540,6 +1591,9 @@ void tree_stop(struct place_runtime *runtime)
     free(runtime->loaded_modules);
     runtime->loaded_modules = NULL;
     runtime->loaded_count = 0;
+    free(runtime->waiting);
+    runtime->waiting = NULL;
+    runtime->waiting_count = 0;
     free(runtime->windows);
     free(runtime->children);
     runtime->children = NULL;
