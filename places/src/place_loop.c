@@ -8,7 +8,7 @@
  * 50 µs at first and twice as long after every idle round up to 1 ms. Any activity resets the sleep,
  * and another thread that queues something signals the variable.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "place_loop.h"
 
 #include <errno.h>
@@ -17,12 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define IDLE_WAIT_MIN_NS 50000u
 #define IDLE_WAIT_MAX_NS 1000000u
 /* Messages taken from one communicator before the loop looks at the other and at its queues. */
 #define MESSAGES_PER_ROUND 64
+/* The worker thread's nice value (see worker_main). */
+#define WORKER_NICE 10
 /* The receive buffer of tree messages is kept between messages up to this size. */
 #define KEPT_RECEIVE_BUFFER (1024u * 1024u)
 
@@ -94,6 +99,9 @@ static void *worker_main(void *argument)
     free(argument);
     struct place_runtime *runtime = start.runtime;
     struct worker *self = start.self;
+    /* Queries come second: on a node whose cores are shared the MPI thread (ingestion) and the
+     * application get the CPU before a long leaf (Linux: a thread has its own nice value). */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
     pthread_mutex_lock(&runtime->lock);
     for (;;) {
         /* results waiting to be sent hold memory: no new leaf until they are under the bound */

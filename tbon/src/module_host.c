@@ -38,6 +38,7 @@
 
 enum { CALL_PROBE, CALL_LEAF, CALL_MERGE };
 enum { TEXT_ROOM = 64 * 1024 }; /* error texts beside the result's bytes */
+enum { HELPER_NICE = 10 };
 
 struct otfx_module_call {
     pid_t pid;
@@ -146,6 +147,8 @@ static void child_setup(int fd, size_t address_space)
         const struct rlimit space = {address_space, address_space};
         setrlimit(RLIMIT_AS, &space);
     }
+    /* a module's work comes after the place's and the application's on shared cores */
+    setpriority(PRIO_PROCESS, 0, HELPER_NICE);
 }
 
 /* dlopen()s the module and checks it (and that it still has the name it was loaded under). */

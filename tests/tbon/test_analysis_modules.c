@@ -730,35 +730,45 @@ static void test_events_in_pieces(void **state)
     }
 }
 
-/* Column by column (what the timeline module does for traces holding many events), the same columns
- * as one query over the window. */
-static void test_timeline_columns_in_pieces(void **state)
+/* A timeline that lets appends in between chunks has the same columns as one that does not. */
+static void test_timeline_in_pieces(void **state)
 {
     (void)state;
-    otfx_defs *defs = otfx_defs_create();
-    otfx_trace *trace = big_trace(defs, OTFX_REDUCE_TIME, 300000);
-    otfx_trace_status st;
-    assert_int_equal(otfx_trace_status_get(trace, &st), OTFX_OK);
-    const uint32_t counts[] = {7, 100, 1000};
-    for (size_t k = 0; k < 3; k++) {
-        const uint32_t columns = counts[k];
-        const otfx_time from = st.first_time + 12345, to = st.last_time + 1;
-        otfx_timeline_bin *whole = malloc(sizeof *whole * columns), *piece = malloc(sizeof *piece * columns);
-        assert_non_null(whole);
-        assert_non_null(piece);
-        assert_int_equal(otfx_query_timeline(trace, from, to, columns, whole), OTFX_OK);
-        for (uint32_t c = 0; c < columns; c++) {
-            const otfx_time begin = from + (otfx_time)((unsigned __int128)(to - from) * c / columns);
-            const otfx_time end =
-                c + 1 < columns ? from + (otfx_time)((unsigned __int128)(to - from) * (c + 1) / columns) : to;
-            assert_int_equal(otfx_query_timeline(trace, begin, end, 1, &piece[c]), OTFX_OK);
+    const otfx_reduction strategies[] = {OTFX_REDUCE_RING, OTFX_REDUCE_TIME};
+    for (size_t k = 0; k < 2; k++) {
+        otfx_defs *defs = otfx_defs_create();
+        otfx_trace *trace = big_trace(defs, strategies[k], 300000);
+        otfx_trace_status st;
+        assert_int_equal(otfx_trace_status_get(trace, &st), OTFX_OK);
+        const uint32_t counts[] = {7, 100, 10000};
+        for (size_t c = 0; c < 3; c++) {
+            const uint32_t columns = counts[c];
+            const otfx_time windows[][2] = {
+                {st.first_time, st.last_time + 1},
+                {st.first_time + (st.last_time - st.first_time) / 3, st.last_time + 1}};
+            for (size_t w = 0; w < 2; w++) {
+                otfx_timeline_bin *whole = malloc(sizeof *whole * columns),
+                                  *pieces = malloc(sizeof *pieces * columns);
+                assert_non_null(whole);
+                assert_non_null(pieces);
+                assert_int_equal(otfx_query_timeline(trace, windows[w][0], windows[w][1], columns, whole),
+                                 OTFX_OK);
+                for (uint32_t per_lock = 1; per_lock <= 4; per_lock *= 2) {
+                    assert_int_equal(otfx_query_timeline_yielding(trace, windows[w][0], windows[w][1],
+                                                                  columns, pieces, per_lock),
+                                     OTFX_OK);
+                    if (memcmp(whole, pieces, sizeof *whole * columns) != 0)
+                        fail_msg(
+                            "strategy %s, %u columns, window %zu, %u chunks per lock: the timeline differs",
+                            otfx_reduction_name(strategies[k]), columns, w, per_lock);
+                }
+                free(whole);
+                free(pieces);
+            }
         }
-        assert_memory_equal(whole, piece, sizeof *whole * columns);
-        free(whole);
-        free(piece);
+        otfx_trace_destroy(trace);
+        otfx_defs_destroy(defs);
     }
-    otfx_trace_destroy(trace);
-    otfx_defs_destroy(defs);
 }
 
 /* ---- merge order and placement ------------------------------------------------------------------ */
@@ -964,7 +974,7 @@ int main(void)
         cmocka_unit_test(test_parsed_commands),
         cmocka_unit_test(test_stop_counts_as_dropped),
         cmocka_unit_test(test_events_in_pieces),
-        cmocka_unit_test(test_timeline_columns_in_pieces),
+        cmocka_unit_test(test_timeline_in_pieces),
         cmocka_unit_test(test_merge_order_independent),
         cmocka_unit_test(test_malformed_partials),
     };

@@ -330,6 +330,11 @@ typedef struct otfx_timeline_bin {
 } otfx_timeline_bin;
 otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
                                 otfx_timeline_bin *bins);
+/* otfx_query_timeline for long queries: after it decoded `chunks_per_lock` chunks (0: never) since it
+ * took the trace's read lock, it releases the lock, so that an append waiting for it gets in, takes it
+ * again and goes on with the first chunk after the last one it read (as otfx_query_events_yielding). */
+otfx_status otfx_query_timeline_yielding(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
+                                         otfx_timeline_bin *bins, uint32_t chunks_per_lock);
 
 /* Point-to-point messages per peer in [from, to), sent and received, sorted by peer (same rules and
  * exactness as profiles). *count in: capacity of

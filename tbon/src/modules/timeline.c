@@ -52,8 +52,8 @@
 #define FIELDS         6
 #define NONE           UINT32_MAX
 #define CELL_BYTES     (FIELDS * 3 * 8 + 4 + 4 + 8)
-/* A trace holding at least this many events is asked column by column (trace_timeline). */
-#define SLICE_EVENTS (256u * 1024u)
+/* Chunks a timeline decodes before it lets a waiting append in (about a millisecond each). */
+#define TIMELINE_CHUNKS_PER_LOCK 4
 
 enum { MODE_EMPTY = 0, MODE_WINDOW = 1, MODE_HELD = 2 };
 static const char *const field_names[FIELDS] = {"user", "p2p", "collective", "mpi_other", "phase", "reduced"};
@@ -351,26 +351,12 @@ static bool name_dominants(timeline *t, otfx_defs *defs)
     return true;
 }
 
-/* otfx_query_timeline of one trace. A trace holding many events is asked one column at a time, so that
- * the query never holds its read lock for long (bins finer than its chunks would decode everything in
- * one go, stalling the place's appends): column k of [from, to) in C columns is exactly the one-column
- * timeline of [from + floor(k(to-from)/C), from + floor((k+1)(to-from)/C)). */
+/* otfx_query_timeline of one trace, letting the place's appends in every TIMELINE_CHUNKS_PER_LOCK chunks
+ * decoded (bins finer than the chunks decode everything the window holds). */
 static bool trace_timeline(otfx_trace *trace, uint64_t from, uint64_t to, uint32_t columns,
                            otfx_timeline_bin *bins)
 {
-    otfx_trace_status status;
-    if (columns <= 1 || otfx_trace_status_get(trace, &status) != OTFX_OK || status.events_held < SLICE_EVENTS)
-        return otfx_query_timeline(trace, from, to, columns, bins) == OTFX_OK;
-    for (uint32_t c = 0; c < columns; c++) {
-        const uint64_t begin = from + (uint64_t)((unsigned __int128)(to - from) * c / columns);
-        const uint64_t end =
-            c + 1 < columns ? from + (uint64_t)((unsigned __int128)(to - from) * (c + 1) / columns) : to;
-        memset(&bins[c], 0, sizeof bins[c]);
-        bins[c].dominant_region = OTFX_REF_NONE;
-        if (begin < end && otfx_query_timeline(trace, begin, end, 1, &bins[c]) != OTFX_OK)
-            return false;
-    }
-    return true;
+    return otfx_query_timeline_yielding(trace, from, to, columns, bins, TIMELINE_CHUNKS_PER_LOCK) == OTFX_OK;
 }
 
 static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out,
