@@ -11,9 +11,12 @@
  * place-local references: name regions by their names, ranks by application rank.
  *
  * A module is one `otfx_analysis_module` value. The built-in ones are status, profile, timeline,
- * messages and events; `load-module PATH` dlopens a shared object on every place and calls its
- * `otfx_analysis_module_entry` (OTFX_ANALYSIS_ENTRY_SYMBOL), which returns the module; its queries are
- * then `query NAME [options]`.
+ * messages and events; `load-module PATH` makes a shared object's module available on every place (its
+ * `otfx_analysis_module_entry`, OTFX_ANALYSIS_ENTRY_SYMBOL, returns the module); its queries are then
+ * `query NAME [options]`. A loaded module's code runs only in helper processes ("Loaded modules run out
+ * of process" below), under the module time limit, with its results bounded by the query memory bound
+ * (otfx_leaf_input.result_limit, the limit of `out`): write modules that keep no state between calls
+ * and build their results with otfx_blob_* (an append past the bound fails).
  */
 #ifndef OTFX_ANALYSIS_H
 #define OTFX_ANALYSIS_H
@@ -158,7 +161,9 @@ otfx_status otfx_analysis_query_events(otfx_trace *trace, otfx_time from, otfx_t
 const otfx_analysis_module *otfx_analysis_find(const char *name);
 /* The built-in module answering a command kind (status, profile, timeline, messages, events). */
 const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind);
-/* dlopen()s PATH, checks its ABI and registers it. Returns the module, or NULL with why in `error`.
+/* dlopen()s PATH into this process, checks its ABI and registers it (for tools and tests: otfx places
+ * never do this, they run loaded modules out of process, see below). Returns the module, or NULL with
+ * why in `error`.
  * A PATH without '/' names a file in the working directory (it is not searched for like a library).
  * Loading the same object again returns its module; a name already taken by another module is refused.
  * The object is never unloaded. A module may call the otfx_* and otfx_blob_* functions: link it with
