@@ -71,7 +71,7 @@ static const char usage[] =
     "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER); checked here\n"
     "  --query-memory SIZE     the largest partial result of a query at any place (default 64M, at least\n"
     "                          64K); a query that needs more is refused as too large (OTFX_QUERY_MEMORY)\n"
-    "  --module-timeout S      time limit of an analysis module's call, in seconds (default 10): a leaf,\n"
+    "  --module-timeout S      time limit of an analysis module's call, in seconds (default 30): a leaf,\n"
     "                          merge or load over it is answered with an error (OTFX_MODULE_TIMEOUT)\n"
     "  --mpiexec PATH          the mpiexec to run (default: the one found at build time)\n"
     "  --dry-run               print the mpiexec command instead of running it\n"

@@ -157,7 +157,7 @@ int place_loop_run(struct event_place *place);
  * either is invalid. */
 bool place_read_trace_config(int place_rank, otfx_trace_config *config);
 /* place_config.c: reads OTFX_QUERY_MEMORY (a size, default 64M) and OTFX_MODULE_TIMEOUT (seconds, default
- * 10) into the place; prints why and returns false when either is invalid. */
+ * 30) into the place; prints why and returns false when either is invalid. */
 bool place_read_query_limits(struct event_place *place);
 /* Peak and current resident set of this process in KiB, from /proc/self/status (0 if unreadable). */
 uint64_t place_vm_hwm_kib(void);

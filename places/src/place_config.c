@@ -14,7 +14,7 @@
 /* A query's partial result at any place: as large as the largest reply the protocol carries. */
 #define DEFAULT_QUERY_MEMORY      ((size_t)64 * 1024 * 1024)
 #define MIN_QUERY_MEMORY          ((size_t)64 * 1024)
-#define DEFAULT_MODULE_TIMEOUT_NS (10ull * 1000u * 1000u * 1000u)
+#define DEFAULT_MODULE_TIMEOUT_NS (30ull * 1000u * 1000u * 1000u)
 
 bool place_read_trace_config(int place_rank, otfx_trace_config *config)
 {

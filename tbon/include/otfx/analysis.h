@@ -189,7 +189,7 @@ const otfx_analysis_module *otfx_analysis_at(size_t index);
  * which dlopen()s the module and reads a copy-on-write view of the place's memory (its traces, the
  * results to merge). So a module that crashes kills its helper only ("module NAME crashed (SIGSEGV)
  * while its leaf"), one that hangs is killed at the time limit ("module NAME did not answer within
- * 10 s …"), one whose result grows past the query memory bound is stopped there, and the place, its
+ * 30 s …"), one whose result grows past the query memory bound is stopped there, and the place, its
  * traces and the job are never touched. The helper never calls MPI and never returns into the caller's
  * code. Built-in modules (status, profile, timeline, messages, events) run in the place's process: their
  * leaves on the worker thread under the same time limit (a leaf over the limit is answered with that
