@@ -223,7 +223,7 @@ bool place_worker_overdue(struct place_runtime *runtime, uint64_t now, uint64_t 
     if (overdue) {
         pthread_detach(thread);
         runtime->worker = NULL;
-        if (runtime->jobs)
+        if (runtime->jobs && !runtime->worker_stop)
             start_worker(runtime); /* the queued jobs need a thread; failing that, the next submit tries */
     }
     pthread_mutex_unlock(&runtime->lock);
@@ -252,6 +252,33 @@ static bool stop_worker(struct place_runtime *runtime)
     pthread_mutex_lock(&runtime->lock);
     runtime->worker_stop = true;
     pthread_cond_broadcast(&runtime->wake);
+    pthread_mutex_unlock(&runtime->lock);
+    /* the leaf running now may finish within the time limit; beyond it the worker is given up on */
+    for (;;) {
+        uint32_t request;
+        const char *module;
+        if (place_worker_overdue(runtime, place_now_ns(), runtime->module_timeout_ns, &request, &module)) {
+            fprintf(stderr,
+                    "otfx-place %d: module %s did not answer within the time limit at the end of the "
+                    "job: its thread was given up on\n",
+                    runtime->place->setup.place_rank, module);
+            break;
+        }
+        bool busy = false;
+        pthread_mutex_lock(&runtime->lock);
+        struct worker *running = runtime->worker;
+        if (running) {
+            pthread_mutex_lock(&running->lock);
+            busy = running->job != NULL;
+            pthread_mutex_unlock(&running->lock);
+        }
+        pthread_mutex_unlock(&runtime->lock);
+        if (!busy)
+            break;
+        const struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    pthread_mutex_lock(&runtime->lock);
     struct worker *w = runtime->worker;
     runtime->worker = NULL;
     pthread_mutex_unlock(&runtime->lock);
