@@ -23,6 +23,8 @@
  * the session file if the root could not, and exits with the job's status (128 + the signal when it was
  * interrupted; never 0 for an application that did not finish or a snapshot at exit that failed).
  */
+#include "filter_file.h"
+
 #include <otfx/place.h>
 #include <otfx/tbon.h>
 
@@ -90,7 +92,11 @@ static const char usage[] =
     "                          start when one exists)\n"
     "  --job-id ID             the job's name in the session file (default: otfx-HOST-PID)\n"
     "  --filter FILE           user functions (-finstrument-functions) to record: lines 'include GLOB' /\n"
-    "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER)\n"
+    "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER); checked here\n"
+    "  --query-memory SIZE     the largest partial result of a query at any place (default 64M, at least\n"
+    "                          64K); a query that needs more is refused as too large (OTFX_QUERY_MEMORY)\n"
+    "  --module-timeout S      time limit of an analysis module's call, in seconds (default 30): a leaf,\n"
+    "                          merge or load over it is answered with an error (OTFX_MODULE_TIMEOUT)\n"
     "  --mpiexec PATH          the mpiexec to run (default: the one found at build time)\n"
     "  --dry-run               print the mpiexec command instead of running it\n"
     "  -h, --help              this text\n"
@@ -125,7 +131,9 @@ struct run_options {
     const char *snapshot_on_failure;
     bool overwrite_snapshot;
     const char *job_id;
-    char *filter; /* absolute path of --filter's file, NULL without */
+    char *filter;               /* absolute path of --filter's file, NULL without */
+    const char *query_memory;   /* as given (checked) */
+    const char *module_timeout; /* as given (checked) */
     const char *mpiexec;
     char **program; /* PROGRAM ARGS..., NULL-terminated (argv's tail) */
 };
@@ -305,6 +313,27 @@ static void parse_options(int argc, char **argv, struct run_options *options)
             options->filter = realpath(file, NULL);
             if (!options->filter || access(options->filter, R_OK) != 0)
                 usage_error("--filter: cannot read '%s': %s", file, strerror(errno));
+            /* checked here, not first on every rank inside MPI_Init */
+            otfx_filter_rule *rules;
+            size_t rule_count;
+            char why[512];
+            if (!otfx_filter_read(options->filter, &rules, &rule_count, why, sizeof(why)))
+                usage_error("--filter: %s", why);
+            otfx_filter_free(rules, rule_count);
+        } else if (matches(argument, "--query-memory")) {
+            options->query_memory = option_value(argc, argv, &i, "--query-memory");
+            size_t bytes;
+            if (otfx_place_parse_size(options->query_memory, &bytes) != 0 || bytes < 64 * 1024)
+                usage_error("--query-memory needs a size of at least 64K such as 16M or 64M, not '%s'",
+                            options->query_memory);
+        } else if (matches(argument, "--module-timeout")) {
+            options->module_timeout = option_value(argc, argv, &i, "--module-timeout");
+            char *end = NULL;
+            const double seconds = strtod(options->module_timeout, &end);
+            if (end == options->module_timeout || *end != '\0' || !(seconds > 0) || seconds > 1e6)
+                usage_error(
+                    "--module-timeout needs seconds above 0 (at most 1000000) such as 10 or 0.5, not '%s'",
+                    options->module_timeout);
         } else if (matches(argument, "--mpiexec")) {
             options->mpiexec = option_value(argc, argv, &i, "--mpiexec");
         } else if (strcmp(argument, "--dry-run") == 0) {
@@ -894,6 +923,10 @@ int main(int argc, char **argv)
         GENV("OTFX_RUN_STATUS", status_path);
     if (options.filter)
         GENV("OTFX_FILTER", options.filter);
+    if (options.query_memory)
+        GENV("OTFX_QUERY_MEMORY", options.query_memory);
+    if (options.module_timeout)
+        GENV("OTFX_MODULE_TIMEOUT", options.module_timeout);
     if (!getenv("MPIR_CVAR_POLLS_BEFORE_YIELD"))
         GENV("MPIR_CVAR_POLLS_BEFORE_YIELD", "10");
 #undef GENV

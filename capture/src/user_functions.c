@@ -18,6 +18,7 @@
  * a new object's functions recorded before that (at most one batch) are named 0x<address>@?.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr */
+#include "filter_file.h"
 #include "recorder.h"
 
 #include <elfutils/libdwfl.h>
@@ -66,11 +67,7 @@ enum { TIMED_DEPTH = 256 };
 static _Thread_local struct function_table function_table;
 static _Thread_local uint64_t enter_times[TIMED_DEPTH];
 
-struct filter_rule {
-    bool include;
-    char *pattern;
-};
-static struct filter_rule *filter_rules;
+static otfx_filter_rule *filter_rules;
 static size_t filter_rule_count;
 static bool hooks_filtered; /* a filter or throttling: the table is used */
 static uint64_t throttle_calls = 100000, throttle_ns = 1000;
@@ -301,47 +298,15 @@ void capture_user_functions_finish(void)
                               table->slots[i].skipped);
 }
 
-/* OTFX_FILTER and OTFX_THROTTLE; false (after saying why on stderr) when one is malformed. */
+/* OTFX_FILTER (filter_file.h); false (after saying why on stderr) when it is malformed. */
 static bool read_filter(const char *path, int app_rank)
 {
-    FILE *file = fopen(path, "r");
-    if (!file) {
-        if (app_rank == 0)
-            fprintf(stderr, "otfx-capture: OTFX_FILTER: cannot open '%s'\n", path);
-        return false;
-    }
-    char line[1024];
-    unsigned number = 0;
-    bool ok = true;
-    while (ok && fgets(line, sizeof(line), file)) {
-        number++;
-        char *text = line + strspn(line, " \t");
-        text[strcspn(text, "\r\n")] = '\0';
-        if (text[0] == '\0' || text[0] == '#')
-            continue;
-        char word[16], pattern[1000];
-        if (sscanf(text, "%15s %999s", word, pattern) != 2 ||
-            (strcmp(word, "include") != 0 && strcmp(word, "exclude") != 0)) {
-            if (app_rank == 0)
-                fprintf(stderr,
-                        "otfx-capture: OTFX_FILTER %s line %u: want 'include GLOB' or 'exclude GLOB'\n", path,
-                        number);
-            ok = false;
-            break;
-        }
-        struct filter_rule *bigger = realloc(filter_rules, (filter_rule_count + 1) * sizeof(*bigger));
-        char *copy = strdup(pattern);
-        if (bigger)
-            filter_rules = bigger;
-        if (!bigger || !copy) {
-            free(copy);
-            ok = false;
-            break;
-        }
-        filter_rules[filter_rule_count++] = (struct filter_rule){strcmp(word, "include") == 0, copy};
-    }
-    fclose(file);
-    return ok;
+    char error[512];
+    if (otfx_filter_read(path, &filter_rules, &filter_rule_count, error, sizeof(error)))
+        return true;
+    if (app_rank == 0)
+        fprintf(stderr, "otfx-capture: OTFX_FILTER: %s\n", error);
+    return false;
 }
 
 static bool read_throttle(const char *text, int app_rank)

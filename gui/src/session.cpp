@@ -7,11 +7,32 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QSet>
+
+#include <cstdio>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 QString defaultSessionDirectory()
 {
     const QByteArray dir = qgetenv("OTFX_SESSION_DIR");
     return dir.isEmpty() ? QDir::currentPath() : QString::fromLocal8Bit(dir);
+}
+
+QString untrustedSessionFile(const QString &path)
+{
+    struct stat st;
+    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
+        return QStringLiteral("cannot be read");
+    if (!S_ISREG(st.st_mode))
+        return QStringLiteral("not a regular file");
+    if (st.st_uid != ::geteuid())
+        return QStringLiteral("owned by uid %1, not by you (uid %2)").arg(st.st_uid).arg(::geteuid());
+    if ((st.st_mode & 07777) != 0600)
+        return QStringLiteral("mode %1, not 0600 (others could read it or have written it)")
+            .arg(uint(st.st_mode & 07777), 4, 8, QLatin1Char('0'));
+    return QString();
 }
 
 QString newestSessionFile(const QString &directory)
@@ -21,7 +42,18 @@ QString newestSessionFile(const QString &directory)
         dir.entryInfoList(QStringList{QStringLiteral("otfx-session-*.txt")}, QDir::Files | QDir::Readable);
     QString best;
     QDateTime bestTime;
+    static QSet<QString> warned; // discovery runs every half second: say it once per file
     for (const QFileInfo &info : files) {
+        const QString why = untrustedSessionFile(info.absoluteFilePath());
+        if (!why.isEmpty()) {
+            if (!warned.contains(info.absoluteFilePath())) {
+                warned.insert(info.absoluteFilePath());
+                std::fprintf(stderr, "otfx-gui: ignoring the session file %s: %s\n",
+                             info.absoluteFilePath().toLocal8Bit().constData(),
+                             why.toLocal8Bit().constData());
+            }
+            continue;
+        }
         if (best.isEmpty() || info.lastModified() > bestTime) {
             best = info.absoluteFilePath();
             bestTime = info.lastModified();
@@ -38,6 +70,11 @@ static bool isToken(const QString &text)
 
 bool readSessionFile(const QString &path, SessionInfo *out, QString *error)
 {
+    const QString why = untrustedSessionFile(path);
+    if (!why.isEmpty() && QFileInfo::exists(path)) {
+        *error = QStringLiteral("not using the session file %1: %2").arg(path, why);
+        return false;
+    }
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
         *error = QStringLiteral("cannot read %1: %2").arg(path, file.errorString());

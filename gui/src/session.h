@@ -18,9 +18,13 @@ struct SessionInfo {
 
 // The directory to search: $OTFX_SESSION_DIR, else the working directory.
 QString defaultSessionDirectory();
-// The newest otfx-session-*.txt (by modification time) in `directory`, or an empty string.
+// Why a session file must not be used (empty: it may be): not the user's own, or not mode 0600 — it
+// names the server the token goes to.
+QString untrustedSessionFile(const QString &path);
+// The newest otfx-session-*.txt (by modification time) in `directory` that may be used, or an empty
+// string; files of another owner or another mode than 0600 are named on stderr (once each) and skipped.
 QString newestSessionFile(const QString &directory);
-// Reads a session file; false with *error set when it is not one.
+// Reads a session file; false with *error set when it is not one or may not be used.
 bool readSessionFile(const QString &path, SessionInfo *out, QString *error);
 // A --token-file: a session file, or a file holding only the 32 hex digits of the token.
 bool readTokenFile(const QString &path, QString *token, QString *error);

@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Long enough for a message naming an event index, a time and a reference; longer ones are cut. */
-static _Thread_local char last_error_message[256];
+/* Long enough for a message naming an event index, a time and a reference, or two paths; longer ones
+ * are cut. */
+static _Thread_local char last_error_message[512];
 
 otfx_status otfx_fail(otfx_status status, const char *format, ...)
 {

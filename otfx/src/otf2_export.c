@@ -1692,9 +1692,16 @@ static otfx_status probe_archive_directory(const archive_paths *paths)
 /* Exchange 1 on the master: the existing archive is refused or removed, the directory created. */
 static otfx_status prepare_directory(const archive_paths *paths, const char *directory, bool overwrite)
 {
-    if (archive_exists(paths) && !overwrite)
-        return otfx_fail(OTFX_ERR_IO, "OTF2 export: %s already exists (set overwrite to replace it)",
-                         paths->anchor);
+    if (archive_exists(paths) && !overwrite) {
+        /* say what is there: an archive, or only a directory of the name its files would go into */
+        if (exists(paths->anchor) || exists(paths->global))
+            return otfx_fail(OTFX_ERR_IO, "OTF2 export: %s already exists (set overwrite to replace it)",
+                             exists(paths->anchor) ? paths->anchor : paths->global);
+        return otfx_fail(OTFX_ERR_IO,
+                         "OTF2 export: the directory %s already exists, but there is no archive (no %s): "
+                         "choose another name (or set overwrite if it holds only an old archive's files)",
+                         paths->directory, paths->anchor);
+    }
     if (archive_exists(paths))
         OTFX_TRY(remove_archive(paths));
     OTFX_TRY(make_directory(directory));

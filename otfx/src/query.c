@@ -196,6 +196,36 @@ otfx_status otfx_query_messages(otfx_trace *trace, otfx_time from, otfx_time to,
     return status;
 }
 
+/* After a trace's lock was released and taken again, the position of the first piece after the one read
+ * last (pieces are in time order; one removed meanwhile is simply not there any more): segment
+ * trace->segment_count when there is none. */
+static void piece_after(const otfx_trace *trace, otfx_time last_begin, otfx_time last_end,
+                        uint32_t *at_segment, uint32_t *index)
+{
+    *at_segment = trace->segment_count;
+    *index = 0;
+    for (uint32_t s = 0; s < trace->segment_count; s++) {
+        const segment *seg = trace->segments[s];
+        if (seg->count == 0 || seg->pieces[seg->count - 1].begin < last_begin)
+            continue;
+        for (uint32_t i = 0; i < seg->count; i++) {
+            const piece *p = &seg->pieces[i];
+            if (p->begin > last_begin || (p->begin == last_begin && p->end > last_end)) {
+                *at_segment = s;
+                *index = i;
+                return;
+            }
+        }
+    }
+}
+
+/* Lets a waiting append in: releases the trace's read lock and takes it again. */
+static void yield_lock(otfx_trace *trace)
+{
+    pthread_rwlock_unlock(&trace->lock);
+    pthread_rwlock_rdlock(&trace->lock);
+}
+
 /* ---- timeline ---- */
 
 typedef struct timeline {
@@ -351,8 +381,9 @@ static otfx_status add_decoded(timeline *line, event_cursor *cursor, otfx_time b
     return OTFX_OK;
 }
 
-static otfx_status timeline_piece(timeline *line, const piece *p, query_scratch *scratch)
+static otfx_status timeline_piece(timeline *line, const piece *p, query_scratch *scratch, bool *decoded)
 {
+    *decoded = false;
     if (!piece_overlaps(p->begin, p->end, line->from, line->to))
         return OTFX_OK;
     bool one_bin = piece_inside(p->begin, p->end, line->from, line->to) &&
@@ -372,11 +403,18 @@ static otfx_status timeline_piece(timeline *line, const piece *p, query_scratch 
     otfx_status status = cursor_on_piece(p, scratch, &info, &cursor);
     if (status != OTFX_OK)
         return status;
+    *decoded = true;
     return add_decoded(line, &cursor, info.begin, info.end);
 }
 
 otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
                                 otfx_timeline_bin *bins)
+{
+    return otfx_query_timeline_yielding(trace, from, to, count, bins, 0);
+}
+
+otfx_status otfx_query_timeline_yielding(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
+                                         otfx_timeline_bin *bins, uint32_t chunks_per_lock)
 {
     if (!trace || !bins || count == 0 || from >= to)
         return otfx_fail(OTFX_ERR_INVALID,
@@ -405,12 +443,31 @@ otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to,
         return status;
     }
     pthread_rwlock_rdlock(&trace->lock);
+    uint32_t decoded_at_lock = 0;
     for (uint32_t s = 0; s < trace->segment_count && status == OTFX_OK; s++) {
         const segment *seg = trace->segments[s];
         if (!piece_overlaps(seg->begin, seg->end, from, to))
             continue;
-        for (uint32_t i = 0; i < seg->count && status == OTFX_OK; i++)
-            status = timeline_piece(&line, &seg->pieces[i], &scratch);
+        for (uint32_t i = 0; i < seg->count && status == OTFX_OK; i++) {
+            bool decoded;
+            status = timeline_piece(&line, &seg->pieces[i], &scratch, &decoded);
+            decoded_at_lock += decoded;
+            if (chunks_per_lock && decoded_at_lock >= chunks_per_lock && status == OTFX_OK) {
+                /* let a waiting append in; the timeline so far carries over */
+                const otfx_time last_begin = seg->pieces[i].begin, last_end = seg->pieces[i].end;
+                yield_lock(trace);
+                decoded_at_lock = 0;
+                uint32_t next_segment, next_index;
+                piece_after(trace, last_begin, last_end, &next_segment, &next_index);
+                if (next_segment >= trace->segment_count) {
+                    s = trace->segment_count; /* nothing after it: on to the open chunk */
+                    break;
+                }
+                s = next_segment;
+                seg = trace->segments[s];
+                i = next_index - 1; /* the loop's i++ comes next (next_index 0: wraps to 0) */
+            }
+        }
     }
     if (status == OTFX_OK && open_chunk_overlaps(trace, from, to)) {
         event_cursor cursor;
@@ -443,7 +500,8 @@ otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to,
 typedef struct event_sink {
     otfx_event_fn fn;
     void *user;
-    bool done; /* the callback asked to stop */
+    bool done;          /* the callback asked to stop */
+    uint64_t delivered; /* events given to the callback */
     bool context;
     call_frame *stack; /* with context: what the consumer has been told is open */
     uint32_t depth;
@@ -466,6 +524,7 @@ static void deliver(event_sink *sink, const otfx_event *event)
     }
     if (event->time > sink->last_time)
         sink->last_time = event->time;
+    sink->delivered++;
     if (sink->fn(event, sink->user) != 0)
         sink->done = true;
 }
@@ -644,10 +703,11 @@ static otfx_status initial_context(piece_walk walk, query_scratch *scratch, call
     return OTFX_OK;
 }
 
-static otfx_status query_events_locked(const otfx_trace *trace, otfx_time from, otfx_time to,
-                                       event_sink *sink, query_scratch *scratch, call_frame *frames)
+static otfx_status query_events_locked(otfx_trace *trace, otfx_time from, otfx_time to, event_sink *sink,
+                                       query_scratch *scratch, call_frame *frames, uint64_t events_per_lock)
 {
     piece_walk walk = {trace, from, to, 0, 0, false};
+    uint64_t delivered_at_lock = 0;
     otfx_status status = OTFX_OK;
     if (sink->context) {
         status = initial_context(walk, scratch, sink->pending, &sink->pending_count);
@@ -682,12 +742,25 @@ static otfx_status query_events_locked(const otfx_trace *trace, otfx_time from, 
             status = deliver_cursor(sink, &cursor, from, to, &past_end);
         seen_detail = true;
         gap_prepared = false;
+        if (events_per_lock && !open_chunk && sink->delivered - delivered_at_lock >= events_per_lock) {
+            /* let a waiting append in; the sink's state (what the consumer was told) carries over */
+            const otfx_time last_begin = p->begin, last_end = p->end;
+            yield_lock(trace);
+            piece_after(trace, last_begin, last_end, &walk.segment, &walk.index);
+            delivered_at_lock = sink->delivered;
+        }
     }
     return status;
 }
 
 otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context, otfx_event_fn fn,
                               void *user)
+{
+    return otfx_query_events_yielding(trace, from, to, context, fn, user, 0);
+}
+
+otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                       otfx_event_fn fn, void *user, uint64_t events_per_lock)
 {
     if (!trace || !fn)
         return otfx_fail(OTFX_ERR_INVALID, "otfx_query_events: NULL argument");
@@ -708,7 +781,7 @@ otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, b
     }
     if (status == OTFX_OK) {
         pthread_rwlock_rdlock(&trace->lock);
-        status = query_events_locked(trace, from, to, &sink, &scratch, frames);
+        status = query_events_locked(trace, from, to, &sink, &scratch, frames, events_per_lock);
         pthread_rwlock_unlock(&trace->lock);
     }
     free(sink.stack);

@@ -25,6 +25,8 @@
 
 static void destroy_place(struct event_place *place)
 {
+    if (place->keep_traces)
+        return; /* a module's thread still reads them (place_loop.c): the process ends next */
     for (int r = 0; place->ranks && r < place->setup.served_count; r++) {
         struct served_rank *rank = &place->ranks[r];
         for (uint32_t t = 0; t < rank->stream_capacity; t++) {
@@ -900,7 +902,8 @@ int otfx_event_place_run(const otfx_event_place_setup *setup)
         return 1;
     }
     place.start_hwm_kib = start_hwm_kib;
-    if (!place_read_trace_config(setup->place_rank, &place.trace_config)) {
+    if (!place_read_trace_config(setup->place_rank, &place.trace_config) ||
+        !place_read_query_limits(&place)) {
         destroy_place(&place);
         return 2;
     }

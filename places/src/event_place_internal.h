@@ -151,6 +151,11 @@ struct event_place {
     bool job_failed;           /* the job ends after a failure: ranks still running are reported so */
     uint64_t start_hwm_kib;
     struct place_runtime *runtime; /* the loop, threads and tree (place_loop.c); NULL before the loop */
+    /* Queries (OTFX_QUERY_MEMORY, OTFX_MODULE_TIMEOUT): the bound of a partial result, the time limit of
+     * a module's call. */
+    size_t query_memory;
+    uint64_t module_timeout_ns;
+    bool keep_traces; /* a module's thread that was given up on may still read them: never freed */
 };
 
 /* event_place.c: one message arrived on the tool communicator (probed with `status`): receives it and
@@ -181,6 +186,9 @@ int place_loop_run(struct event_place *place);
 /* place_config.c: reads OTFX_BUFFER and OTFX_REDUCTION into *config; prints why and returns false when
  * either is invalid. */
 bool place_read_trace_config(int place_rank, otfx_trace_config *config);
+/* place_config.c: reads OTFX_QUERY_MEMORY (a size, default 64M) and OTFX_MODULE_TIMEOUT (seconds, default
+ * 30) into the place; prints why and returns false when either is invalid. */
+bool place_read_query_limits(struct event_place *place);
 /* Peak and current resident set of this process in KiB, from /proc/self/status (0 if unreadable). */
 uint64_t place_vm_hwm_kib(void);
 

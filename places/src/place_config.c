@@ -11,6 +11,10 @@
 #include <string.h>
 
 #define DEFAULT_BUFFER ((size_t)64 * 1024 * 1024)
+/* A query's partial result at any place: as large as the largest reply the protocol carries. */
+#define DEFAULT_QUERY_MEMORY      ((size_t)64 * 1024 * 1024)
+#define MIN_QUERY_MEMORY          ((size_t)64 * 1024)
+#define DEFAULT_MODULE_TIMEOUT_NS (30ull * 1000u * 1000u * 1000u)
 
 bool place_read_trace_config(int place_rank, otfx_trace_config *config)
 {
@@ -36,6 +40,35 @@ bool place_read_trace_config(int place_rank, otfx_trace_config *config)
                 "otfx-place %d: OTFX_REDUCTION=%s is not a strategy (ring, time, type, depth, stop)\n",
                 place_rank, reduction);
         return false;
+    }
+    return true;
+}
+
+bool place_read_query_limits(struct event_place *place)
+{
+    const int place_rank = place->setup.place_rank;
+    place->query_memory = DEFAULT_QUERY_MEMORY;
+    place->module_timeout_ns = DEFAULT_MODULE_TIMEOUT_NS;
+    const char *memory = getenv("OTFX_QUERY_MEMORY");
+    if (memory && *memory &&
+        (otfx_place_parse_size(memory, &place->query_memory) != 0 ||
+         place->query_memory < MIN_QUERY_MEMORY)) {
+        fprintf(stderr, "otfx-place %d: OTFX_QUERY_MEMORY=%s is not a size of at least 64K (e.g. 16M, 64M)\n",
+                place_rank, memory);
+        return false;
+    }
+    const char *timeout = getenv("OTFX_MODULE_TIMEOUT");
+    if (timeout && *timeout) {
+        char *end = NULL;
+        const double seconds = strtod(timeout, &end);
+        if (end == timeout || *end != '\0' || !(seconds > 0) || seconds > 1e6) {
+            fprintf(stderr, "otfx-place %d: OTFX_MODULE_TIMEOUT=%s is not seconds above 0 (e.g. 10, 0.5)\n",
+                    place_rank, timeout);
+            return false;
+        }
+        place->module_timeout_ns = (uint64_t)(seconds * 1e9);
+        if (place->module_timeout_ns == 0)
+            place->module_timeout_ns = 1;
     }
     return true;
 }

@@ -8,20 +8,28 @@
  * 50 µs at first and twice as long after every idle round up to 1 ms. Any activity resets the sleep,
  * and another thread that queues something signals the variable.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "place_loop.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define IDLE_WAIT_MIN_NS 50000u
 #define IDLE_WAIT_MAX_NS 1000000u
 /* Messages taken from one communicator before the loop looks at the other and at its queues. */
 #define MESSAGES_PER_ROUND 64
+/* The worker thread's nice value (see worker_main). */
+#define WORKER_NICE 10
+/* The receive buffer of tree messages is kept between messages up to this size. */
+#define KEPT_RECEIVE_BUFFER (1024u * 1024u)
 
 uint64_t place_now_ns(void)
 {
@@ -71,19 +79,45 @@ void place_leaf_job_free(struct leaf_job *job)
     free(job);
 }
 
+/* Workers given up on that may still be running a leaf (process-wide: they outlive the runtime). */
+static atomic_uint abandoned_running;
+
+struct worker_start {
+    struct place_runtime *runtime;
+    struct worker *self;
+};
+
+static void worker_free(struct worker *w)
+{
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
 static void *worker_main(void *argument)
 {
-    struct place_runtime *runtime = argument;
+    struct worker_start start = *(struct worker_start *)argument;
+    free(argument);
+    struct place_runtime *runtime = start.runtime;
+    struct worker *self = start.self;
+    /* Queries come second: on a node whose cores are shared the MPI thread (ingestion) and the
+     * application get the CPU before a long leaf (Linux: a thread has its own nice value). */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
     pthread_mutex_lock(&runtime->lock);
     for (;;) {
-        while (!runtime->jobs && !runtime->worker_stop)
+        /* results waiting to be sent hold memory: no new leaf until they are under the bound */
+        while (!runtime->worker_stop && (!runtime->jobs || runtime->unsent_bytes > 2 * runtime->query_memory))
             pthread_cond_wait(&runtime->wake, &runtime->lock);
-        if (!runtime->jobs)
-            break; /* stopping with nothing left */
+        if (runtime->worker_stop)
+            break; /* the jobs left are not answered any more */
         struct leaf_job *job = runtime->jobs;
         runtime->jobs = job->next;
         if (!runtime->jobs)
             runtime->jobs_tail = NULL;
+        const uint64_t started = place_now_ns();
+        pthread_mutex_lock(&self->lock);
+        self->job = job;
+        self->job_started_ns = started;
+        pthread_mutex_unlock(&self->lock);
         pthread_mutex_unlock(&runtime->lock);
 
         job->error[0] = '\0';
@@ -94,7 +128,19 @@ static void *worker_main(void *argument)
         }
         if (!job->ok && !job->error[0])
             snprintf(job->error, sizeof(job->error), "module %s failed", job->module->name);
+        job->took_ns = place_now_ns() - started;
 
+        /* given up on meanwhile: the runtime may be gone; only the job and this thread are ours */
+        pthread_mutex_lock(&self->lock);
+        const bool abandoned = self->abandoned;
+        self->job = NULL;
+        pthread_mutex_unlock(&self->lock);
+        if (abandoned) {
+            place_leaf_job_free(job);
+            worker_free(self);
+            atomic_fetch_sub(&abandoned_running, 1);
+            return NULL;
+        }
         pthread_mutex_lock(&runtime->lock);
         job->next = NULL;
         if (runtime->results_tail)
@@ -110,14 +156,40 @@ static void *worker_main(void *argument)
     return NULL;
 }
 
+/* Starts a worker thread (runtime->lock held). */
+static bool start_worker(struct place_runtime *runtime)
+{
+    struct worker *w = calloc(1, sizeof(*w));
+    struct worker_start *start = malloc(sizeof(*start));
+    if (!w || !start) {
+        free(w);
+        free(start);
+        return false;
+    }
+    pthread_mutex_init(&w->lock, NULL);
+    *start = (struct worker_start){runtime, w};
+    /* the worker takes no signals: they belong to the application's threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    const int created = pthread_create(&w->thread, NULL, worker_main, start);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (created != 0) {
+        free(start);
+        worker_free(w);
+        return false;
+    }
+    runtime->worker = w;
+    return true;
+}
+
 bool place_worker_submit(struct place_runtime *runtime, struct leaf_job *job)
 {
-    if (!runtime->worker_started) {
-        if (pthread_create(&runtime->worker, NULL, worker_main, runtime) != 0)
-            return false;
-        runtime->worker_started = true;
-    }
     pthread_mutex_lock(&runtime->lock);
+    if (!runtime->worker && !start_worker(runtime)) {
+        pthread_mutex_unlock(&runtime->lock);
+        return false;
+    }
     job->next = NULL;
     if (runtime->jobs_tail)
         runtime->jobs_tail->next = job;
@@ -127,6 +199,35 @@ bool place_worker_submit(struct place_runtime *runtime, struct leaf_job *job)
     pthread_cond_broadcast(&runtime->wake);
     pthread_mutex_unlock(&runtime->lock);
     return true;
+}
+
+bool place_worker_overdue(struct place_runtime *runtime, uint64_t now, uint64_t limit, uint32_t *request,
+                          const char **module)
+{
+    bool overdue = false;
+    pthread_t thread = 0;
+    pthread_mutex_lock(&runtime->lock);
+    struct worker *w = runtime->worker;
+    if (w) {
+        pthread_mutex_lock(&w->lock);
+        if (w->job && now > w->job_started_ns && now - w->job_started_ns > limit) {
+            overdue = true;
+            w->abandoned = true; /* from here on the thread frees itself: w is not ours any more */
+            thread = w->thread;
+            *request = w->job->request;
+            *module = w->job->module->name; /* a built-in module: static */
+            atomic_fetch_add(&abandoned_running, 1);
+        }
+        pthread_mutex_unlock(&w->lock);
+    }
+    if (overdue) {
+        pthread_detach(thread);
+        runtime->worker = NULL;
+        if (runtime->jobs && !runtime->worker_stop)
+            start_worker(runtime); /* the queued jobs need a thread; failing that, the next submit tries */
+    }
+    pthread_mutex_unlock(&runtime->lock);
+    return overdue;
 }
 
 struct leaf_job *place_worker_take_result(struct place_runtime *runtime)
@@ -143,16 +244,48 @@ struct leaf_job *place_worker_take_result(struct place_runtime *runtime)
     return job;
 }
 
-static void stop_worker(struct place_runtime *runtime)
+/* Joins the worker; a worker given up on is waited for up to the module time limit and then left
+ * running (detached), reported, with the traces kept (it may still read them). Returns whether such a
+ * worker is still running. */
+static bool stop_worker(struct place_runtime *runtime)
 {
-    if (!runtime->worker_started)
-        return;
     pthread_mutex_lock(&runtime->lock);
     runtime->worker_stop = true;
     pthread_cond_broadcast(&runtime->wake);
     pthread_mutex_unlock(&runtime->lock);
-    pthread_join(runtime->worker, NULL);
-    runtime->worker_started = false;
+    /* the leaf running now may finish within the time limit; beyond it the worker is given up on */
+    for (;;) {
+        uint32_t request;
+        const char *module;
+        if (place_worker_overdue(runtime, place_now_ns(), runtime->module_timeout_ns, &request, &module)) {
+            fprintf(stderr,
+                    "otfx-place %d: module %s did not answer within the time limit at the end of the "
+                    "job: its thread was given up on\n",
+                    runtime->place->setup.place_rank, module);
+            break;
+        }
+        bool busy = false;
+        pthread_mutex_lock(&runtime->lock);
+        struct worker *running = runtime->worker;
+        if (running) {
+            pthread_mutex_lock(&running->lock);
+            busy = running->job != NULL;
+            pthread_mutex_unlock(&running->lock);
+        }
+        pthread_mutex_unlock(&runtime->lock);
+        if (!busy)
+            break;
+        const struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    pthread_mutex_lock(&runtime->lock);
+    struct worker *w = runtime->worker;
+    runtime->worker = NULL;
+    pthread_mutex_unlock(&runtime->lock);
+    if (w) {
+        pthread_join(w->thread, NULL);
+        worker_free(w);
+    }
     struct leaf_job *job;
     while ((job = place_worker_take_result(runtime)))
         place_leaf_job_free(job);
@@ -161,6 +294,18 @@ static void stop_worker(struct place_runtime *runtime)
         runtime->jobs = job->next;
         place_leaf_job_free(job);
     }
+    const uint64_t give_up = place_now_ns() + runtime->module_timeout_ns;
+    while (atomic_load(&abandoned_running) > 0 && place_now_ns() < give_up) {
+        const struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    const unsigned still = atomic_load(&abandoned_running);
+    if (still)
+        fprintf(stderr,
+                "otfx-place %d: %u analysis thread%s given up on (a leaf over the module time limit) still "
+                "running at the end: not waited for, the traces are kept for %s\n",
+                runtime->place->setup.place_rank, still, still == 1 ? "" : "s", still == 1 ? "it" : "them");
+    return still > 0;
 }
 
 /* ---- snapshot thread ----------------------------------------------------------------------------- */
@@ -250,6 +395,7 @@ void place_tree_send(struct place_runtime *runtime, uint32_t place, struct tree_
         runtime->send_capacity = capacity;
     }
     struct pending_send *send = &runtime->sends[runtime->send_count];
+    const size_t bytes = message->length;
     send->message = *message;
     memset(message, 0, sizeof(*message));
     if (PMPI_Isend(send->message.data, (int)send->message.length, MPI_BYTE, (int)place, TREE_TAG,
@@ -260,21 +406,32 @@ void place_tree_send(struct place_runtime *runtime, uint32_t place, struct tree_
         return;
     }
     runtime->send_count++;
+    pthread_mutex_lock(&runtime->lock);
+    runtime->unsent_bytes += bytes;
+    pthread_mutex_unlock(&runtime->lock);
 }
 
 /* Frees the sends that completed. */
 static void progress_sends(struct place_runtime *runtime)
 {
-    size_t kept = 0;
+    size_t kept = 0, sent = 0;
     for (size_t i = 0; i < runtime->send_count; i++) {
         int done = 0;
         PMPI_Test(&runtime->sends[i].request, &done, MPI_STATUS_IGNORE);
-        if (done)
+        if (done) {
+            sent += runtime->sends[i].message.length;
             tree_buffer_free(&runtime->sends[i].message);
-        else
+        } else {
             runtime->sends[kept++] = runtime->sends[i];
+        }
     }
     runtime->send_count = kept;
+    if (sent) {
+        pthread_mutex_lock(&runtime->lock);
+        runtime->unsent_bytes -= sent;
+        pthread_cond_broadcast(&runtime->wake); /* a worker may wait for room */
+        pthread_mutex_unlock(&runtime->lock);
+    }
 }
 
 static void finish_sends(struct place_runtime *runtime)
@@ -348,6 +505,12 @@ static void receive_tree_message(struct place_runtime *runtime, const MPI_Status
         return;
     }
     tree_handle_message(runtime, status->MPI_SOURCE, runtime->receive_buffer, (size_t)count);
+    if (runtime->receive_capacity > KEPT_RECEIVE_BUFFER) {
+        /* a large result (up to the query memory bound) is not kept for the rest of the run */
+        free(runtime->receive_buffer);
+        runtime->receive_buffer = NULL;
+        runtime->receive_capacity = 0;
+    }
 }
 
 /* events/s per served rank over the last second, from the traces' received counts. */
@@ -436,7 +599,8 @@ int place_loop_run(struct event_place *place)
             }
         }
     }
-    stop_worker(runtime);
+    if (stop_worker(runtime))
+        place->keep_traces = true;
     if (runtime->snapshot_busy && runtime->snapshot.on_thread)
         pthread_join(runtime->snapshot_thread, NULL);
     free(runtime->snapshot.traces);

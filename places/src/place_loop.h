@@ -5,7 +5,11 @@
  *   MPI thread       place_loop.c's loop: every MPI call of the place except a snapshot's collectives
  *                    (batches, clock syncs, control answers on the tool communicator; tree messages on
  *                    tree_comm), the tree's requests (tree.c) and the root's client requests
- *   worker thread    analysis modules' leaf() on this place's traces (place_loop.c), results queued back
+ *   worker thread    built-in analysis modules' leaf() on this place's traces (place_loop.c), results
+ *                    queued back; one whose leaf overran the module time limit is given up on (its query
+ *                    answered with that error) and a new one takes the next jobs
+ * and, for a loaded module's call (leaf, merge, load), a helper process forked from the MPI thread
+ * (otfx/analysis.h, otfx_module_call_*), polled by the loop.
  *   snapshot thread  one snapshot at a time (MPI_THREAD_MULTIPLE only; otherwise the MPI thread writes it)
  *   server thread    the root only: libevent (otfx/server.h)
  * Anything queued for the MPI thread signals `wake`, so the loop handles it at once; otherwise the loop
@@ -38,8 +42,19 @@ struct leaf_job {
     otfx_rank_info *ranks;
     /* the worker's answer */
     bool ok;
-    otfx_blob blob;
+    otfx_blob blob; /* limited to the query memory bound */
     char error[256];
+    uint64_t took_ns; /* how long the leaf ran */
+};
+
+/* One worker thread. Freed by the MPI thread when it is joined, or by the thread itself when the MPI
+ * thread gave up on it (its job overran the time limit): it then never touches the runtime again. */
+struct worker {
+    pthread_t thread;
+    pthread_mutex_t lock; /* job, abandoned */
+    struct leaf_job *job; /* running now */
+    uint64_t job_started_ns;
+    bool abandoned;
 };
 
 /* A snapshot this place writes with the other event places. */
@@ -52,6 +67,23 @@ struct snapshot_job {
     place_snapshot_result result;
     bool on_thread;
 };
+
+/* A module loaded with load-module: its name and shared object. Its code runs only in helper processes,
+ * each of which loads it again. */
+struct loaded_module {
+    char name[64];
+    char path[1024];
+};
+
+/* A partial result of a loaded module's query waiting for its merge (in a helper process). */
+struct stashed_part {
+    otfx_blob blob;
+    uint32_t answered; /* leaves it covers */
+    uint32_t from;     /* the place it came from (this one for the own leaf) */
+};
+
+/* What a helper process is doing for a request. */
+enum module_call_kind { CALL_NONE = 0, CALL_OWN_LEAF, CALL_MERGE, CALL_PARTIAL, CALL_LOAD };
 
 /* One tree request as this place sees it: sent to its children, its own part (event places), and the
  * answers merged so far. */
@@ -73,6 +105,14 @@ struct tree_request {
     bool snapshot_after_flush; /* snapshot: write it once the FLUSH was answered */
     bool snapshot_running;
     uint64_t started_ns;
+    /* a loaded module's query (its calls run in helper processes): the results waiting for the merge,
+     * and the helper working for the request */
+    const struct loaded_module *loaded;
+    struct stashed_part *parts;
+    size_t part_count, part_capacity;
+    otfx_module_call *call;
+    enum module_call_kind call_kind;
+    bool merge_done; /* `merged` holds the merged result (at the root: the reply's lines) */
     /* the root: the client that asked (client 0: nobody waits, e.g. after `record window` replied) */
     uint64_t client;
     uint32_t client_request;
@@ -126,9 +166,19 @@ struct place_runtime {
     bool signalled;
 
     /* worker thread (under lock) */
-    pthread_t worker;
-    bool worker_started, worker_stop;
+    struct worker *worker; /* NULL: none running (started by the next job) */
+    bool worker_stop;
     struct leaf_job *jobs, *jobs_tail, *results, *results_tail;
+    size_t unsent_bytes; /* tree messages sent but not taken yet (under lock): a new leaf waits while they
+                          * are above twice the query memory bound */
+
+    /* queries: the bound of a partial result, the time limit of a module's call, what they ran into */
+    size_t query_memory;
+    uint64_t module_timeout_ns;
+    uint64_t queries_too_large, module_timeouts, module_crashes;
+    /* modules loaded with load-module (their code runs only in helper processes) */
+    struct loaded_module **loaded_modules;
+    size_t loaded_count, loaded_capacity;
 
     /* snapshot thread */
     pthread_t snapshot_thread;
@@ -160,6 +210,8 @@ struct place_runtime {
     uint64_t end_stage_ns;
     struct record_window *windows;
     size_t window_count, window_capacity;
+    otfx_server_request *waiting; /* client queries waiting to enter the tree (MAX_QUERIES_IN_TREE) */
+    size_t waiting_count, waiting_capacity;
 };
 
 uint64_t place_now_ns(void);
@@ -170,6 +222,10 @@ void place_wake(struct place_runtime *runtime);
 bool place_worker_submit(struct place_runtime *runtime, struct leaf_job *job);
 struct leaf_job *place_worker_take_result(struct place_runtime *runtime);
 void place_leaf_job_free(struct leaf_job *job);
+/* The leaf running on the worker thread, when it overran `limit`: the worker is given up on (a new one
+ * takes the next jobs) and the job's request id and module name are returned. */
+bool place_worker_overdue(struct place_runtime *runtime, uint64_t now, uint64_t limit, uint32_t *request,
+                          const char **module);
 /* Starts writing runtime->snapshot (on the snapshot thread, or right here when MPI is not
  * MPI_THREAD_MULTIPLE; then it is finished on return). */
 void place_snapshot_start(struct place_runtime *runtime);

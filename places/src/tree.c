@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #define PARTIAL_AFTER_NS (200u * 1000u * 1000u)
+/* Queries in the tree at once (more wait at the root). */
+#define MAX_QUERIES_IN_TREE 8
 /* How long the root waits for requests in flight at the end before it shuts the tree down anyway. */
 #define DRAIN_TIMEOUT_NS (10ull * 1000u * 1000u * 1000u)
 
@@ -59,10 +61,29 @@ static const char *command_token(otfx_command_kind kind, char *out, size_t size)
     return out;
 }
 
+/* The module a query runs in this process (a built-in one), or NULL (see loaded_module_of). */
 static const otfx_analysis_module *module_of(const otfx_command *command)
 {
     return command->kind == OTFX_CMD_QUERY ? otfx_analysis_find(command->module)
                                            : otfx_analysis_for_command(command->kind);
+}
+
+/* The loaded module a `query NAME` runs (in helper processes), or NULL. */
+static const struct loaded_module *loaded_module_of(const struct place_runtime *runtime,
+                                                    const otfx_command *command)
+{
+    if (command->kind != OTFX_CMD_QUERY)
+        return NULL;
+    for (size_t i = 0; i < runtime->loaded_count; i++)
+        if (strcmp(runtime->loaded_modules[i]->name, command->module) == 0)
+            return runtime->loaded_modules[i];
+    return NULL;
+}
+
+static otfx_module_limits module_limits(const struct place_runtime *runtime)
+{
+    return (otfx_module_limits){.time_limit_ns = runtime->module_timeout_ns,
+                                .result_limit = runtime->query_memory};
 }
 
 /* ---- requests ------------------------------------------------------------------------------------- */
@@ -94,11 +115,24 @@ static struct tree_request *add_request(struct place_runtime *runtime, uint32_t 
     request->argument = argument;
     request->started_ns = place_now_ns();
     request->module = kind == TREE_QUERY ? module_of(command) : NULL;
+    request->loaded = kind == TREE_QUERY && !request->module ? loaded_module_of(runtime, command) : NULL;
+    request->merged.limit = runtime->query_memory; /* a merged result is bounded like the leaves' */
     return request;
+}
+
+static void free_parts(struct tree_request *request)
+{
+    for (size_t i = 0; i < request->part_count; i++)
+        otfx_blob_free(&request->parts[i].blob);
+    free(request->parts);
+    request->parts = NULL;
+    request->part_count = request->part_capacity = 0;
 }
 
 static void remove_request(struct place_runtime *runtime, struct tree_request *request)
 {
+    otfx_module_call_cancel(request->call);
+    free_parts(request);
     otfx_blob_free(&request->merged);
     otfx_text_free(&request->errors);
     otfx_text_free(&request->lines);
@@ -155,8 +189,11 @@ static void answer_query(struct place_runtime *runtime, struct tree_request *req
         otfx_text_free(&text);
         return;
     }
-    if (!request->module->finish(&request->command, request->merged.data, request->merged.length,
-                                 request->count_ok, total, &text, error, sizeof(error))) {
+    if (request->loaded) {
+        /* finished in the merge's helper: `merged` holds the reply's lines */
+        otfx_text_append(&text, (const char *)request->merged.data, request->merged.length);
+    } else if (!request->module->finish(&request->command, request->merged.data, request->merged.length,
+                                        request->count_ok, total, &text, error, sizeof(error))) {
         if (!partial)
             reply_error(runtime, request->client, request->client_request, OTFX_ERR_CODE_FAILED,
                         error[0] ? error : "the module could not finish the result");
@@ -230,10 +267,14 @@ static void answer_command(struct place_runtime *runtime, struct tree_request *r
 }
 
 /* Answers the parent (or the client, at the root) once the place's own part and every child answered. */
+static bool merge_loaded_parts(struct place_runtime *runtime, struct tree_request *request);
+
 static void complete_if_answered(struct place_runtime *runtime, struct tree_request *request)
 {
     if (request->children_waiting || request->own_pending)
         return;
+    if (request->loaded && !request->merge_done && merge_loaded_parts(runtime, request))
+        return; /* the merge runs in a helper; this is called again when it is done */
     if (runtime->is_root || !runtime->tree) {
         if (request->kind == TREE_QUERY)
             answer_query(runtime, request, false);
@@ -266,16 +307,69 @@ static void complete_if_answered(struct place_runtime *runtime, struct tree_requ
     remove_request(runtime, request);
 }
 
+/* A loaded module's partial result, kept (a copy) for the merge in a helper. */
+static void stash_part(struct place_runtime *runtime, struct tree_request *request, uint32_t from,
+                       uint32_t answered, const void *blob, size_t length)
+{
+    size_t kept = length;
+    for (size_t i = 0; i < request->part_count; i++)
+        kept += request->parts[i].blob.length;
+    if (kept > 2 * runtime->query_memory) {
+        /* the parts waiting for their merge stay within twice the bound */
+        char text[160];
+        snprintf(text, sizeof(text), "the results to merge exceed twice the query memory bound of %zu bytes",
+                 runtime->query_memory);
+        request->count_failed += answered;
+        runtime->queries_too_large++;
+        add_error(&request->errors, from, text, strlen(text));
+        return;
+    }
+    if (request->part_count == request->part_capacity) {
+        const size_t capacity = request->part_capacity ? 2 * request->part_capacity : 4;
+        struct stashed_part *bigger = realloc(request->parts, capacity * sizeof(*bigger));
+        if (!bigger) {
+            request->count_failed += answered;
+            add_error(&request->errors, from, "out of memory keeping the result", 32);
+            return;
+        }
+        request->parts = bigger;
+        request->part_capacity = capacity;
+    }
+    struct stashed_part *part = &request->parts[request->part_count];
+    memset(part, 0, sizeof(*part));
+    otfx_blob_append(&part->blob, blob, length);
+    if (part->blob.failed) {
+        otfx_blob_free(&part->blob);
+        request->count_failed += answered;
+        add_error(&request->errors, from, "out of memory keeping the result", 32);
+        return;
+    }
+    part->answered = answered;
+    part->from = from;
+    request->part_count++;
+}
+
 /* Merges one subtree's (or the own leaf's) partial result. */
-static void merge_result(struct tree_request *request, uint32_t from, uint32_t answered, uint32_t failed,
-                         const void *blob, size_t length, const char *error, size_t error_length)
+static void merge_result(struct place_runtime *stats, struct tree_request *request, uint32_t from,
+                         uint32_t answered, uint32_t failed, const void *blob, size_t length,
+                         const char *error, size_t error_length)
 {
     char why[256] = "";
-    if (error_length)
+    if (error_length && from == stats->index) {
         add_error(&request->errors, from, error, error_length);
+    } else if (error_length) {
+        /* a subtree's errors name their places already */
+        if (request->errors.length)
+            otfx_text_append(&request->errors, "; ", 2);
+        otfx_text_append(&request->errors, error, error_length);
+    }
     request->count_failed += failed;
     if (!answered)
         return;
+    if (request->loaded) {
+        stash_part(stats, request, from, answered, blob, length);
+        return;
+    }
     if (!request->module) {
         request->count_failed += answered;
         add_error(&request->errors, from, "module unknown at this place", 28);
@@ -286,6 +380,20 @@ static void merge_result(struct tree_request *request, uint32_t from, uint32_t a
         request->count_failed += answered;
         const char *text = why[0] ? why : "malformed partial result";
         add_error(&request->errors, from, text, strlen(text));
+        if (request->merged.too_large)
+            stats->queries_too_large++;
+        return;
+    }
+    if (request->merged.length > request->merged.limit) {
+        /* a module that ignores the bound: nothing of this request can be kept */
+        char text[160];
+        snprintf(text, sizeof(text), "%s: the merged result exceeds the query memory bound of %zu bytes",
+                 request->module->name, request->merged.limit);
+        request->count_failed += request->count_ok + answered;
+        request->count_ok = 0;
+        otfx_blob_free(&request->merged);
+        add_error(&request->errors, from, text, strlen(text));
+        stats->queries_too_large++;
         return;
     }
     request->count_ok += answered;
@@ -361,7 +469,12 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, const struc
         .rank_count = (size_t)ranks,
         .app_ranks = runtime->layout ? runtime->layout->app_ranks : (uint32_t)ranks,
         .now_ns = place_now_ns(),
+        .result_limit = runtime->query_memory,
+        .queries_too_large = runtime->queries_too_large,
+        .module_timeouts = runtime->module_timeouts,
+        .module_crashes = runtime->module_crashes,
     };
+    job->blob.limit = runtime->query_memory;
     return job;
 }
 
@@ -468,16 +581,304 @@ static void set_reduction(struct place_runtime *runtime, struct tree_request *re
     otfx_kv_end(&request->lines);
 }
 
+/* ---- loaded modules: every call in a helper process (otfx/analysis.h) ----------------------------- */
+
+static void load_module_line(struct place_runtime *runtime, struct tree_request *request, const char *name,
+                             const char *error)
+{
+    begin_line(runtime, request, error == NULL);
+    if (!error)
+        otfx_kv_str(&request->lines, "module", name);
+    else
+        otfx_kv_str(&request->lines, "error", error);
+    otfx_kv_end(&request->lines);
+}
+
+/* load-module: a helper loads and checks the module; this process never runs its code. A path without
+ * '/' names a file in the working directory (not a library to search for). */
 static void load_module(struct place_runtime *runtime, struct tree_request *request)
 {
+    char *path = request->command.path;
+    if (!strchr(path, '/')) {
+        const size_t length = strlen(path);
+        if (length + 3 > sizeof(request->command.path)) {
+            load_module_line(runtime, request, NULL, "module path too long");
+            return;
+        }
+        memmove(path + 2, path, length + 1);
+        memcpy(path, "./", 2);
+    }
     char error[512] = "";
-    const otfx_analysis_module *module = otfx_analysis_load(request->command.path, error, sizeof(error));
-    begin_line(runtime, request, module != NULL);
-    if (module)
-        otfx_kv_str(&request->lines, "module", module->name);
-    else
-        otfx_kv_str(&request->lines, "error", error[0] ? error : "could not load the module");
-    otfx_kv_end(&request->lines);
+    const otfx_module_limits limits = module_limits(runtime);
+    request->call = otfx_module_call_probe(request->command.path, &limits, error, sizeof(error));
+    if (!request->call) {
+        load_module_line(runtime, request, NULL, error);
+        return;
+    }
+    request->call_kind = CALL_LOAD;
+    request->own_pending = true;
+}
+
+static void loaded(struct place_runtime *runtime, struct tree_request *request,
+                   const otfx_module_result *result)
+{
+    if (!result->ok) {
+        load_module_line(runtime, request, NULL,
+                         result->error[0] ? result->error : "could not load the module");
+        return;
+    }
+    const char *name = (const char *)result->data.data;
+    if (!name || !memchr(name, '\0', result->data.length) ||
+        strlen(name) >= sizeof(((struct loaded_module *)0)->name)) {
+        load_module_line(runtime, request, NULL, "the module's helper answered without a name");
+        return;
+    }
+    char error[256] = "";
+    for (size_t i = 0; i < runtime->loaded_count; i++)
+        if (strcmp(runtime->loaded_modules[i]->name, name) == 0 &&
+            strcmp(runtime->loaded_modules[i]->path, request->command.path) != 0)
+            snprintf(error, sizeof(error), "a module named %s is already loaded (from %.150s)", name,
+                     runtime->loaded_modules[i]->path);
+    if (otfx_analysis_find(name))
+        snprintf(error, sizeof(error), "%s is the name of a built-in module", name);
+    if (error[0]) {
+        load_module_line(runtime, request, NULL, error);
+        return;
+    }
+    bool known = false;
+    for (size_t i = 0; i < runtime->loaded_count; i++)
+        known = known || strcmp(runtime->loaded_modules[i]->name, name) == 0;
+    if (!known) {
+        struct loaded_module *module = calloc(1, sizeof(*module));
+        if (runtime->loaded_count == runtime->loaded_capacity) {
+            const size_t capacity = runtime->loaded_capacity ? 2 * runtime->loaded_capacity : 4;
+            struct loaded_module **bigger = realloc(runtime->loaded_modules, capacity * sizeof(*bigger));
+            if (bigger) {
+                runtime->loaded_modules = bigger;
+                runtime->loaded_capacity = capacity;
+            }
+        }
+        if (!module || runtime->loaded_count == runtime->loaded_capacity) {
+            free(module);
+            load_module_line(runtime, request, NULL, "out of memory");
+            return;
+        }
+        snprintf(module->name, sizeof(module->name), "%s", name);
+        snprintf(module->path, sizeof(module->path), "%s", request->command.path);
+        runtime->loaded_modules[runtime->loaded_count++] = module;
+    }
+    load_module_line(runtime, request, name, NULL);
+}
+
+static void count_failure(struct place_runtime *runtime, const otfx_module_result *result)
+{
+    runtime->module_crashes += result->crashed;
+    runtime->module_timeouts += result->timed_out;
+    runtime->queries_too_large += result->too_large;
+}
+
+/* The own leaf of a loaded module's query: a helper reads a copy-on-write view of the traces. */
+static const char *start_loaded_leaf(struct place_runtime *runtime, struct tree_request *request)
+{
+    static char problem[512];
+    struct leaf_job *job = make_leaf_job(runtime, request);
+    if (!job)
+        return "out of memory for the query";
+    const otfx_module_limits limits = module_limits(runtime);
+    problem[0] = '\0';
+    request->call = otfx_module_call_leaf(request->loaded->path, request->loaded->name, &request->command,
+                                          &job->input, &limits, problem, sizeof(problem));
+    place_leaf_job_free(job); /* the helper has its own copy */
+    if (!request->call)
+        return problem[0] ? problem : "cannot start the module's helper process";
+    request->call_kind = CALL_OWN_LEAF;
+    return NULL;
+}
+
+/* All parts are in: a helper merges them (and at the root finishes the reply). Returns false when there
+ * is nothing to wait for (no part, or the helper could not start: then everything counts as failed). */
+static bool merge_loaded_parts(struct place_runtime *runtime, struct tree_request *request)
+{
+    if (request->call && request->call_kind == CALL_PARTIAL) {
+        otfx_module_call_cancel(request->call); /* the final answer supersedes it */
+        request->call = NULL;
+    }
+    if (request->call)
+        return true;
+    if (request->part_count == 0) {
+        request->merge_done = true;
+        return false;
+    }
+    const bool finish = runtime->is_root || !runtime->tree;
+    if (request->part_count == 1 && !finish) {
+        /* merged into nothing a part stays itself (otfx/analysis.h): no helper needed */
+        request->count_ok += request->parts[0].answered;
+        otfx_blob_free(&request->merged);
+        request->merged = request->parts[0].blob;
+        request->merged.limit = runtime->query_memory;
+        request->parts[0].blob = (otfx_blob){0};
+        free_parts(request);
+        request->merge_done = true;
+        return false;
+    }
+    otfx_blob *blobs = calloc(request->part_count, sizeof(*blobs));
+    uint32_t *answered = calloc(request->part_count, sizeof(*answered));
+    char error[512] = "could not merge: out of memory";
+    if (blobs && answered) {
+        for (size_t i = 0; i < request->part_count; i++) {
+            blobs[i] = request->parts[i].blob;
+            answered[i] = request->parts[i].answered;
+        }
+        const otfx_module_limits limits = module_limits(runtime);
+        error[0] = '\0';
+        request->call = otfx_module_call_merge(request->loaded->path, request->loaded->name,
+                                               &request->command, blobs, answered, request->part_count,
+                                               finish, runtime->leaves_below, &limits, error, sizeof(error));
+    }
+    free(blobs);
+    free(answered);
+    if (request->call) {
+        request->call_kind = CALL_MERGE;
+        return true;
+    }
+    for (size_t i = 0; i < request->part_count; i++)
+        request->count_failed += request->parts[i].answered;
+    add_error(&request->errors, runtime->index, error, strlen(error));
+    free_parts(request);
+    request->merge_done = true;
+    return false;
+}
+
+/* The parts a merge helper left out or all of them when it failed; the others count as answered. */
+static void account_merge(struct place_runtime *runtime, struct tree_request *request,
+                          const otfx_module_result *result, uint32_t *answered)
+{
+    *answered = 0;
+    size_t reason_offset = 0;
+    for (size_t i = 0; i < request->part_count; i++) {
+        bool refused = !result->ok;
+        for (uint32_t k = 0; k < result->refused_count && !refused; k++)
+            refused = result->refused[k] == i;
+        if (!refused) {
+            *answered += request->parts[i].answered;
+            continue;
+        }
+        if (request->kind == TREE_QUERY && request->call_kind == CALL_PARTIAL)
+            continue; /* a partial answer changes no count */
+        request->count_failed += request->parts[i].answered;
+        const char *why = result->ok ? NULL : result->error;
+        size_t why_length = why ? strlen(why) : 0;
+        if (!why && result->reasons.data) {
+            const char *line = result->reasons.data + reason_offset;
+            const char *end = strchr(line, '\n');
+            why = line;
+            why_length = end ? (size_t)(end - line) : strlen(line);
+            reason_offset += why_length + (end ? 1 : 0);
+        }
+        add_error(&request->errors, request->parts[i].from, why ? why : "refused", why ? why_length : 7);
+    }
+    (void)runtime;
+}
+
+/* A helper of a request ended. */
+static void loaded_call_done(struct place_runtime *runtime, struct tree_request *request)
+{
+    otfx_module_result result;
+    const enum module_call_kind kind = request->call_kind;
+    otfx_module_call_take(request->call, &result);
+    request->call = NULL;
+    request->call_kind = CALL_NONE;
+    if (!result.ok)
+        count_failure(runtime, &result);
+    switch (kind) {
+    case CALL_LOAD:
+        request->own_pending = false;
+        loaded(runtime, request, &result);
+        break;
+    case CALL_OWN_LEAF:
+        request->own_pending = false;
+        if (result.ok)
+            stash_part(runtime, request, runtime->index, 1, result.data.data, result.data.length);
+        else {
+            request->count_failed++;
+            add_error(&request->errors, runtime->index, result.error, strlen(result.error));
+        }
+        break;
+    case CALL_MERGE: {
+        uint32_t answered;
+        account_merge(runtime, request, &result, &answered);
+        request->count_ok += result.ok ? answered : 0;
+        if (result.ok) {
+            otfx_blob_free(&request->merged);
+            otfx_blob_append(&request->merged, result.data.data, result.data.length);
+        }
+        free_parts(request);
+        request->merge_done = true;
+        break;
+    }
+    case CALL_PARTIAL: {
+        uint32_t answered;
+        request->call_kind = CALL_PARTIAL; /* for account_merge */
+        account_merge(runtime, request, &result, &answered);
+        request->call_kind = CALL_NONE;
+        if (result.ok && request->client) {
+            otfx_text text = {0};
+            otfx_kv_begin(&text, "partial");
+            otfx_kv_u64(&text, "partial", 1);
+            otfx_kv_u64(&text, "answered", answered);
+            otfx_kv_u64(&text, "total", runtime->leaves_below);
+            otfx_kv_end(&text);
+            otfx_text_append(&text, (const char *)result.data.data, result.data.length);
+            if (!text.failed)
+                reply(runtime, request->client, request->client_request, OTFX_FRAME_PARTIAL, &text);
+            otfx_text_free(&text);
+        }
+        break;
+    }
+    case CALL_NONE:
+        break;
+    }
+    otfx_module_result_free(&result);
+    complete_if_answered(runtime, request); /* may remove the request */
+}
+
+/* Polls every helper; returns whether any ended. */
+static bool poll_module_calls(struct place_runtime *runtime)
+{
+    bool active = false;
+    for (size_t i = 0; i < runtime->request_count; i++) {
+        struct tree_request *request = &runtime->requests[i];
+        if (!request->call || !otfx_module_call_poll(request->call))
+            continue;
+        loaded_call_done(runtime, request);
+        active = true;
+        i = (size_t)-1; /* the array may have changed: look again from the start */
+    }
+    return active;
+}
+
+/* The root's PARTIAL of a loaded module's query: a helper merges and finishes what arrived so far. */
+static void start_loaded_partial(struct place_runtime *runtime, struct tree_request *request)
+{
+    if (request->call || request->part_count == 0)
+        return;
+    otfx_blob *blobs = calloc(request->part_count, sizeof(*blobs));
+    uint32_t *answered = calloc(request->part_count, sizeof(*answered));
+    if (blobs && answered) {
+        for (size_t i = 0; i < request->part_count; i++) {
+            blobs[i] = request->parts[i].blob;
+            answered[i] = request->parts[i].answered;
+        }
+        const otfx_module_limits limits = module_limits(runtime);
+        char error[256];
+        request->call = otfx_module_call_merge(request->loaded->path, request->loaded->name,
+                                               &request->command, blobs, answered, request->part_count, true,
+                                               runtime->leaves_below, &limits, error, sizeof(error));
+        if (request->call)
+            request->call_kind = CALL_PARTIAL;
+    }
+    free(blobs);
+    free(answered);
 }
 
 static void snapshot_line(struct place_runtime *runtime, struct tree_request *request)
@@ -549,12 +950,16 @@ static void start_own_part(struct place_runtime *runtime, struct tree_request *r
     if (request->kind == TREE_QUERY) {
         const char *problem = NULL;
         struct leaf_job *job = NULL;
-        if (!request->module)
+        if (request->loaded)
+            problem = start_loaded_leaf(runtime, request);
+        else if (!request->module)
             problem = "module unknown at this place";
         else if (!(job = make_leaf_job(runtime, request)))
             problem = "out of memory for the query";
         else if (!place_worker_submit(runtime, job))
             problem = "cannot start the worker thread";
+        else
+            job = NULL; /* the worker's now */
         if (problem) {
             place_leaf_job_free(job);
             request->count_failed++;
@@ -658,7 +1063,7 @@ static void handle_client_request(struct place_runtime *runtime, const otfx_serv
     enum tree_kind kind = TREE_COMMAND;
     if (is_query(command->kind)) {
         kind = TREE_QUERY;
-        if (!module_of(command)) {
+        if (!module_of(command) && !loaded_module_of(runtime, command)) {
             char message[128];
             snprintf(message, sizeof(message), "no analysis module %s (load it with load-module PATH)",
                      command->kind == OTFX_CMD_QUERY ? command->module : otfx_command_name(command->kind));
@@ -675,6 +1080,12 @@ static void handle_client_request(struct place_runtime *runtime, const otfx_serv
     uint64_t argument = 0;
     if (command->kind == OTFX_CMD_RECORD_WINDOW) {
         const uint64_t from = place_now_ns();
+        if (command->duration_ns > UINT64_MAX - from) {
+            reply_error(runtime, client->client, client->request, OTFX_ERR_CODE_BAD_COMMAND,
+                        "record window: the duration is too long: the window would end past the end of the "
+                        "64-bit nanosecond clock");
+            return;
+        }
         argument = from + command->duration_ns;
         otfx_text text = {0};
         otfx_kv_begin(&text, "window");
@@ -1023,6 +1434,8 @@ bool tree_start(struct place_runtime *runtime)
     const otfx_event_place_setup *setup = &place->setup;
     runtime->next_request = 1;
     runtime->enabled_classes = OTFX_CLASS_ALL;
+    runtime->query_memory = place->query_memory;
+    runtime->module_timeout_ns = place->module_timeout_ns;
     if (setup->served_count > 0 && place->ranks[0].control.classes)
         runtime->enabled_classes = place->ranks[0].control.classes;
     runtime->snapshot_dir = setup->settings.snapshot_dir;
@@ -1134,8 +1547,8 @@ void tree_handle_message(struct place_runtime *runtime, int source, const unsign
         struct tree_request *request = find_request(runtime, message.request);
         request->children_waiting--;
         if (message.kind == TREE_RESULT) {
-            merge_result(request, (uint32_t)source, message.count_ok, message.count_failed, message.data,
-                         message.data_length, message.error, message.error_length);
+            merge_result(runtime, request, (uint32_t)source, message.count_ok, message.count_failed,
+                         message.data, message.data_length, message.error, message.error_length);
         } else {
             request->count_ok += message.count_ok;
             request->count_failed += message.count_failed;
@@ -1221,22 +1634,71 @@ static void broadcast_notice(struct place_runtime *runtime, const otfx_text *tex
         otfx_server_broadcast(runtime->server, text->data, text->length);
 }
 
+static size_t queries_in_tree(const struct place_runtime *runtime)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < runtime->request_count; i++)
+        count += runtime->requests[i].kind == TREE_QUERY;
+    return count;
+}
+
+/* Queries enter the tree at most MAX_QUERIES_IN_TREE at once (each may hold up to the query memory
+ * bound at every place on its way); the others wait here, in order. The places' workers answer one
+ * leaf after the other anyway, so waiting here costs no time. */
+static bool admit_queries(struct place_runtime *runtime)
+{
+    bool active = false;
+    size_t in_tree = queries_in_tree(runtime);
+    while (runtime->waiting_count && in_tree < MAX_QUERIES_IN_TREE) {
+        const otfx_server_request next = runtime->waiting[0];
+        memmove(runtime->waiting, runtime->waiting + 1, --runtime->waiting_count * sizeof(*runtime->waiting));
+        if (!otfx_server_client_connected(runtime->server, next.client))
+            continue; /* nobody waits for it any more */
+        handle_client_request(runtime, &next);
+        in_tree = queries_in_tree(runtime);
+        active = true;
+    }
+    return active;
+}
+
 static bool poll_root(struct place_runtime *runtime)
 {
     bool active = false;
     otfx_server_request client;
     while (runtime->server && otfx_server_next_request(runtime->server, &client)) {
-        handle_client_request(runtime, &client);
+        if (is_query(client.command.kind) &&
+            (runtime->waiting_count || queries_in_tree(runtime) >= MAX_QUERIES_IN_TREE)) {
+            if (runtime->waiting_count == runtime->waiting_capacity) {
+                const size_t capacity = runtime->waiting_capacity ? 2 * runtime->waiting_capacity : 16;
+                otfx_server_request *bigger = realloc(runtime->waiting, capacity * sizeof(*bigger));
+                if (!bigger) {
+                    reply_error(runtime, client.client, client.request, OTFX_ERR_CODE_FAILED,
+                                "out of memory");
+                    continue;
+                }
+                runtime->waiting = bigger;
+                runtime->waiting_capacity = capacity;
+            }
+            runtime->waiting[runtime->waiting_count++] = client;
+        } else {
+            handle_client_request(runtime, &client);
+        }
         active = true;
     }
+    if (runtime->server && admit_queries(runtime))
+        active = true;
     const uint64_t now = place_now_ns();
     for (size_t i = 0; i < runtime->request_count; i++) {
         struct tree_request *request = &runtime->requests[i];
         if (request->kind == TREE_QUERY && request->client && !request->partial_sent &&
-            request->count_ok > 0 && (request->children_waiting || request->own_pending) &&
+            (request->loaded ? request->part_count > 0 : request->count_ok > 0) &&
+            (request->children_waiting || request->own_pending) &&
             now - request->started_ns >= PARTIAL_AFTER_NS) {
             request->partial_sent = true;
-            answer_query(runtime, request, true);
+            if (request->loaded)
+                start_loaded_partial(runtime, request);
+            else
+                answer_query(runtime, request, true);
             active = true;
         }
     }
@@ -1306,6 +1768,10 @@ static void begin_shutdown(struct place_runtime *runtime)
                         "the application finished before this request was answered");
         remove_request(runtime, request);
     }
+    for (size_t i = 0; i < runtime->waiting_count; i++)
+        reply_error(runtime, runtime->waiting[i].client, runtime->waiting[i].request, OTFX_ERR_CODE_JOB_ENDED,
+                    "the application finished before this request was answered");
+    runtime->waiting_count = 0;
     otfx_text text = {0};
     otfx_kv_begin(&text, "notice");
     otfx_kv_str(&text, "event", "job-ended");
@@ -1325,6 +1791,35 @@ static void begin_shutdown(struct place_runtime *runtime)
     runtime->shutdown = true;
 }
 
+static void time_limit_error(const char *module, uint64_t limit_ns, char *out, size_t size)
+{
+    snprintf(out, size,
+             "module %s did not answer within %.3g s (the module time limit, otfx-run --module-timeout)",
+             module, (double)limit_ns / 1e9);
+}
+
+/* A built-in leaf over the time limit: its query is answered with that error now. */
+static bool watch_worker(struct place_runtime *runtime)
+{
+    uint32_t id;
+    const char *module;
+    if (!place_worker_overdue(runtime, place_now_ns(), runtime->module_timeout_ns, &id, &module))
+        return false;
+    runtime->module_timeouts++;
+    fprintf(stderr,
+            "otfx-place %d: module %s did not answer within the time limit: its thread was given up on\n",
+            place_rank(runtime), module);
+    struct tree_request *request = find_request(runtime, id);
+    if (request && request->own_pending) {
+        char why[256];
+        time_limit_error(module, runtime->module_timeout_ns, why, sizeof(why));
+        request->own_pending = false;
+        merge_result(runtime, request, runtime->index, 0, 1, NULL, 0, why, strlen(why));
+        complete_if_answered(runtime, request);
+    }
+    return true;
+}
+
 bool tree_poll(struct place_runtime *runtime)
 {
     struct event_place *place = runtime->place;
@@ -1334,15 +1829,28 @@ bool tree_poll(struct place_runtime *runtime)
         struct tree_request *request = find_request(runtime, job->request);
         if (request && request->own_pending) {
             request->own_pending = false;
-            if (job->ok)
-                merge_result(request, runtime->index, 1, 0, job->blob.data, job->blob.length, NULL, 0);
-            else
-                merge_result(request, runtime->index, 0, 1, NULL, 0, job->error, strlen(job->error));
+            if (job->took_ns > runtime->module_timeout_ns) {
+                /* too late, even if the watchdog did not see it running: the same answer either way */
+                char why[256];
+                time_limit_error(job->module->name, runtime->module_timeout_ns, why, sizeof(why));
+                runtime->module_timeouts++;
+                merge_result(runtime, request, runtime->index, 0, 1, NULL, 0, why, strlen(why));
+            } else if (job->ok) {
+                merge_result(runtime, request, runtime->index, 1, 0, job->blob.data, job->blob.length, NULL,
+                             0);
+            } else {
+                runtime->queries_too_large += job->blob.too_large;
+                merge_result(runtime, request, runtime->index, 0, 1, NULL, 0, job->error, strlen(job->error));
+            }
             complete_if_answered(runtime, request);
         }
         place_leaf_job_free(job);
         active = true;
     }
+    if (watch_worker(runtime))
+        active = true;
+    if (poll_module_calls(runtime))
+        active = true;
     if (runtime->request_count && poll_own_parts(runtime))
         active = true;
     if (runtime->is_event && report_deaths(runtime))
@@ -1392,6 +1900,14 @@ void tree_stop(struct place_runtime *runtime)
         otfx_server_stop(runtime->server);
         runtime->server = NULL;
     }
+    for (size_t i = 0; i < runtime->loaded_count; i++)
+        free(runtime->loaded_modules[i]);
+    free(runtime->loaded_modules);
+    runtime->loaded_modules = NULL;
+    runtime->loaded_count = 0;
+    free(runtime->waiting);
+    runtime->waiting = NULL;
+    runtime->waiting_count = 0;
     free(runtime->windows);
     free(runtime->children);
     runtime->children = NULL;

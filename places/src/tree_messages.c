@@ -122,7 +122,10 @@ bool tree_encode_command(struct tree_buffer *out, enum tree_kind kind, uint32_t 
     put_u32(out, command->groups);
     put_u32(out, command->limit);
     put_u32(out, command->classes);
-    put_u64(out, command->overwrite ? 1 : 0, 1);
+    put_u64(out,
+            (command->overwrite ? COMMAND_OVERWRITE : 0u) | (command->from_given ? COMMAND_FROM_GIVEN : 0u) |
+                (command->to_given ? COMMAND_TO_GIVEN : 0u),
+            1);
     put_str(out, command->strategy, strnlen(command->strategy, sizeof(command->strategy)));
     put_str(out, command->path, strnlen(command->path, sizeof(command->path)));
     put_str(out, command->module, strnlen(command->module, sizeof(command->module)));
@@ -248,12 +251,14 @@ static const char *decode_command(struct reader *in, struct tree_message *out)
     command->groups = get_u32(in);
     command->limit = get_u32(in);
     command->classes = get_u32(in);
-    const uint64_t overwrite = get_u64(in, 1);
+    const uint64_t flags = get_u64(in, 1);
     if (in->failed)
         return "command cut short";
-    if (overwrite > 1)
-        return "overwrite flag neither 0 nor 1";
-    command->overwrite = overwrite == 1;
+    if (flags & ~(uint64_t)(COMMAND_OVERWRITE | COMMAND_FROM_GIVEN | COMMAND_TO_GIVEN))
+        return "unknown command flags";
+    command->overwrite = (flags & COMMAND_OVERWRITE) != 0;
+    command->from_given = (flags & COMMAND_FROM_GIVEN) != 0;
+    command->to_given = (flags & COMMAND_TO_GIVEN) != 0;
     if (!get_field(in, command->strategy, sizeof(command->strategy)) ||
         !get_field(in, command->path, sizeof(command->path)) ||
         !get_field(in, command->module, sizeof(command->module)))

@@ -9,7 +9,8 @@
  *   QUERY, COMMAND, LOAD_MODULE
  *            u64 argument (RECORD_WINDOW: the window's end on the place clock), then the command:
  *            u32 kind, u64 from, u64 to, u64 duration_ns, u32 range count (≤ 32) and that many
- *            u32 first/last pairs, u32 bins, rows, groups, limit, classes, u8 overwrite,
+ *            u32 first/last pairs, u32 bins, rows, groups, limit, classes, u8 flags (1 overwrite,
+ *            2 from given, 4 to given),
  *            str strategy, str path, str module          (str: u32 length, bytes, no NUL)
  *   RESULT   u32 leaves answered, u32 leaves failed, str error text, u32 length + the module's
  *            partial result (otfx/analysis.h)
@@ -33,6 +34,10 @@
 #define TREE_MAGIC        0x5458544Fu /* "OTXT" little-endian */
 #define TREE_VERSION      1u
 #define TREE_HEADER_BYTES 16u
+/* The command's flags byte. */
+#define COMMAND_OVERWRITE  1u
+#define COMMAND_FROM_GIVEN 2u
+#define COMMAND_TO_GIVEN   4u
 /* Largest tree message accepted: a reply's limit plus room for the header and counts. */
 #define TREE_MAX_MESSAGE (OTFX_PROTOCOL_MAX_REPLY + 64u * 1024u)
 

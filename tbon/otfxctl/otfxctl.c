@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -139,11 +140,60 @@ static bool copy_value(const otfx_kv_line *line, const char *key, char *out, siz
     return true;
 }
 
+/* Why a session file must not be trusted (NULL: it may be): it leads otfxctl to a server and hands
+ * that server the token, so it must be the user's own and private to them, as the job writes it. */
+static const char *untrusted_session(const struct stat *st, char *why, size_t size)
+{
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(why, size, "not a regular file");
+        return why;
+    }
+    if (st->st_uid != geteuid()) {
+        snprintf(why, size, "owned by uid %u, not by you (uid %u)", (unsigned)st->st_uid,
+                 (unsigned)geteuid());
+        return why;
+    }
+    if ((st->st_mode & 07777) != 0600) {
+        snprintf(why, size, "mode %04o, not 0600 (others could read it or have written it)",
+                 (unsigned)(st->st_mode & 07777));
+        return why;
+    }
+    return NULL;
+}
+
+/* Reads the first line of a session file after checking (on the open file) that it may be trusted. */
+static int read_session_line(const char *path, char *line, size_t size)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return fail(EXIT_NO_SESSION, "cannot read the session file %s: %s", path, strerror(errno));
+    struct stat st;
+    char why[160] = "";
+    if (fstat(fd, &st) != 0 || untrusted_session(&st, why, sizeof why)) {
+        const int saved = errno;
+        close(fd);
+        return fail(EXIT_NO_SESSION, "not using the session file %s: %s", path,
+                    why[0] ? why : strerror(saved));
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return fail(EXIT_NO_SESSION, "cannot read the session file %s: %s", path, strerror(errno));
+    }
+    const bool ok = fgets(line, (int)size, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return fail(EXIT_NO_SESSION, "%s is not an otfx session file (empty)", path);
+    line[strcspn(line, "\r\n")] = '\0';
+    return EXIT_OK;
+}
+
 static int load_session(const char *path, session *out)
 {
     char line[4096];
-    if (!read_first_line(path, line, sizeof line))
-        return fail(EXIT_NO_SESSION, "cannot read the session file %s: %s", path, strerror(errno));
+    const int rc = read_session_line(path, line, sizeof line);
+    if (rc != EXIT_OK)
+        return rc;
     otfx_kv_line kv;
     if (!otfx_kv_parse(line, strlen(line), &kv) || strcmp(kv.type, "session") != 0) {
         if (kv.storage)
@@ -180,8 +230,13 @@ static bool newest_session_file(const char *dir, char *out, size_t size)
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
             continue;
         struct stat st;
-        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        char why[160];
+        if (stat(path, &st) != 0)
             continue;
+        if (untrusted_session(&st, why, sizeof why)) {
+            fprintf(stderr, "otfxctl: ignoring the session file %s: %s\n", path, why);
+            continue;
+        }
         if (!found || st.st_mtim.tv_sec > newest.tv_sec ||
             (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
             newest = st.st_mtim;
@@ -212,6 +267,9 @@ static int find_session(const options *opts, session *out)
         if (!colon || host_length == 0 || host_length >= sizeof out->host || strlen(colon + 1) == 0 ||
             strlen(colon + 1) >= sizeof out->port || strspn(colon + 1, "0123456789") != strlen(colon + 1))
             return fail(EXIT_BAD_ARGUMENT, "bad --connect '%s': expected ADDR:PORT", opts->connect);
+        const long port = strtol(colon + 1, NULL, 10);
+        if (port < 1 || port > 65535)
+            return fail(EXIT_BAD_ARGUMENT, "bad --connect '%s': the port must be 1 to 65535", opts->connect);
         memcpy(out->host, host, host_length);
         out->host[host_length] = '\0';
         snprintf(out->port, sizeof out->port, "%s", colon + 1);
@@ -257,7 +315,7 @@ typedef struct connection {
     int fd;
     const session *session;
     uint64_t deadline_ms; /* 0: none */
-    int timeout_ms;       /* per request; -1: none */
+    int64_t timeout_ms;   /* per request; -1: none */
 } connection;
 
 static int wait_ms(const connection *conn)
@@ -265,7 +323,9 @@ static int wait_ms(const connection *conn)
     if (conn->deadline_ms == 0)
         return -1;
     const uint64_t now = now_ms();
-    return now >= conn->deadline_ms ? 0 : (int)(conn->deadline_ms - now);
+    if (now >= conn->deadline_ms)
+        return 0;
+    return conn->deadline_ms - now > INT_MAX ? INT_MAX : (int)(conn->deadline_ms - now);
 }
 
 static int connect_to(connection *conn, const session *s)
@@ -737,6 +797,35 @@ static void print_payload(const char *payload, size_t length, bool json)
     fflush(stdout);
 }
 
+/* An ERROR frame's lines after its "error" line (the places' lines, a summary): every failed place's
+ * reason on stderr, then the lines as a reply's, so plain output says as much as --json. */
+static void print_failure_details(const char *payload, size_t length)
+{
+    const char *rest = memchr(payload, '\n', length);
+    if (!rest)
+        return;
+    rest++;
+    const size_t rest_length = length - (size_t)(rest - payload);
+    size_t offset = 0, line_length;
+    const char *line;
+    while (otfx_kv_next_line(rest, rest_length, &offset, &line, &line_length)) {
+        otfx_kv_line kv;
+        if (line_length == 0 || !otfx_kv_parse(line, line_length, &kv))
+            continue;
+        const char *why = otfx_kv_get(&kv, "error"), *ok = otfx_kv_get(&kv, "ok");
+        if (why && (!ok || strcmp(ok, "0") == 0)) {
+            const char *index = otfx_kv_get(&kv, "index");
+            fprintf(stderr, "otfxctl:   %s %s: ", kv.type, index ? index : "?");
+            for (const unsigned char *p = (const unsigned char *)why; *p; p++)
+                fputc(*p >= 0x20 && *p != 0x7f ? *p : '?', stderr);
+            fputc('\n', stderr);
+        }
+        otfx_kv_line_free(&kv);
+    }
+    if (rest_length)
+        print_payload(rest, rest_length, false);
+}
+
 /* ---- requests ----------------------------------------------------------------------------------- */
 
 typedef struct request_result {
@@ -795,6 +884,8 @@ static request_result run_request(connection *conn, uint32_t id, const char *lin
                 result.exit_code = fail(EXIT_UNREACHABLE, "the job ended before it answered");
             } else {
                 result.exit_code = fail(EXIT_SERVER_ERROR, "%s (%s)", message, code);
+                if (!opts->json)
+                    print_failure_details(payload, header.length);
             }
             free(payload);
             return result;
@@ -926,7 +1017,8 @@ static int watch(connection *conn, const options *opts, double interval_s, uint6
         if (elapsed < interval_ms) {
             /* sleep, but notice a job that ends meanwhile */
             struct pollfd pfd = {.fd = conn->fd, .events = POLLIN};
-            if (poll(&pfd, 1, (int)(interval_ms - elapsed)) == 1) {
+            const uint64_t pause_ms = interval_ms - elapsed;
+            if (poll(&pfd, 1, pause_ms > INT_MAX ? INT_MAX : (int)pause_ms) == 1) {
                 otfx_frame_header header;
                 char *payload;
                 conn->deadline_ms = now_ms() + 1000;
@@ -1023,7 +1115,7 @@ int main(int argc, char **argv)
         otfx_text_free(&line);
         return rc;
     }
-    connection conn = {.fd = -1, .timeout_ms = opts.timeout_s > 0 ? (int)(opts.timeout_s * 1000.0) : -1};
+    connection conn = {.fd = -1, .timeout_ms = opts.timeout_s > 0 ? (int64_t)(opts.timeout_s * 1000.0) : -1};
     conn.deadline_ms = conn.timeout_ms < 0 ? 0 : now_ms() + (uint64_t)conn.timeout_ms;
     rc = connect_to(&conn, &s);
     if (rc == EXIT_OK)

@@ -9,7 +9,9 @@ The end-to-end tests use it to speak the protocol directly (frames, record lines
 import glob
 import os
 import socket
+import stat
 import struct
+import sys
 import time
 
 MAGIC = 0x4F544658
@@ -78,12 +80,46 @@ def parse_lines(payload):
     return lines
 
 
+def untrusted_session(info):
+    """Why a session file (its os.stat result) must not be trusted, or None: it names the server the
+    token goes to, so it must be the user's own and private to them, as the job writes it."""
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_uid != os.geteuid():
+        return f"owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
+    if stat.S_IMODE(info.st_mode) != 0o600:
+        return f"mode {stat.S_IMODE(info.st_mode):04o}, not 0600 (others could read it or have written it)"
+    return None
+
+
+def trusted_session_files(directory, newer_than=0.0, warned=None):
+    """The otfx-session-*.txt files of `directory` that may be used; the others are named on stderr
+    (once per file when `warned` is a set)."""
+    files = []
+    for path in glob.glob(os.path.join(directory, "otfx-session-*.txt")):
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        why = untrusted_session(info)
+        if why:
+            if warned is None or path not in warned:
+                print(f"otfx_client: ignoring the session file {path}: {why}", file=sys.stderr, flush=True)
+                if warned is not None:
+                    warned.add(path)
+            continue
+        if info.st_mtime >= newer_than:
+            files.append(path)
+    return files
+
+
 def read_session(directory, timeout=60.0, newer_than=0.0):
-    """The newest session file's record line, waiting up to `timeout` seconds for one to appear."""
+    """The newest session file's record line, waiting up to `timeout` seconds for one to appear. Files
+    not owned by the user or not of mode 0600 are ignored (and named on stderr)."""
     deadline = time.monotonic() + timeout
+    warned = set()
     while True:
-        files = [f for f in glob.glob(os.path.join(directory, "otfx-session-*.txt"))
-                 if os.path.getmtime(f) >= newer_than]
+        files = trusted_session_files(directory, newer_than, warned)
         if files:
             newest = max(files, key=os.path.getmtime)
             try:

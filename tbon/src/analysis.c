@@ -21,6 +21,7 @@ void otfx_blob_free(otfx_blob *blob)
     blob->data = NULL;
     blob->length = blob->capacity = 0;
     blob->failed = false;
+    blob->too_large = false;
 }
 
 void otfx_blob_append(otfx_blob *blob, const void *bytes, size_t length)
@@ -31,10 +32,16 @@ void otfx_blob_append(otfx_blob *blob, const void *bytes, size_t length)
         blob->failed = true;
         return;
     }
+    if (blob->limit && blob->length + length > blob->limit) {
+        blob->failed = blob->too_large = true;
+        return;
+    }
     if (blob->length + length > blob->capacity) {
         size_t capacity = blob->capacity ? blob->capacity : 256;
         while (capacity < blob->length + length)
             capacity *= 2;
+        if (blob->limit && capacity > blob->limit)
+            capacity = blob->limit; /* never more memory than the bound allows */
         unsigned char *data = realloc(blob->data, capacity);
         if (!data) {
             blob->failed = true;
@@ -138,6 +145,14 @@ bool otfx_blob_read_header(otfx_blob_reader *reader, uint32_t magic)
 bool otfx_blob_reader_done(const otfx_blob_reader *reader)
 {
     return !reader->failed && reader->offset == reader->length;
+}
+
+/* ---- events in pieces --------------------------------------------------------------------------- */
+
+otfx_status otfx_analysis_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                       otfx_event_fn fn, void *user)
+{
+    return otfx_query_events_yielding(trace, from, to, context, fn, user, OTFX_ANALYSIS_EVENTS_PER_LOCK);
 }
 
 /* ---- rank selections ---------------------------------------------------------------------------- */
@@ -333,7 +348,7 @@ const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind)
     }
 }
 
-bool otfx_analysis_register(const otfx_analysis_module *module, char *error, size_t error_size)
+bool otfx_analysis_validate(const otfx_analysis_module *module, char *error, size_t error_size)
 {
     if (!module) {
         set_error(error, error_size, "no module");
@@ -353,6 +368,13 @@ bool otfx_analysis_register(const otfx_analysis_module *module, char *error, siz
         set_error(error, error_size, "module %s lacks a leaf, merge or finish function", module->name);
         return false;
     }
+    return true;
+}
+
+bool otfx_analysis_register(const otfx_analysis_module *module, char *error, size_t error_size)
+{
+    if (!otfx_analysis_validate(module, error, error_size))
+        return false;
     bool ok = true;
     pthread_mutex_lock(&registry_lock);
     for (size_t i = 0; i < registry_count; i++) {

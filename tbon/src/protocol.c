@@ -255,6 +255,44 @@ static int hex_value(unsigned char c)
     return -1;
 }
 
+bool otfx_text_is_clean_utf8(const char *text, size_t length)
+{
+    const unsigned char *p = (const unsigned char *)text, *end = p + length;
+    while (p < end) {
+        const unsigned char c = *p;
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f)
+                return false;
+            p++;
+            continue;
+        }
+        size_t more;
+        uint32_t code, lowest;
+        if ((c & 0xe0) == 0xc0) {
+            more = 1, code = c & 0x1f, lowest = 0x80;
+        } else if ((c & 0xf0) == 0xe0) {
+            more = 2, code = c & 0x0f, lowest = 0x800;
+        } else if ((c & 0xf8) == 0xf0) {
+            more = 3, code = c & 0x07, lowest = 0x10000;
+        } else {
+            return false; /* a continuation byte first, or 0xf8-0xff */
+        }
+        if ((size_t)(end - p) <= more)
+            return false;
+        for (size_t i = 1; i <= more; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return false;
+            code = (code << 6) | (p[i] & 0x3f);
+        }
+        /* overlong forms, UTF-16 surrogates, beyond U+10FFFF, and the C1 control characters */
+        if (code < lowest || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff ||
+            (code >= 0x80 && code <= 0x9f))
+            return false;
+        p += more + 1;
+    }
+    return true;
+}
+
 /* Decodes [p, end) into out (which has room for end - p + 1 bytes); false on a bad escape, %00 or a
  * byte that must have been escaped. `allow_equals`: a raw '=' is kept (command words). */
 static bool percent_decode(const char *p, const char *end, char *out, bool allow_equals)
@@ -502,10 +540,10 @@ static const struct {
 enum {
     MAX_WORDS = 32,
     /* limits of the numeric options (0 = the module's default) */
-    MAX_BINS = 100000,
-    MAX_ROWS = 100000,
+    MAX_BINS = OTFX_COMMAND_MAX_BINS,
+    MAX_ROWS = OTFX_COMMAND_MAX_ROWS,
     MAX_GROUPS = 4096,
-    MAX_LIMIT = 10000000
+    MAX_LIMIT = OTFX_COMMAND_MAX_LIMIT
 };
 
 /* Option bits: which options a command takes. */
@@ -578,6 +616,12 @@ static bool split_words(const char *line, word_list *list, char *error, size_t e
                       (int)(p - start > 60 ? 60 : p - start), start);
             return false;
         }
+        if (!otfx_text_is_clean_utf8(storage, strlen(storage))) {
+            set_error(error, error_size,
+                      "bad word '%.*s': once decoded it is not UTF-8 text or holds a control character",
+                      (int)(p - start > 60 ? 60 : p - start), start);
+            return false;
+        }
         list->words[list->count++] = storage;
         storage += strlen(storage) + 1;
     }
@@ -591,9 +635,10 @@ static bool parse_duration(const char *text, uint64_t *out)
     if (*p < '0' || *p > '9')
         return false;
     while (*p >= '0' && *p <= '9') {
-        if (whole > (UINT64_MAX - 9) / 10)
+        const uint64_t digit = (uint64_t)(*p++ - '0');
+        if (whole > (UINT64_MAX - digit) / 10)
             return false;
-        whole = whole * 10 + (uint64_t)(*p++ - '0');
+        whole = whole * 10 + digit;
     }
     uint64_t fraction = 0, scale = 1; /* fraction / scale */
     if (*p == '.') {
@@ -726,10 +771,12 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
         switch (bit) {
         case OPT_FROM:
             ok = parse_duration(value, &out->from);
+            out->from_given = ok;
             expected = "a time like 1.5s, 200ms, 10us, 100ns or plain seconds";
             break;
         case OPT_TO:
             ok = parse_duration(value, &out->to);
+            out->to_given = ok;
             expected = "a time like 1.5s, 200ms, 10us, 100ns or plain seconds";
             break;
         case OPT_RANKS:
@@ -738,11 +785,11 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             break;
         case OPT_BINS:
             ok = parse_count(value, MAX_BINS, &out->bins);
-            expected = "a count from 1 to 100000";
+            expected = "a count from 1 to 10000";
             break;
         case OPT_ROWS:
             ok = parse_count(value, MAX_ROWS, &out->rows);
-            expected = "a count from 1 to 100000";
+            expected = "a count from 1 to 4096";
             break;
         case OPT_GROUPS:
             ok = parse_count(value, MAX_GROUPS, &out->groups);
@@ -791,6 +838,13 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
                 set_error(
                     error, error_size,
                     "record window needs a duration above zero like 2s, 500ms, 10us, 100ns or plain seconds");
+                return false;
+            }
+            if (out->duration_ns > OTFX_COMMAND_MAX_WINDOW_NS) {
+                set_error(error, error_size,
+                          "record window: %s is too long (at most %" PRIu64
+                          "ns, about 292 years: the window's end must stay on the clock)",
+                          words->words[2], (uint64_t)OTFX_COMMAND_MAX_WINDOW_NS);
                 return false;
             }
             used = 3;
@@ -938,9 +992,9 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         break;
     }
     const unsigned allowed = options_of(command->kind);
-    if ((allowed & OPT_FROM) && command->from != 0)
+    if ((allowed & OPT_FROM) && command->from_given)
         otfx_text_appendf(out, " --from %" PRIu64 "ns", command->from);
-    if ((allowed & OPT_TO) && command->to != UINT64_MAX)
+    if ((allowed & OPT_TO) && command->to_given)
         otfx_text_appendf(out, " --to %" PRIu64 "ns", command->to);
     if ((allowed & OPT_RANKS) && command->ranks.count) {
         char ranks[32 * 24];

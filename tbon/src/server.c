@@ -37,12 +37,20 @@
 
 enum {
     DEFAULT_MAX_CLIENTS = 64,
+    DEFAULT_MAX_UNAUTHENTICATED = 16,
     DEFAULT_MAX_REQUESTS = 16,
-    DEFAULT_HELLO_TIMEOUT_MS = 10000,
-    CLOSE_LINGER_MS = 1000,                 /* a closing connection gets this long to take its error */
-    MAX_PENDING_OUTPUT = 256 * 1024 * 1024, /* a client that reads nothing is dropped beyond this */
+    DEFAULT_HELLO_TIMEOUT_MS = 5000,
+    CLOSE_LINGER_MS = 1000, /* a closing connection gets this long to take its error */
     TOKEN_BYTES = 16
 };
+/* Unread answers: a client may have at most one largest reply and some more waiting; all clients
+ * together at most DEFAULT_MAX_TOTAL_OUTPUT. A client with more than READ_PAUSE_OUTPUT unread (or a
+ * quarter of its bound, if less) is not read from (its requests wait in the socket) until it took all
+ * but a quarter of that. */
+#define DEFAULT_MAX_CLIENT_OUTPUT ((size_t)OTFX_PROTOCOL_MAX_REPLY + 16u * 1024u * 1024u)
+#define DEFAULT_MAX_TOTAL_OUTPUT  ((size_t)256u * 1024u * 1024u)
+#define READ_PAUSE_OUTPUT         ((size_t)4u * 1024u * 1024u)
+#define STALLED_NS                (2ull * 1000u * 1000u * 1000u)
 
 typedef struct request_node {
     otfx_server_request request;
@@ -64,6 +72,8 @@ typedef struct connection {
     struct event *hello_timer; /* until authenticated: a deadline that trickled bytes do not move */
     uint64_t id;
     bool authenticated, closing;
+    bool reading_paused; /* too many answers unread: its requests wait in the socket */
+    uint64_t paused_ns;  /* since when */
     uint32_t in_flight_count;
     uint32_t *in_flight; /* request ids, max_requests_per_client of them */
     struct connection *next;
@@ -87,8 +97,10 @@ struct otfx_server {
     /* server thread only */
     connection *connections;
     uint32_t connection_count;
+    uint32_t authenticated_count; /* not closing */
     uint64_t next_client_id;
     bool shutting_down;
+    uint64_t evicted_unauthenticated, refused_unread, dropped_unread;
 
     /* shared, under `lock` */
     pthread_mutex_t lock;
@@ -185,6 +197,8 @@ static void free_connection(connection *conn)
             break;
         }
     server->connection_count--;
+    if (conn->authenticated && !conn->closing)
+        server->authenticated_count--;
     live_remove(server, conn->id);
     if (conn->hello_timer)
         event_free(conn->hello_timer);
@@ -208,6 +222,8 @@ static void close_after_flush(connection *conn)
 {
     if (conn->closing)
         return;
+    if (conn->authenticated)
+        conn->server->authenticated_count--;
     conn->closing = true;
     bufferevent_disable(conn->bev, EV_READ);
     const struct timeval linger = {CLOSE_LINGER_MS / 1000, (CLOSE_LINGER_MS % 1000) * 1000};
@@ -275,7 +291,15 @@ static void handle_hello(connection *conn, uint32_t request, const char *payload
         protocol_error(conn, request, OTFX_ERR_CODE_AUTH, "missing or wrong token");
         return;
     }
+    if (server->authenticated_count >= server->config.max_clients) {
+        char message[128];
+        snprintf(message, sizeof message, "too many clients (at most %" PRIu32 ")",
+                 server->config.max_clients);
+        protocol_error(conn, request, OTFX_ERR_CODE_BUSY, message);
+        return;
+    }
     conn->authenticated = true;
+    server->authenticated_count++;
     event_free(conn->hello_timer);
     conn->hello_timer = NULL;
     otfx_text text = {0};
@@ -406,6 +430,99 @@ static void hello_timeout_cb(evutil_socket_t fd, short events, void *arg)
         protocol_error(conn, 0, OTFX_ERR_CODE_AUTH, "no HELLO in time");
 }
 
+/* ---- unread answers ------------------------------------------------------------------------------ */
+
+static size_t unread(const connection *conn)
+{
+    return evbuffer_get_length(bufferevent_get_output(conn->bev));
+}
+
+static size_t total_unread(const otfx_server *server)
+{
+    size_t total = 0;
+    for (const connection *conn = server->connections; conn; conn = conn->next)
+        total += unread(conn);
+    return total;
+}
+
+static size_t read_pause_output(const otfx_server *server)
+{
+    const size_t quarter = server->config.max_client_output / 4;
+    return quarter < READ_PAUSE_OUTPUT ? quarter : READ_PAUSE_OUTPUT;
+}
+
+static void drained_cb(struct bufferevent *bev, void *arg)
+{
+    (void)bev;
+    connection *conn = arg;
+    if (conn->reading_paused && !conn->closing && unread(conn) <= read_pause_output(conn->server) / 4) {
+        conn->reading_paused = false;
+        bufferevent_setwatermark(conn->bev, EV_WRITE, 0, 0);
+        bufferevent_enable(conn->bev, EV_READ);
+        read_cb(conn->bev, conn); /* requests that arrived meanwhile: no new byte may come to announce them */
+    }
+}
+
+/* A client that does not take its answers sends no more requests until it did (they wait in its
+ * socket): its unread answers stay bounded, error answers included. */
+static void pause_reading_if_behind(connection *conn)
+{
+    const size_t pause = read_pause_output(conn->server);
+    if (conn->closing || conn->reading_paused || unread(conn) <= pause)
+        return;
+    conn->reading_paused = true;
+    conn->paused_ns = now_ns();
+    bufferevent_disable(conn->bev, EV_READ);
+    bufferevent_setwatermark(conn->bev, EV_WRITE, pause / 4, 0);
+}
+
+/* Whether `bytes` more may wait for `conn`: within its own bound, and within the bound of all clients
+ * once clients that stopped reading (paused for STALLED_NS, where one that reads catches up in
+ * milliseconds) were cut, largest first. */
+static bool room_for_output(otfx_server *server, connection *conn, size_t bytes)
+{
+    if (unread(conn) + bytes > server->config.max_client_output)
+        return false;
+    const uint64_t now = now_ns();
+    while (total_unread(server) + bytes > server->config.max_total_output) {
+        connection *largest = NULL;
+        for (connection *other = server->connections; other; other = other->next)
+            if (other != conn && other->reading_paused && now - other->paused_ns >= STALLED_NS &&
+                (!largest || unread(other) > unread(largest)))
+                largest = other;
+        if (!largest)
+            return false;
+        fprintf(stderr, "otfx: client %" PRIu64 " disconnected: it left %zu bytes of answers unread\n",
+                largest->id, unread(largest));
+        free_connection(largest);
+        server->dropped_unread++;
+    }
+    return true;
+}
+
+/* Connections that have not authenticated have a quota of their own, so that idle or refused ones
+ * never keep a real client out: when it is full, the oldest of them (closing ones first) is cut. */
+static void make_room_before_hello(otfx_server *server, const connection *newcomer)
+{
+    for (;;) {
+        uint32_t waiting = 0;
+        connection *oldest = NULL, *oldest_closing = NULL;
+        for (connection *conn = server->connections; conn; conn = conn->next) {
+            if (conn->authenticated || conn == newcomer)
+                continue;
+            waiting++;
+            if (conn->closing && (!oldest_closing || conn->id < oldest_closing->id))
+                oldest_closing = conn;
+            if (!conn->closing && (!oldest || conn->id < oldest->id))
+                oldest = conn;
+        }
+        if (waiting < server->config.max_unauthenticated)
+            return;
+        free_connection(oldest_closing ? oldest_closing : oldest);
+        server->evicted_unauthenticated++;
+    }
+}
+
 static void accept_cb(struct evconnlistener *listener, evutil_socket_t fd, struct sockaddr *address,
                       int socklen, void *arg)
 {
@@ -438,18 +555,12 @@ static void accept_cb(struct evconnlistener *listener, evutil_socket_t fd, struc
     conn->next = server->connections;
     server->connections = conn;
     server->connection_count++;
-    bufferevent_setcb(bev, read_cb, NULL, event_cb, conn);
+    bufferevent_setcb(bev, read_cb, drained_cb, event_cb, conn);
     if (server->shutting_down) {
         protocol_error(conn, 0, OTFX_ERR_CODE_JOB_ENDED, "the job is ending");
         return;
     }
-    if (server->connection_count > server->config.max_clients) {
-        char message[128];
-        snprintf(message, sizeof message, "too many clients (at most %" PRIu32 ")",
-                 server->config.max_clients);
-        protocol_error(conn, 0, OTFX_ERR_CODE_BUSY, message);
-        return;
-    }
+    make_room_before_hello(server, conn);
     const struct timeval hello = {server->config.hello_timeout_ms / 1000,
                                   (server->config.hello_timeout_ms % 1000) * 1000};
     conn->hello_timer = evtimer_new(server->base, hello_timeout_cb, conn);
@@ -480,17 +591,28 @@ static void deliver(otfx_server *server, outgoing *out)
     uint32_t index;
     if (!in_flight_find(conn, out->request, &index))
         return;
+    const size_t frame = OTFX_FRAME_HEADER_BYTES + out->length;
     if (out->length > OTFX_PROTOCOL_MAX_REPLY) {
         if (out->kind == OTFX_FRAME_PARTIAL)
             return;
         send_error(conn, out->request, OTFX_ERR_CODE_FAILED, "the reply is larger than the protocol allows");
+    } else if (!room_for_output(server, conn, frame)) {
+        if (out->kind == OTFX_FRAME_PARTIAL)
+            return; /* the final answer follows (or its refusal) */
+        char message[256];
+        snprintf(message, sizeof message,
+                 "not sent: too many answers unread (%zu bytes for this client, at most %zu; %zu for all "
+                 "clients, at most %zu): read the answers, then ask again",
+                 unread(conn), server->config.max_client_output, total_unread(server),
+                 server->config.max_total_output);
+        send_error(conn, out->request, OTFX_ERR_CODE_BUSY, message);
+        server->refused_unread++;
     } else {
         send_frame(conn, out->kind, out->request, out->payload, out->length);
     }
     if (out->kind == OTFX_FRAME_REPLY || out->kind == OTFX_FRAME_ERROR)
         conn->in_flight[index] = conn->in_flight[--conn->in_flight_count];
-    if (evbuffer_get_length(bufferevent_get_output(conn->bev)) > MAX_PENDING_OUTPUT)
-        free_connection(conn); /* it reads nothing: dropping it is all we can do */
+    pause_reading_if_behind(conn);
 }
 
 static void begin_shutdown(otfx_server *server)
@@ -847,6 +969,12 @@ otfx_server *otfx_server_start(const otfx_server_config *config, char *error, si
     server->config = *config;
     if (!server->config.max_clients)
         server->config.max_clients = DEFAULT_MAX_CLIENTS;
+    if (!server->config.max_unauthenticated)
+        server->config.max_unauthenticated = DEFAULT_MAX_UNAUTHENTICATED;
+    if (!server->config.max_client_output)
+        server->config.max_client_output = DEFAULT_MAX_CLIENT_OUTPUT;
+    if (!server->config.max_total_output)
+        server->config.max_total_output = DEFAULT_MAX_TOTAL_OUTPUT;
     if (!server->config.max_requests_per_client)
         server->config.max_requests_per_client = DEFAULT_MAX_REQUESTS;
     if (!server->config.hello_timeout_ms)

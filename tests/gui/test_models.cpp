@@ -17,6 +17,7 @@
 #include <QtTest/QtTest>
 
 #include <algorithm>
+#include <unistd.h>
 
 static Records reply(const char *name)
 {
@@ -70,6 +71,8 @@ class TestModels : public QObject
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write(text);
             f.close();
+            QVERIFY(
+                f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)); // 0600, as jobs write
             QFile touched(path);
             QVERIFY(touched.open(QIODevice::ReadWrite));
             QVERIFY(touched.setFileTime(QDateTime::currentDateTime().addSecs(-ageSeconds),
@@ -81,8 +84,28 @@ class TestModels : public QObject
               "session address=127.0.0.1 port=2222 token=" + token.toUtf8() + " job=new started_ns=5\n", 1);
         write(QStringLiteral("token.txt"), token.toUtf8() + "\n", 0);
         write(QStringLiteral("otfx-session-bad.txt"), "nonsense\n", 50);
+        // newer files that are not private to the user are ignored: another user may have written them
+        write(QStringLiteral("otfx-session-open.txt"),
+              "session address=127.0.0.1 port=3333 token=" + token.toUtf8() + " job=open\n", 0);
+        QVERIFY(QFile::setPermissions(dir.filePath(QStringLiteral("otfx-session-open.txt")),
+                                      QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                          QFileDevice::ReadGroup | QFileDevice::ReadOther));
+        QVERIFY(untrustedSessionFile(dir.filePath(QStringLiteral("otfx-session-open.txt")))
+                    .contains("mode 0644"));
+        if (::geteuid() == 0) { // only root can give a file away
+            write(QStringLiteral("otfx-session-other.txt"),
+                  "session address=127.0.0.1 port=4444 token=" + token.toUtf8() + " job=other\n", 0);
+            const QByteArray other =
+                QFile::encodeName(dir.filePath(QStringLiteral("otfx-session-other.txt")));
+            QCOMPARE(::chown(other.constData(), 65534, 65534), 0);
+            QVERIFY(untrustedSessionFile(QString::fromLocal8Bit(other)).contains("owned by uid 65534"));
+        }
         const QString newest = newestSessionFile(dir.path());
         QCOMPARE(QFileInfo(newest).fileName(), QStringLiteral("otfx-session-new.txt"));
+        SessionInfo refused;
+        QString why;
+        QVERIFY(!readSessionFile(dir.filePath(QStringLiteral("otfx-session-open.txt")), &refused, &why));
+        QVERIFY(why.contains(QLatin1String("not using the session file")));
         SessionInfo info;
         QString error;
         QVERIFY(readSessionFile(newest, &info, &error));

@@ -158,6 +158,7 @@ class TestWidgets : public QObject
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write("session address=127.0.0.1 port=4242 token=0123456789abcdef0123456789abcdef job=j\n");
         file.close();
+        QVERIFY(file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)); // as jobs write it
         qputenv("OTFX_SESSION_DIR", dir.path().toLocal8Bit());
         ConnectDialog dialog{SessionInfo()};
         dialog.show();

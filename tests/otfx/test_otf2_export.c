@@ -386,6 +386,17 @@ static void test_existing_archive_is_not_overwritten(void **state)
     assert_non_null(strstr(otfx_last_error(), "notes.txt"));
     assert_true(exists(foreign));
 
+    /* Only a directory of the name, no archive: the message says what exists (not "run.otf2"). */
+    snprintf(foreign, size, "%s/precious", dir);
+    assert_int_equal(mkdir(foreign, 0755), 0);
+    options.overwrite = false;
+    assert_int_equal(otfx_otf2_export(dir, "precious", job.defs, job.traces, job.count, &options),
+                     OTFX_ERR_IO);
+    assert_non_null(strstr(otfx_last_error(), "the directory"));
+    assert_non_null(strstr(otfx_last_error(), "precious already exists"));
+    assert_non_null(strstr(otfx_last_error(), "there is no archive"));
+    assert_null(strstr(otfx_last_error(), "precious.otf2 already exists"));
+
     free(foreign);
     free(anchor);
     otf2_check_remove_tree(dir);

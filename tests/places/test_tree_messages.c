@@ -23,6 +23,7 @@ static otfx_command sample_command(otfx_command_kind kind)
     memset(&command, 0, sizeof(command));
     command.kind = kind;
     command.from = 1000;
+    command.from_given = true;
     command.to = UINT64_MAX;
     command.duration_ns = 2000000000u;
     command.ranks.count = 2;
@@ -60,6 +61,8 @@ static void assert_commands_equal(const otfx_command *a, const otfx_command *b)
     assert_string_equal(a->path, b->path);
     assert_string_equal(a->module, b->module);
     assert_int_equal(a->overwrite, b->overwrite);
+    assert_int_equal(a->from_given, b->from_given);
+    assert_int_equal(a->to_given, b->to_given);
 }
 
 static void test_command_round_trip(void **state)
@@ -248,10 +251,10 @@ static void test_inconsistent_commands(void **state)
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "more than 32 rank ranges");
     set_u32(buffer.data + ranges_at, 2);
     const size_t overwrite_at = ranges_at + 4 + 2 * 8 + 5 * 4;
-    assert_int_equal(buffer.data[overwrite_at], 1);
-    buffer.data[overwrite_at] = 2;
-    assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "overwrite flag neither 0 nor 1");
-    buffer.data[overwrite_at] = 1;
+    assert_int_equal(buffer.data[overwrite_at], COMMAND_OVERWRITE | COMMAND_FROM_GIVEN);
+    buffer.data[overwrite_at] = 8;
+    assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "unknown command flags");
+    buffer.data[overwrite_at] = COMMAND_OVERWRITE | COMMAND_FROM_GIVEN;
     /* the strategy "time": a NUL inside, then a length running past the end */
     buffer.data[overwrite_at + 1 + 4 + 1] = '\0';
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message),

@@ -5,7 +5,8 @@
  *
  * Answers: status → a status-module-like reply (summary + 2 place lines; a PARTIAL first);
  * profile → PARTIAL then REPLY; events → after 3 s (for client timeouts); reduction stop → ERROR
- * failed; every other command → "ok command=NAME line=LINE".
+ * failed; snapshot fail and load-module fail → ERROR failed with a line per place saying why, as the
+ * tree answers; every other command → "ok command=NAME line=LINE".
  */
 #define _POSIX_C_SOURCE 200809L
 #include <otfx/server.h>
@@ -101,6 +102,33 @@ static void answer(otfx_server *server, const otfx_server_request *request)
         otfx_kv_u64(&text, "count", 0);
         otfx_kv_end(&text);
         break;
+    case OTFX_CMD_SNAPSHOT:
+    case OTFX_CMD_LOAD_MODULE:
+        if (strcmp(request->command.path, "fail") == 0) {
+            /* as the tree answers a command that failed on its places */
+            const char *name = request->command.kind == OTFX_CMD_SNAPSHOT ? "snapshot" : "load-module";
+            kind = OTFX_FRAME_ERROR;
+            otfx_kv_begin(&text, "error");
+            otfx_kv_str(&text, "code", OTFX_ERR_CODE_FAILED);
+            otfx_text_appendf(&text, " message=%s%%20failed%%20on%%202%%20of%%202%%20places", name);
+            otfx_kv_end(&text);
+            for (int place = 0; place < 2; place++) {
+                otfx_kv_begin(&text, "place");
+                otfx_kv_u64(&text, "index", (uint64_t)place);
+                otfx_kv_str(&text, "command", name);
+                otfx_kv_u64(&text, "ok", 0);
+                otfx_kv_str(&text, "error", place ? "canned reason two" : "canned reason one");
+                otfx_kv_end(&text);
+            }
+            otfx_kv_begin(&text, "summary");
+            otfx_kv_str(&text, "command", name);
+            otfx_kv_u64(&text, "places", 2);
+            otfx_kv_u64(&text, "ok", 0);
+            otfx_kv_u64(&text, "failed", 2);
+            otfx_kv_end(&text);
+            break;
+        }
+        goto plain;
     case OTFX_CMD_REDUCTION:
         if (strcmp(request->command.strategy, "stop") == 0) {
             kind = OTFX_FRAME_ERROR;
@@ -110,8 +138,9 @@ static void answer(otfx_server *server, const otfx_server_request *request)
             otfx_kv_end(&text);
             break;
         }
-        /* fall through */
+        goto plain;
     default:
+    plain:
         otfx_kv_begin(&text, "ok");
         otfx_kv_str(&text, "command", otfx_command_name(request->command.kind));
         otfx_kv_str(&text, "line", request->line);

@@ -50,6 +50,9 @@ check "bad --timeout" 2 "bad --timeout" -- "$otfxctl" --timeout soon status
 check "unknown option" 2 "unknown option --frob" -- "$otfxctl" --frob status
 check "--connect without token" 2 "needs --token-file" -- "$otfxctl" --connect 127.0.0.1:1 status
 check "bad watch option" 2 "watch takes" -- "$otfxctl" watch --often
+check "--connect port out of range" 2 "port must be 1 to 65535" -- \
+    "$otfxctl" --connect 127.0.0.1:99999 --token-file /dev/null status
+check "--connect port 0" 2 "port must be 1 to 65535" -- "$otfxctl" --connect 127.0.0.1:0 --token-file /dev/null status
 
 # ---- a job -----------------------------------------------------------------------------------------
 "$fake_root" "$work/job" test-job 2>"$work/root.log" &
@@ -63,6 +66,7 @@ session=$work/job/otfx-session-test-job.txt
 check "session file mode 0600" 0 "^600$" -- stat -c %a "$session"
 # an older, stale session file next to it is not the newest: the live one is found
 sed 's/port=[0-9]*/port=1/' "$session" >"$work/job/otfx-session-old.txt"
+chmod 600 "$work/job/otfx-session-old.txt"
 touch -d '2000-01-01' "$work/job/otfx-session-old.txt"
 
 export OTFX_SESSION_DIR=$work/job
@@ -84,6 +88,35 @@ sed 's/.* token=\([0-9a-f]*\).*/\1/' "$session" >"$work/token"
 check "--connect + --token-file (bare token)" 0 "^place \(2\)" -- env OTFX_SESSION_DIR=$work/empty \
     "$otfxctl" --connect "127.0.0.1:$(sed 's/.* port=\([0-9]*\).*/\1/' "$session")" --token-file "$work/token" status
 
+# plain output names every place's reason for a failed command, as --json does
+check "failed snapshot: reasons in plain output" 1 "place 0: canned reason one.*place 1: canned reason two" -- \
+    bash -o pipefail -c "'$otfxctl' snapshot fail 2>&1 | tr '\n' ' '"
+check "failed snapshot: the places' table" 1 "^ +1  snapshot   0  canned reason two$" -- "$otfxctl" snapshot fail
+check "failed load-module: reasons in plain output" 1 "load-module failed on 2 of 2 places .*place 1: canned reason two" -- \
+    bash -o pipefail -c "'$otfxctl' load-module fail 2>&1 | tr '\n' ' '"
+
+# session files that are not the user's own and private are ignored, and otfxctl says why: a newer file
+# of another owner (or one others may write) would otherwise lead it to another server
+mkdir "$work/shared"
+sed 's/port=[0-9]*/port=2/' "$session" >"$work/shared/otfx-session-other.txt"
+chmod 600 "$work/shared/otfx-session-other.txt"
+chown 65534 "$work/shared/otfx-session-other.txt"
+sed 's/port=[0-9]*/port=3/' "$session" >"$work/shared/otfx-session-open.txt"
+chmod 644 "$work/shared/otfx-session-open.txt"
+cp -p "$session" "$work/shared/otfx-session-mine.txt"
+touch -d '2000-01-01' "$work/shared/otfx-session-mine.txt"
+check "another owner's session file ignored" 0 "ignoring the session file .*otfx-session-other.txt: owned by uid 65534, not by you" -- \
+    env OTFX_SESSION_DIR=$work/shared "$otfxctl" status
+check "a mode 0644 session file ignored" 0 "ignoring the session file .*otfx-session-open.txt: mode 0644, not 0600" -- \
+    env OTFX_SESSION_DIR=$work/shared "$otfxctl" status
+check "the user's own file is used" 0 "^place \(2\)" -- env OTFX_SESSION_DIR=$work/shared "$otfxctl" status
+check "--session of another owner refused" 3 "not using the session file .*owned by uid 65534" -- \
+    "$otfxctl" --session "$work/shared/otfx-session-other.txt" status
+check "--session mode 0644 refused" 3 "not using the session file .*mode 0644" -- \
+    "$otfxctl" --session "$work/shared/otfx-session-open.txt" status
+rm "$work/shared/otfx-session-mine.txt"
+check "only untrusted files: none found" 3 "no session file" -- env OTFX_SESSION_DIR=$work/shared "$otfxctl" status
+
 # --json: one JSON object per line, numbers as numbers
 "$otfxctl" --json status >"$work/status.json" 2>&1
 json_rc=$?
@@ -99,6 +132,7 @@ check "--json error line" 1 '^\{"record":"error","code":"failed","message":"cann
 
 # wrong token, stale session, timeout
 sed 's/token=[0-9a-f]*/token=0123456789abcdef0123456789abcdef/' "$session" >"$work/wrong-token.txt"
+chmod 600 "$work/wrong-token.txt"
 check "wrong token exits 5" 5 "refused the token" -- "$otfxctl" --session "$work/wrong-token.txt" status
 check "job gone exits 4" 4 "cannot connect to 127.0.0.1:1 .*refused" -- "$otfxctl" --session "$work/job/otfx-session-old.txt" status
 check "watch" 0 "application running, recording on, 123456 events/s, buffers 32.0MiB of 128.0MiB \(25.0%\), places 2/2 answered .*place \(2\) .*application running" -- bash -c "'$otfxctl' watch --interval 0.1 --count 2 | tr '\n' ' '"

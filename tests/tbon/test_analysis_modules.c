@@ -561,6 +561,18 @@ static void test_parsed_commands(void **state)
          "matrix from=0 to=18446744073709551615 ranks=all selected=4 groups=2 grouped=1 "},
         {"events --ranks 1,3 --limit 3",
          "events from=0 to=18446744073709551615 ranks=1,3 limit=3 locations=2 "},
+        /* --from 0 is a given time: a window, not the held range */
+        {"timeline --from 0 --to 10000ns --bins 10",
+         "timeline mode=window from=0 to=10000 bins=10 width_ns=1000 "},
+        {"timeline --to 10000ns --bins 10", "timeline mode=held from=0 to=10240 bins=10 width_ns=1024 "},
+        /* extreme times from a client: answered, no overflow (the sanitizer build checks) */
+        {"timeline --from 18446744073709551614ns --bins 10000", "timeline mode="},
+        {"timeline --to 18446744073709551614ns --bins 3", "timeline mode=held "},
+        {"timeline --from 18446744073709551613ns --to 18446744073709551614ns --bins 10000",
+         "timeline mode=window "},
+        {"profile --from 18446744073709551614ns", "profile from=18446744073709551614 "},
+        {"events --from 18446744073709551614ns --limit 10000000", "events from=18446744073709551614 "},
+        {"messages --to 1ns", "matrix from=0 to=1 "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         otfx_command q;
@@ -572,6 +584,191 @@ static void test_parsed_commands(void **state)
         free(text);
     }
     world_free(&w);
+}
+
+/* Under `stop`, events refused by a full buffer were never stored: status counts them as dropped
+ * (dropped_stop, and in dropped_events as the place reports them), not as reduced, as the place's
+ * end-of-run report does. */
+static void test_stop_counts_as_dropped(void **state)
+{
+    (void)state;
+    world w;
+    memset(&w, 0, sizeof w);
+    w.defs = otfx_defs_create();
+    w.ranks = 1;
+    random_stream_config config = random_stream_config_default(RANDOM_STREAM_STENCIL, 3);
+    config.rank = 0;
+    config.world_size = 2;
+    random_stream *stream = random_stream_create(w.defs, &config);
+    assert_non_null(stream);
+    otfx_trace_config tc = otfx_trace_config_default(64 * 1024);
+    tc.chunk_bytes = 4096;
+    tc.strategy = OTFX_REDUCE_STOP;
+    assert_int_equal(otfx_trace_create(&tc, w.defs, random_stream_location(stream), &w.traces[0]), OTFX_OK);
+    otfx_event batch[1024];
+    for (int i = 0; i < 40; i++) {
+        size_t n = random_stream_next(stream, batch, 1024), appended;
+        otfx_status status = otfx_trace_append(w.traces[0], batch, n, &appended);
+        assert_true(status == OTFX_OK || status == OTFX_ERR_STOPPED);
+    }
+    random_stream_destroy(stream);
+    otfx_trace_status s;
+    assert_int_equal(otfx_trace_status_get(w.traces[0], &s), OTFX_OK);
+    assert_true(s.events_reduced[OTFX_REDUCE_STOP] > 0);
+    /* the place counts them into the rank's dropped events (tree.c) */
+    w.info[0] =
+        (otfx_rank_info){.rank = 0, .recording = true, .dropped_events = s.events_reduced[OTFX_REDUCE_STOP]};
+    otfx_command q = command(OTFX_CMD_STATUS);
+    char *text = run(module(OTFX_CMD_STATUS), &q, &w, 1, ORDER_LEFT);
+    char expected[128];
+    snprintf(expected, sizeof expected,
+             " events_reduced=0 reduced_fraction=0 dropped_events=%llu dropped_stop=%llu ",
+             (unsigned long long)s.events_reduced[OTFX_REDUCE_STOP],
+             (unsigned long long)s.events_reduced[OTFX_REDUCE_STOP]);
+    expect(text, expected);
+    assert_null(strstr(text, "reduced_stop"));
+    snprintf(expected, sizeof expected, " events_reduced=0 reductions=%llu dropped_events=%llu ",
+             (unsigned long long)s.reductions, (unsigned long long)s.events_reduced[OTFX_REDUCE_STOP]);
+    expect(text, expected);
+    free(text);
+    world_free(&w);
+}
+
+/* ---- queries in pieces (the read lock is released between them) -------------------------------- */
+
+/* A trace of ~300000 mixed events (deep user regions, reduction records) under `strategy`, reduced a
+ * few times: summary-only gaps, thinned pieces, an open chunk. */
+static otfx_trace *big_trace(otfx_defs *defs, otfx_reduction strategy, size_t events)
+{
+    random_stream_config config = random_stream_config_default(RANDOM_STREAM_MIXED, 11);
+    random_stream *stream = random_stream_create(defs, &config);
+    assert_non_null(stream);
+    otfx_trace_config tc = otfx_trace_config_default(1024 * 1024);
+    tc.chunk_bytes = 16 * 1024;
+    tc.strategy = strategy;
+    otfx_trace *trace;
+    assert_int_equal(otfx_trace_create(&tc, defs, random_stream_location(stream), &trace), OTFX_OK);
+    otfx_event *batch = malloc(sizeof *batch * 4096);
+    assert_non_null(batch);
+    for (size_t done = 0; done < events; done += 4096) {
+        size_t n = random_stream_next(stream, batch, 4096), appended;
+        otfx_status status = otfx_trace_append(trace, batch, n, &appended);
+        assert_true(status == OTFX_OK || status == OTFX_ERR_STOPPED);
+    }
+    free(batch);
+    random_stream_destroy(stream);
+    return trace;
+}
+
+typedef struct recorded {
+    otfx_event *events;
+    size_t count, capacity;
+} recorded;
+
+static int record_event(const otfx_event *event, void *user)
+{
+    recorded *r = user;
+    if (r->count == r->capacity) {
+        r->capacity = r->capacity ? 2 * r->capacity : 4096;
+        r->events = realloc(r->events, sizeof *r->events * r->capacity);
+        assert_non_null(r->events);
+    }
+    r->events[r->count++] = *event;
+    return 0;
+}
+
+/* Piece by piece, the same events as one query over the window, whatever the window and strategy. */
+static void test_events_in_pieces(void **state)
+{
+    (void)state;
+    const otfx_reduction strategies[] = {OTFX_REDUCE_RING, OTFX_REDUCE_TIME, OTFX_REDUCE_TYPE};
+    for (size_t k = 0; k < sizeof strategies / sizeof strategies[0]; k++) {
+        otfx_defs *defs = otfx_defs_create();
+        otfx_trace *trace = big_trace(defs, strategies[k], 300000);
+        otfx_trace_status st;
+        assert_int_equal(otfx_trace_status_get(trace, &st), OTFX_OK);
+        assert_true(st.events_held > 3 * OTFX_ANALYSIS_EVENTS_PER_LOCK);
+        const otfx_time span = st.last_time - st.first_time;
+        const otfx_time windows[][2] = {{0, OTFX_TIME_MAX},
+                                        {st.first_time + span / 3, st.first_time + 2 * span / 3},
+                                        {st.first_time + span / 2, OTFX_TIME_MAX}};
+        for (size_t w = 0; w < 3; w++)
+            for (int context = 0; context < 2; context++) {
+                recorded whole = {0}, pieces = {0};
+                assert_int_equal(
+                    otfx_query_events(trace, windows[w][0], windows[w][1], context, record_event, &whole),
+                    OTFX_OK);
+                assert_int_equal(otfx_analysis_query_events(trace, windows[w][0], windows[w][1], context,
+                                                            record_event, &pieces),
+                                 OTFX_OK);
+                for (size_t i = 0; i < whole.count && i < pieces.count; i++)
+                    if (memcmp(&whole.events[i], &pieces.events[i], sizeof whole.events[i]) != 0) {
+                        for (size_t j = i >= 3 ? i - 3 : 0; j < i + 4 && j < whole.count && j < pieces.count;
+                             j++)
+                            print_message("%zu: whole %llu type %d (%u) | pieces %llu type %d (%u)\n", j,
+                                          (unsigned long long)whole.events[j].time, whole.events[j].type,
+                                          whole.events[j].u.region.region,
+                                          (unsigned long long)pieces.events[j].time, pieces.events[j].type,
+                                          pieces.events[j].u.region.region);
+                        break;
+                    }
+                if (whole.count != pieces.count)
+                    fail_msg("strategy %s window %zu context %d: %zu events in one query, %zu in pieces",
+                             otfx_reduction_name(strategies[k]), w, context, whole.count, pieces.count);
+                for (size_t i = 0; i < whole.count; i++)
+                    if (memcmp(&whole.events[i], &pieces.events[i], sizeof whole.events[i]) != 0)
+                        fail_msg("strategy %s window %zu context %d: event %zu differs (time %llu type %d vs "
+                                 "time %llu type %d)",
+                                 otfx_reduction_name(strategies[k]), w, context, i,
+                                 (unsigned long long)whole.events[i].time, whole.events[i].type,
+                                 (unsigned long long)pieces.events[i].time, pieces.events[i].type);
+                free(whole.events);
+                free(pieces.events);
+            }
+        otfx_trace_destroy(trace);
+        otfx_defs_destroy(defs);
+    }
+}
+
+/* A timeline that lets appends in between chunks has the same columns as one that does not. */
+static void test_timeline_in_pieces(void **state)
+{
+    (void)state;
+    const otfx_reduction strategies[] = {OTFX_REDUCE_RING, OTFX_REDUCE_TIME};
+    for (size_t k = 0; k < 2; k++) {
+        otfx_defs *defs = otfx_defs_create();
+        otfx_trace *trace = big_trace(defs, strategies[k], 300000);
+        otfx_trace_status st;
+        assert_int_equal(otfx_trace_status_get(trace, &st), OTFX_OK);
+        const uint32_t counts[] = {7, 100, 10000};
+        for (size_t c = 0; c < 3; c++) {
+            const uint32_t columns = counts[c];
+            const otfx_time windows[][2] = {
+                {st.first_time, st.last_time + 1},
+                {st.first_time + (st.last_time - st.first_time) / 3, st.last_time + 1}};
+            for (size_t w = 0; w < 2; w++) {
+                otfx_timeline_bin *whole = malloc(sizeof *whole * columns),
+                                  *pieces = malloc(sizeof *pieces * columns);
+                assert_non_null(whole);
+                assert_non_null(pieces);
+                assert_int_equal(otfx_query_timeline(trace, windows[w][0], windows[w][1], columns, whole),
+                                 OTFX_OK);
+                for (uint32_t per_lock = 1; per_lock <= 4; per_lock *= 2) {
+                    assert_int_equal(otfx_query_timeline_yielding(trace, windows[w][0], windows[w][1],
+                                                                  columns, pieces, per_lock),
+                                     OTFX_OK);
+                    if (memcmp(whole, pieces, sizeof *whole * columns) != 0)
+                        fail_msg(
+                            "strategy %s, %u columns, window %zu, %u chunks per lock: the timeline differs",
+                            otfx_reduction_name(strategies[k]), columns, w, per_lock);
+                }
+                free(whole);
+                free(pieces);
+            }
+        }
+        otfx_trace_destroy(trace);
+        otfx_defs_destroy(defs);
+    }
 }
 
 /* ---- merge order and placement ------------------------------------------------------------------ */
@@ -775,6 +972,9 @@ int main(void)
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_parsed_commands),
+        cmocka_unit_test(test_stop_counts_as_dropped),
+        cmocka_unit_test(test_events_in_pieces),
+        cmocka_unit_test(test_timeline_in_pieces),
         cmocka_unit_test(test_merge_order_independent),
         cmocka_unit_test(test_malformed_partials),
     };

@@ -371,7 +371,7 @@ static void test_commands(void **state)
                      {"100ns", 100ull},
                      {"0.25s", 250000000ull},
                      {"18446744073ns", 18446744073ull},
-                     {"18446744073", 18446744073000000000ull}};
+                     {"9223372036.854775807", 9223372036854775807ull}};
     for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
         char line[64];
         snprintf(line, sizeof line, "record window %s", durations[i].text);
@@ -387,6 +387,27 @@ static void test_commands(void **state)
     expect_canonical("profile --to 1s", "profile --to 1000000000ns");
     expect_canonical("query m", "query m");
     expect_canonical("status", "status");
+
+    /* --from 0 is a time like any other: kept by the canonical form, told apart from "not given" */
+    c = parse_ok("timeline --from 0 --to 5s");
+    assert_true(c.from_given && c.to_given);
+    assert_int_equal(c.from, 0);
+    c = parse_ok("timeline --to 5s");
+    assert_false(c.from_given);
+    assert_true(c.to_given);
+    expect_canonical("timeline --from 0 --to 5s", "timeline --from 0ns --to 5000000000ns");
+    expect_canonical("events --from 0", "events --from 0ns");
+    expect_canonical("profile --to 18446744073709551615ns", "profile --to 18446744073709551615ns");
+    c = parse_ok("events --from 18446744073");
+    assert_true(c.from == 18446744073000000000ull);
+
+    /* the documented limits, at their edges */
+    assert_int_equal(parse_ok("timeline --bins 10000 --rows 4096").bins, 10000);
+    assert_int_equal(parse_ok("events --limit 10000000").limit, 10000000);
+
+    /* names and paths: any UTF-8 text (a blank as %20), never control characters */
+    c = parse_ok("snapshot caf%C3%A9%20%E2%82%AC");
+    assert_string_equal(c.path, "caf\xc3\xa9 \xe2\x82\xac");
 }
 
 static void expect_error(const char *line, const char *fragment)
@@ -419,7 +440,9 @@ static void test_command_errors(void **state)
     expect_error("record window 1.s", "duration");
     expect_error("record window .5s", "duration");
     expect_error("record window 1.5ns", "duration");
-    expect_error("record window 18446744074", "duration"); /* overflows u64 ns */
+    expect_error("record window 18446744074", "duration");  /* overflows u64 ns */
+    expect_error("record window 18446744073s", "too long"); /* now + it would overflow */
+    expect_error("record window 9223372036.854775808", "too long");
     expect_error("record window 99999999999999999999999ns", "duration");
     expect_error("record window 2s 3s", "unexpected argument");
     expect_error("app", "app needs pause or resume");
@@ -445,7 +468,9 @@ static void test_command_errors(void **state)
     expect_error("profile --frob 1", "does not take --frob");
     expect_error("profile --limit 3", "does not take --limit");
     expect_error("timeline --bins 0", "bad --bins");
-    expect_error("timeline --bins 100001", "bad --bins");
+    expect_error("timeline --bins 10001", "from 1 to 10000");
+    expect_error("timeline --rows 4097", "from 1 to 4096");
+    expect_error("query m --bins 100000", "bad --bins");
     expect_error("timeline --rows x", "bad --rows");
     expect_error("timeline --groups 2", "does not take --groups");
     expect_error("messages --groups 4097", "bad --groups");
@@ -459,6 +484,16 @@ static void test_command_errors(void **state)
     expect_error("snapshot a%2", "bad word");
     expect_error("snapshot a%00b", "bad word");
     expect_error("snapshot a\x01", "bad word");
+    expect_error("snapshot a%0Ab", "not UTF-8 text or holds a control character");
+    expect_error("snapshot a%09b", "control character");
+    expect_error("snapshot a%7Fb", "control character");
+    expect_error("snapshot a%C2%85b", "control character"); /* C1: NEL */
+    expect_error("snapshot a%FFb", "not UTF-8");
+    expect_error("snapshot a%C3", "not UTF-8");          /* cut short */
+    expect_error("snapshot a%C0%AF", "not UTF-8");       /* overlong '/' */
+    expect_error("snapshot a%ED%A0%80", "not UTF-8");    /* a surrogate */
+    expect_error("snapshot a%F4%90%80%80", "not UTF-8"); /* beyond U+10FFFF */
+    expect_error("load-module x%0A.so", "control character");
 
     char long_path[1200] = "snapshot ";
     memset(long_path + 9, 'p', 1100);

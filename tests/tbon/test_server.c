@@ -31,14 +31,22 @@ typedef struct frame {
     char *payload; /* NUL-terminated */
 } frame;
 
-static int client_connect(uint16_t port)
+/* receive_buffer > 0: that SO_RCVBUF, set before connecting (so the window stays that small) */
+static int client_connect_buffered(uint16_t port, int receive_buffer)
 {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
+    if (receive_buffer > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&address, sizeof address), 0);
     return fd;
+}
+
+static int client_connect(uint16_t port)
+{
+    return client_connect_buffered(port, 0);
 }
 
 static void send_bytes(int fd, const void *bytes, size_t length)
@@ -219,14 +227,19 @@ static void stop(fixture *fx)
     free(fx);
 }
 
-static int hello(fixture *fx)
+static int hello_buffered(fixture *fx, int receive_buffer)
 {
-    const int fd = client_connect(fx->port);
+    const int fd = client_connect_buffered(fx->port, receive_buffer);
     char line[128];
     snprintf(line, sizeof line, "hello token=%s client=test", fx->token);
     send_frame(fd, OTFX_FRAME_HELLO, 0, line);
     expect_frame(fd, OTFX_FRAME_WELCOME, 0, "session job=job-1 ranks=8 places=3 version=1");
     return fd;
+}
+
+static int hello(fixture *fx)
+{
+    return hello_buffered(fx, 0);
 }
 
 /* Waits up to 5 s for a queued request. */
@@ -595,6 +608,9 @@ static void test_max_clients(void **state)
     fixture *fx = start((otfx_server_config){.max_clients = 2});
     const int a = hello(fx), b = hello(fx);
     int c = client_connect(fx->port);
+    char line[128];
+    snprintf(line, sizeof line, "hello token=%s", fx->token);
+    send_frame(c, OTFX_FRAME_HELLO, 0, line);
     expect_frame(c, OTFX_FRAME_ERROR, 0, "code=busy message=too%20many%20clients");
     expect_closed(c);
     close(c);
@@ -603,6 +619,166 @@ static void test_max_clients(void **state)
     c = hello(fx);
     close(b);
     close(c);
+    stop(fx);
+}
+
+/* Connections that never authenticate have a quota of their own: however many sit idle, a client with
+ * the token gets in, and the idle ones are cut (oldest first) or time out. */
+static void test_idle_unauthenticated_connections(void **state)
+{
+    (void)state;
+    fixture *fx =
+        start((otfx_server_config){.max_clients = 2, .max_unauthenticated = 4, .hello_timeout_ms = 3000});
+    enum { IDLE = 70 };
+    int idle[IDLE];
+    for (int i = 0; i < IDLE; i++)
+        idle[i] = client_connect(fx->port);
+    for (int round = 0; round < 3; round++) {
+        const int fd = hello(fx); /* WELCOME, every time */
+        send_frame(fd, OTFX_FRAME_REQUEST, 1, "status");
+        otfx_server_request request;
+        assert_true(next_request(fx, &request));
+        reply(fx, &request, OTFX_FRAME_REPLY, "ok\n");
+        expect_frame(fd, OTFX_FRAME_REPLY, 1, "ok");
+        close(fd);
+        for (int i = 0; i < 8; i++) /* more idle connections meanwhile */
+            close(client_connect(fx->port));
+    }
+    /* all but the newest few were cut at once; those time out without a HELLO */
+    int cut = 0, timed_out = 0;
+    for (int i = 0; i < IDLE; i++) {
+        frame f;
+        const int rc = read_frame(idle[i], &f, 5000);
+        if (rc == 0)
+            cut++;
+        else if (rc == 1 && strstr(f.payload, "no%20HELLO%20in%20time")) {
+            timed_out++;
+            expect_closed(idle[i]);
+        }
+        if (rc == 1)
+            frame_free(&f);
+        close(idle[i]);
+    }
+    assert_int_equal(cut + timed_out, IDLE);
+    assert_true(timed_out <= 4);
+    stop(fx);
+}
+
+/* Sends `count` requests on `fd` and answers each one the server hands over within `wait_ms` with a
+ * reply of `size` bytes; returns the client id (0: none was handed over). */
+static uint64_t answer_lazily(fixture *fx, int fd, uint32_t count, const char *reply_bytes, size_t size)
+{
+    uint64_t client = 0;
+    for (uint32_t r = 1; r <= count; r++)
+        send_frame(fd, OTFX_FRAME_REQUEST, r, "events");
+    for (int idle = 0; idle < 100;) {
+        otfx_server_request request;
+        if (!otfx_server_next_request(fx->server, &request)) {
+            sleep_ms(10); /* the rest waits in the socket once the server stopped reading this client */
+            idle++;
+            continue;
+        }
+        client = request.client;
+        otfx_server_reply(fx->server, request.client, request.request, OTFX_FRAME_REPLY, reply_bytes, size);
+        idle = 0;
+    }
+    return client;
+}
+
+/* Reads frames until the connection closes or stays silent for 2 s: whole replies, busy refusals. */
+static void count_answers(int fd, size_t largest, int *replies, int *refused)
+{
+    unsigned char header[OTFX_FRAME_HEADER_BYTES];
+    char *payload = malloc(largest + 1);
+    assert_non_null(payload);
+    *replies = *refused = 0;
+    while (read_exactly(fd, header, sizeof header, 2000) == 1) {
+        otfx_frame_header h;
+        assert_int_equal(otfx_frame_parse_header(header, sizeof header, OTFX_PROTOCOL_MAX_REPLY, &h),
+                         OTFX_FRAME_OK);
+        assert_true(h.length <= largest);
+        if (read_exactly(fd, payload, h.length, 2000) != 1)
+            break;
+        payload[h.length] = '\0';
+        if (h.kind == OTFX_FRAME_REPLY)
+            (*replies)++;
+        else if (h.kind == OTFX_FRAME_ERROR && strstr(payload, "code=busy") &&
+                 strstr(payload, "answers%20unread"))
+            (*refused)++;
+    }
+    free(payload);
+}
+
+enum { BIG_REPLY = 1024 * 1024, CLIENT_LIMIT = 4 * BIG_REPLY };
+
+static char *big_reply(void)
+{
+    char *big = malloc(BIG_REPLY + 1);
+    assert_non_null(big);
+    memset(big, 'x', BIG_REPLY);
+    big[BIG_REPLY] = '\0';
+    return big;
+}
+
+/* A client that reads nothing: the answers waiting for it stay within its bound (the later ones are
+ * refused with busy, small), and its requests are no longer read meanwhile. */
+static void test_unread_answers_bounded_per_client(void **state)
+{
+    (void)state;
+    fixture *fx =
+        start((otfx_server_config){.max_client_output = CLIENT_LIMIT, .max_requests_per_client = 64});
+    char *big = big_reply();
+    const int lazy = hello_buffered(fx, 4096); /* small socket buffers: little hides in the kernel */
+    assert_int_not_equal(answer_lazily(fx, lazy, 48, big, BIG_REPLY), 0);
+    /* not read from while it is behind: this request stays in the socket */
+    send_frame(lazy, OTFX_FRAME_REQUEST, 100, "status");
+    sleep_ms(500);
+    otfx_server_request request;
+    assert_false(otfx_server_next_request(fx->server, &request));
+    int replies, refused;
+    count_answers(lazy, BIG_REPLY, &replies, &refused);
+    assert_true(refused >= 1);
+    assert_true(replies >= 1);
+    /* within the bound, plus what the kernel's buffers took before */
+    assert_int_equal(replies + refused, 48);
+    assert_true(replies <= 2 * CLIENT_LIMIT / BIG_REPLY);
+    /* once it has read, it is read from again */
+    assert_true(next_request(fx, &request));
+    assert_int_equal(request.request, 100);
+    reply(fx, &request, OTFX_FRAME_REPLY, "ok\n");
+    expect_frame(lazy, OTFX_FRAME_REPLY, 100, "ok");
+    close(lazy);
+    free(big);
+    stop(fx);
+}
+
+/* When the answers of all clients together reach their bound, a client that has stopped reading is
+ * cut so that one that reads still gets its answers. */
+static void test_stalled_client_cut_for_room(void **state)
+{
+    (void)state;
+    fixture *fx = start((otfx_server_config){.max_client_output = CLIENT_LIMIT,
+                                             .max_total_output = CLIENT_LIMIT / 2,
+                                             .max_requests_per_client = 64});
+    char *big = big_reply();
+    const int lazy = hello_buffered(fx, 4096);
+    const uint64_t lazy_client = answer_lazily(fx, lazy, 48, big, BIG_REPLY);
+    assert_int_not_equal(lazy_client, 0);
+    sleep_ms(2500); /* it has not read for long enough to count as stalled */
+    const int reader = hello(fx);
+    for (uint32_t r = 1; r <= 4; r++) {
+        send_frame(reader, OTFX_FRAME_REQUEST, r, "events");
+        otfx_server_request request;
+        assert_true(next_request(fx, &request));
+        otfx_server_reply(fx->server, request.client, request.request, OTFX_FRAME_REPLY, big, BIG_REPLY);
+        expect_frame(reader, OTFX_FRAME_REPLY, r, "xxxx");
+    }
+    for (int i = 0; i < 500 && otfx_server_client_connected(fx->server, lazy_client); i++)
+        sleep_ms(10);
+    assert_false(otfx_server_client_connected(fx->server, lazy_client));
+    close(lazy);
+    close(reader);
+    free(big);
     stop(fx);
 }
 
@@ -740,6 +916,9 @@ int main(void)
         cmocka_unit_test(test_random_frames),
         cmocka_unit_test(test_client_leaves_mid_request),
         cmocka_unit_test(test_max_clients),
+        cmocka_unit_test(test_idle_unauthenticated_connections),
+        cmocka_unit_test(test_unread_answers_bounded_per_client),
+        cmocka_unit_test(test_stalled_client_cut_for_room),
         cmocka_unit_test(test_oversized_reply),
         cmocka_unit_test(test_several_clients),
         cmocka_unit_test(test_stop_with_requests_in_flight),

@@ -284,6 +284,13 @@ typedef int (*otfx_event_fn)(const otfx_event *event, void *user);
  * detail's, so every LEAVE closes the innermost open ENTER. */
 otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context, otfx_event_fn fn,
                               void *user);
+/* otfx_query_events for long queries: once it delivered `events_per_lock` events (0: never) since it
+ * took the trace's read lock, it releases the lock after the chunk it is reading, so that an append
+ * waiting for it gets in, takes the lock again and goes on with the first chunk after that one. The
+ * events are those of otfx_query_events while nothing changes; chunks appended meanwhile are read
+ * too, chunks a reduction removed meanwhile are not (and ones it rewrote are read as they are then). */
+otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                       otfx_event_fn fn, void *user, uint64_t events_per_lock);
 
 /* Profiles: per region, exact statistics over a window, whether its events are still held or were
  * reduced. A region instance contributes the part of its duration inside the window (an instance still
@@ -323,6 +330,11 @@ typedef struct otfx_timeline_bin {
 } otfx_timeline_bin;
 otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
                                 otfx_timeline_bin *bins);
+/* otfx_query_timeline for long queries: after it decoded `chunks_per_lock` chunks (0: never) since it
+ * took the trace's read lock, it releases the lock, so that an append waiting for it gets in, takes it
+ * again and goes on with the first chunk after the last one it read (as otfx_query_events_yielding). */
+otfx_status otfx_query_timeline_yielding(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
+                                         otfx_timeline_bin *bins, uint32_t chunks_per_lock);
 
 /* Point-to-point messages per peer in [from, to), sent and received, sorted by peer (same rules and
  * exactness as profiles). *count in: capacity of

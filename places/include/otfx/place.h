@@ -94,8 +94,9 @@ typedef struct otfx_event_place_setup {
  * commands; an analysis place (not an event place in the layout) only runs its part of the tree; the
  * root (place P-1) also runs the client server. Every event place prints its report once its ranks said
  * goodbye; the place returns when the root shut the tree down (a standalone place: at once after its
- * report). Returns 0, or 2 after printing why when OTFX_BUFFER or OTFX_REDUCTION is invalid (nothing
- * received then: the caller ends the job). Runs MPI through PMPI_* only. */
+ * report). Returns 0, or 2 after printing why when OTFX_BUFFER, OTFX_REDUCTION, OTFX_QUERY_MEMORY or
+ * OTFX_MODULE_TIMEOUT is invalid (nothing received then: the caller ends the job). Runs MPI through
+ * PMPI_* only. */
 int otfx_event_place_run(const otfx_event_place_setup *setup);
 
 /* Parses a buffer size: a positive integer with an optional suffix K, M or G (powers of 1024, an

@@ -11,9 +11,12 @@
  * place-local references: name regions by their names, ranks by application rank.
  *
  * A module is one `otfx_analysis_module` value. The built-in ones are status, profile, timeline,
- * messages and events; `load-module PATH` dlopens a shared object on every place and calls its
- * `otfx_analysis_module_entry` (OTFX_ANALYSIS_ENTRY_SYMBOL), which returns the module; its queries are
- * then `query NAME [options]`.
+ * messages and events; `load-module PATH` makes a shared object's module available on every place (its
+ * `otfx_analysis_module_entry`, OTFX_ANALYSIS_ENTRY_SYMBOL, returns the module); its queries are then
+ * `query NAME [options]`. A loaded module's code runs only in helper processes ("Loaded modules run out
+ * of process" below), under the module time limit, with its results bounded by the query memory bound
+ * (otfx_leaf_input.result_limit, the limit of `out`): write modules that keep no state between calls
+ * and build their results with otfx_blob_* (an append past the bound fails).
  */
 #ifndef OTFX_ANALYSIS_H
 #define OTFX_ANALYSIS_H
@@ -29,15 +32,20 @@
 extern "C" {
 #endif
 
-#define OTFX_ANALYSIS_ABI          1
+#define OTFX_ANALYSIS_ABI          2
 #define OTFX_ANALYSIS_ENTRY_SYMBOL "otfx_analysis_module_entry"
 
-/* Bytes of a partial result. */
+/* Bytes of a partial result. An append that would take it past `limit` (0: none) fails like one
+ * out of memory and sets `too_large` as well: a place hands every leaf an `out` whose limit is the
+ * query memory bound, so a result stops growing at the bound while it is built. */
 typedef struct otfx_blob {
     unsigned char *data;
     size_t length, capacity;
-    bool failed; /* out of memory once */
+    bool failed; /* out of memory once, or the limit reached */
+    size_t limit;
+    bool too_large; /* the limit was reached */
 } otfx_blob;
+/* Frees the bytes; the limit stays. */
 void otfx_blob_free(otfx_blob *blob);
 void otfx_blob_append(otfx_blob *blob, const void *bytes, size_t length);
 void otfx_blob_u32(otfx_blob *blob, uint32_t value);
@@ -87,6 +95,12 @@ typedef struct otfx_leaf_input {
     size_t rank_count;
     uint32_t app_ranks; /* N: ranks of the whole application */
     uint64_t now_ns;    /* the place's clock (the job's global time base) */
+    /* The query memory bound: the largest partial result a place keeps (`out` is limited to it). */
+    size_t result_limit;
+    /* What this place's queries ran into so far (the status module reports them). */
+    uint64_t queries_too_large; /* refused: a result would have exceeded the bound */
+    uint64_t module_timeouts;   /* stopped at the module time limit */
+    uint64_t module_crashes;    /* a loaded module's helper process died */
 } otfx_leaf_input;
 
 typedef struct otfx_analysis_module {
@@ -135,11 +149,21 @@ uint32_t otfx_rank_selection_group(const otfx_rank_selection *selection, uint32_
 void otfx_rank_selection_group_ranks(const otfx_rank_selection *selection, uint32_t group, uint32_t *first,
                                      uint32_t *last);
 
+/* What modules use instead of otfx_query_events (trace.h): otfx_query_events_yielding with
+ * OTFX_ANALYSIS_EVENTS_PER_LOCK, so that a long query never holds a trace's read lock for more than
+ * about that many events and one chunk, and so never stalls the place's appends (and with them the
+ * application) for long. */
+#define OTFX_ANALYSIS_EVENTS_PER_LOCK 16384u
+otfx_status otfx_analysis_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                       otfx_event_fn fn, void *user);
+
 /* The registry: one per process, built-ins first; lookups and registration take a mutex. */
 const otfx_analysis_module *otfx_analysis_find(const char *name);
 /* The built-in module answering a command kind (status, profile, timeline, messages, events). */
 const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind);
-/* dlopen()s PATH, checks its ABI and registers it. Returns the module, or NULL with why in `error`.
+/* dlopen()s PATH into this process, checks its ABI and registers it (for tools and tests: otfx places
+ * never do this, they run loaded modules out of process, see below). Returns the module, or NULL with
+ * why in `error`.
  * A PATH without '/' names a file in the working directory (it is not searched for like a library).
  * Loading the same object again returns its module; a name already taken by another module is refused.
  * The object is never unloaded. A module may call the otfx_* and otfx_blob_* functions: link it with
@@ -147,6 +171,8 @@ const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind);
 const otfx_analysis_module *otfx_analysis_load(const char *path, char *error, size_t error_size);
 /* Checks a module value (ABI, name [a-z0-9_-]{1,63}, functions) and adds it to the registry. */
 bool otfx_analysis_register(const otfx_analysis_module *module, char *error, size_t error_size);
+/* The checks of otfx_analysis_register, without registering. */
+bool otfx_analysis_validate(const otfx_analysis_module *module, char *error, size_t error_size);
 /* Tokens for record lines: user, p2p, collective, mpi_other, phase ("unknown" otherwise), and enter,
  * leave, send, recv, isend, isend_complete, irecv_request, irecv, request_cancelled, coll_begin,
  * coll_end, metric, phase, reduction, nbc_request, nbc_complete. */
@@ -154,6 +180,68 @@ const char *otfx_analysis_role_token(otfx_region_role role);
 const char *otfx_analysis_event_token(otfx_event_type type);
 /* Registered modules (built-ins first), for help listings: NULL past the end. */
 const otfx_analysis_module *otfx_analysis_at(size_t index);
+
+/* ---- loaded modules run out of process ---------------------------------------------------------------
+ *
+ * A module loaded with `load-module` is code of a third party: otfx places never run it in their own
+ * process. Every call of it — loading and checking it (probe), a leaf, the merge of the partial results
+ * a place collected (and at the root the finish) — runs in a helper process forked for that call,
+ * which dlopen()s the module and reads a copy-on-write view of the place's memory (its traces, the
+ * results to merge). So a module that crashes kills its helper only ("module NAME crashed (SIGSEGV)
+ * while its leaf"), one that hangs is killed at the time limit ("module NAME did not answer within
+ * 30 s …"), one whose result grows past the query memory bound is stopped there, and the place, its
+ * traces and the job are never touched. The helper never calls MPI and never returns into the caller's
+ * code. Built-in modules (status, profile, timeline, messages, events) run in the place's process: their
+ * leaves on the worker thread under the same time limit (a leaf over the limit is answered with that
+ * error and its thread is not waited for), their merges on the MPI thread.
+ *
+ * A call is started, then polled without blocking until it ended, then taken (or cancelled: killed and
+ * reaped). The caller's memory that the call reads (input, parts) must stay unchanged until the fork,
+ * i.e. until the start function returned. */
+typedef struct otfx_module_call otfx_module_call;
+
+typedef struct otfx_module_limits {
+    uint64_t time_limit_ns; /* the helper is killed after this long (0: no limit) */
+    size_t result_limit;    /* the largest result (partial result, merged result, reply) it may return */
+} otfx_module_limits;
+
+/* dlopen()s PATH in a helper and checks the module: the result's data is "NAME\0HELP". */
+otfx_module_call *otfx_module_call_probe(const char *path, const otfx_module_limits *limits, char *error,
+                                         size_t error_size);
+/* The module NAME of PATH computes its leaf over `input` (out limited to limits->result_limit). */
+otfx_module_call *otfx_module_call_leaf(const char *path, const char *name, const otfx_command *query,
+                                        const otfx_leaf_input *input, const otfx_module_limits *limits,
+                                        char *error, size_t error_size);
+/* Merges parts[0 .. part_count) in this order into one result (answered[i]: the leaves part i covers); a
+ * part the module refuses is left out and listed. With `finish`, the merged result is then finished
+ * into the reply's record lines for places_total places (places_answered: the merged parts' leaves). */
+otfx_module_call *otfx_module_call_merge(const char *path, const char *name, const otfx_command *query,
+                                         const otfx_blob *parts, const uint32_t *answered, size_t part_count,
+                                         bool finish, uint32_t places_total, const otfx_module_limits *limits,
+                                         char *error, size_t error_size);
+/* A descriptor that becomes readable when the helper writes or ends (for poll()). */
+int otfx_module_call_fd(const otfx_module_call *call);
+/* Reads what the helper wrote; true once the call ended: it answered, died, or its time ran out (the
+ * helper is then killed). Never blocks. */
+bool otfx_module_call_poll(otfx_module_call *call);
+
+typedef struct otfx_module_result {
+    bool ok;           /* the module answered and succeeded */
+    bool too_large;    /* a result reached the query memory bound */
+    bool timed_out;    /* killed at the time limit */
+    bool crashed;      /* the helper died (a signal, or it wrote nonsense) */
+    char error[512];   /* why not ok (names the module) */
+    otfx_blob data;    /* probe: "NAME\0HELP"; leaf: partial result; merge: merged result or,
+                        * with finish, the reply's record lines */
+    uint32_t *refused; /* merge: indexes of the parts the module refused */
+    uint32_t refused_count;
+    otfx_text reasons; /* their reasons, one line each */
+} otfx_module_result;
+/* The outcome of a call (a call not ended yet is cancelled first); frees the call. */
+void otfx_module_call_take(otfx_module_call *call, otfx_module_result *out);
+/* Kills the helper if it still runs, reaps it, frees the call (NULL: nothing). */
+void otfx_module_call_cancel(otfx_module_call *call);
+void otfx_module_result_free(otfx_module_result *result);
 
 #ifdef __cplusplus
 }

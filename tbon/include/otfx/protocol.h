@@ -84,6 +84,9 @@ void otfx_text_free(otfx_text *text);
 void otfx_text_append(otfx_text *text, const char *bytes, size_t length);
 /* printf into the text. */
 void otfx_text_appendf(otfx_text *text, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Whether [text, text + length) is well-formed UTF-8 (no overlong forms, surrogates or code points above
+ * U+10FFFF) without control characters (C0, DEL, C1). Names and paths in command lines must be. */
+bool otfx_text_is_clean_utf8(const char *text, size_t length);
 /* Appends `value` percent-encoded: every byte outside 0x21–0x7e, '%' and '=' become %XX (upper-case
  * hex). Record-line values and command-line words use this encoding. */
 void otfx_text_append_encoded(otfx_text *text, const char *value);
@@ -165,8 +168,17 @@ bool otfx_rank_set_contains(const otfx_rank_set *set, uint32_t rank);
 void otfx_rank_set_format(const otfx_rank_set *set, char *out, size_t size);
 bool otfx_rank_set_parse(const char *text, otfx_rank_set *out);
 
-/* A parsed command line. Times are ns on the job's global clock; from = 0 and to = UINT64_MAX mean
- * "everything held". Durations and times accept a unit: 2s, 500ms, 10us, 100ns (plain: seconds). */
+/* Limits of the numeric options (docs/protocol.md section 5). */
+#define OTFX_COMMAND_MAX_BINS  10000u
+#define OTFX_COMMAND_MAX_ROWS  4096u
+#define OTFX_COMMAND_MAX_LIMIT 10000000u
+/* `record window`: the window's end (now + duration) must stay a time on the 64-bit clock. */
+#define OTFX_COMMAND_MAX_WINDOW_NS ((uint64_t)INT64_MAX)
+
+/* A parsed command line. Times are ns on the job's global clock; without --from/--to a query covers
+ * everything held (from = 0, to = UINT64_MAX, from_given/to_given false); `--from 0` is a given time.
+ * Durations and times accept a unit: 2s, 500ms, 10us, 100ns (plain: seconds). Words must be UTF-8
+ * text without control characters once percent-decoded. */
 typedef struct otfx_command {
     otfx_command_kind kind;
     uint64_t from, to;
@@ -178,6 +190,7 @@ typedef struct otfx_command {
     char path[1024];   /* snapshot / load-module */
     char module[64];   /* query */
     bool overwrite;
+    bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */
 } otfx_command;
 
 /* Parses e.g. "profile --from 1s --to 2s --ranks 0-3", "snapshot run1 --overwrite",

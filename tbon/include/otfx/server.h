@@ -31,9 +31,12 @@ typedef struct otfx_server_config {
     const char *session_dir; /* NULL: $OTFX_SESSION_DIR, else the working directory */
     const char *job_id;      /* written into the session file and the WELCOME frame */
     uint32_t app_ranks, places;
-    uint32_t max_clients;             /* 0: 64 */
+    uint32_t max_clients;             /* authenticated at once; 0: 64 */
+    uint32_t max_unauthenticated;     /* connected, no valid HELLO yet; when full, the oldest is cut; 0: 16 */
     uint32_t max_requests_per_client; /* in flight; 0: 16 */
-    uint32_t hello_timeout_ms;        /* a connection without a valid HELLO by then is closed; 0: 10000 */
+    uint32_t hello_timeout_ms;        /* a connection without a valid HELLO by then is closed; 0: 5000 */
+    size_t max_client_output;         /* answers one client has not read yet; 0: 64 MiB + 16 MiB */
+    size_t max_total_output;          /* the same for all clients together; 0: 256 MiB */
     /* Called from the server thread whenever a request was queued (e.g. to wake the owner). */
     void (*notify)(void *user);
     void *user;

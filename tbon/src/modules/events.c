@@ -156,6 +156,7 @@ static bool events_leaf(const otfx_command *query, const otfx_leaf_input *input,
     }
     if (n)
         qsort(locations, n, sizeof *locations, compare_locations);
+    uint64_t collected = 0;
     otfx_blob_header(out, EVENTS_MAGIC);
     otfx_blob_u32(out, n);
     for (uint32_t i = 0; i < n && !out->failed; i++) {
@@ -172,8 +173,9 @@ static bool events_leaf(const otfx_command *query, const otfx_leaf_input *input,
         otfx_blob_u32(out, 0);
         collect_state state = {
             .defs = input->defs, .blob = out, .limit = query->limit ? query->limit : DEFAULT_LIMIT};
-        if (otfx_query_events(input->traces[locations[i].trace], query->from, query->to, true, collect_event,
-                              &state) != OTFX_OK) {
+        /* in pieces: a long query never holds a trace's lock for long */
+        if (otfx_analysis_query_events(input->traces[locations[i].trace], query->from, query->to, true,
+                                       collect_event, &state) != OTFX_OK) {
             snprintf(error, error_size, "events of rank %u: %s", locations[i].rank, otfx_last_error());
             free(locations);
             return false;
@@ -182,8 +184,16 @@ static bool events_leaf(const otfx_command *query, const otfx_leaf_input *input,
             put_u32_at(out, header, state.truncated);
             put_u32_at(out, header + 4, state.count);
         }
+        collected += state.count;
     }
     free(locations);
+    if (out->too_large) {
+        snprintf(error, error_size,
+                 "events: too large: more than %llu events at place %d exceed the query memory bound of %zu "
+                 "bytes; narrow the window (--from/--to) or the ranks, or lower --limit",
+                 (unsigned long long)collected, input->place, out->limit);
+        return false;
+    }
     if (out->failed) {
         snprintf(error, error_size, "events: out of memory");
         return false;
@@ -265,7 +275,7 @@ static bool events_merge(const otfx_command *query, otfx_blob *into, const void 
         snprintf(error, error_size, "events: malformed partial result");
         return false;
     }
-    otfx_blob out = {0};
+    otfx_blob out = {.limit = into->limit}; /* the merged result is bounded like the leaves' */
     otfx_blob_header(&out, EVENTS_MAGIC);
     otfx_blob_u32(&out, na + nb);
     uint32_t i = 0, j = 0;
@@ -288,8 +298,16 @@ static bool events_merge(const otfx_command *query, otfx_blob *into, const void 
     free(a);
     free(b);
     if (!ok || out.failed) {
+        const bool too_large = out.too_large;
         otfx_blob_free(&out);
-        snprintf(error, error_size, ok ? "events: out of memory" : "events: a location answered twice");
+        if (too_large)
+            snprintf(
+                error, error_size,
+                "events: too large: the merged events exceed the query memory bound of %zu bytes; narrow "
+                "the window (--from/--to) or the ranks, or lower --limit",
+                into->limit);
+        else
+            snprintf(error, error_size, ok ? "events: out of memory" : "events: a location answered twice");
         return false;
     }
     otfx_blob_free(into);

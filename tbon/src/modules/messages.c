@@ -211,7 +211,7 @@ static bool messages_merge(const otfx_command *query, otfx_blob *into, const voi
             n++;
         }
     }
-    otfx_blob out = {0};
+    otfx_blob out = {.limit = into->limit};
     write_cells(&out, &b, m, n);
     free(m);
     free(a.cells);

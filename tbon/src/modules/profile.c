@@ -199,7 +199,7 @@ static bool profile_merge(const otfx_command *query, otfx_blob *into, const void
             n++;
         }
     }
-    otfx_blob out = {0};
+    otfx_blob out = {.limit = into->limit};
     write_entries(&out, a.approximate | b.approximate, a.locations + b.locations, m, n);
     free(m);
     free(a.entries);

@@ -10,10 +10,13 @@
  *   place index=P ranks=R first_rank=A last_rank=B threads=T events_per_s=E buffer_used=U
  *         buffer_budget=G buffer_open=O fill=F(0..1) strategy=ring|time|type|depth|stop|mixed
  *         reductions=K events_received=N events_held=H events_reduced=D reduced_fraction=F(0..1)
- *         reduced_<strategy>=D (one per strategy with D > 0) dropped_events=X blocked_ns=W
+ *         reduced_<strategy>=D (ring, time, type, depth: one per strategy with D > 0) dropped_events=X
+ *         dropped_<cause>=D (stop, source-drop, throttle: one per cause with D > 0) blocked_ns=W
  *         recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
  *         ranks_paused=k ranks_finished=k paused_ranks=SET not_recording_ranks=SET finished_ranks=SET
- *         stopped_traces=k first_time=T0 last_time=T1 defs_bytes=D
+ *         stopped_traces=k first_time=T0 last_time=T1 defs_bytes=D queries_too_large=Q module_timeouts=T
+ *         module_crashes=C (what the place's queries ran into: results over the query memory bound,
+ *         module calls over the time limit, loaded modules' helpers that died; also summed in summary)
  *   summary places=n places_answered=k places_total=n ranks=R events_per_s=E buffer_used=U
  *           buffer_budget=G fill=F events_received=N events_held=H events_reduced=D reductions=K
  *           dropped_events=X blocked_ns=W recording=on|off|mixed app_state=running|paused|mixed|finished
@@ -32,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STATUS_MAGIC 0x32415453u /* "STA2" */
+#define STATUS_MAGIC 0x33415453u /* "STA3" */
 
 enum {
     F_PLACE,
@@ -58,6 +61,9 @@ enum {
     F_FIRST_TIME, /* UINT64_MAX when nothing was received */
     F_LAST_TIME,
     F_DEFS_BYTES,
+    F_TOO_LARGE,  /* queries refused for the memory bound */
+    F_TIMEOUTS,   /* module calls stopped at the time limit */
+    F_CRASHES,    /* loaded modules' helpers that died */
     F_REDUCED_BY, /* OTFX_REDUCE_COUNT values */
     PLACE_FIELDS = F_REDUCED_BY + OTFX_REDUCE_COUNT
 };
@@ -100,6 +106,15 @@ static int compare_rank_states(const void *x, const void *y)
 {
     const rank_state *a = x, *b = y;
     return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Reduced events were stored and later thinned by a reduction strategy; events refused by `stop`,
+ * dropped before the trace or not recorded by throttling were never stored: they count as dropped
+ * (dropped_events, which the place also counts; the end-of-run report does the same). */
+static bool thins_stored_events(int strategy)
+{
+    return strategy != OTFX_REDUCE_STOP && strategy != OTFX_REDUCE_SOURCE_DROP &&
+           strategy != OTFX_REDUCE_THROTTLE;
 }
 
 static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
@@ -154,7 +169,8 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
         e.v[F_RECEIVED] += s.events_received;
         e.v[F_HELD] += s.events_held;
         for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
-            e.v[F_REDUCED] += s.events_reduced[k];
+            if (thins_stored_events(k))
+                e.v[F_REDUCED] += s.events_reduced[k];
             e.v[F_REDUCED_BY + k] += s.events_reduced[k];
         }
         e.v[F_REDUCTIONS] += s.reductions;
@@ -169,6 +185,9 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
         }
     }
     e.v[F_DEFS_BYTES] = input->defs ? otfx_defs_bytes(input->defs) : 0;
+    e.v[F_TOO_LARGE] = input->queries_too_large;
+    e.v[F_TIMEOUTS] = input->module_timeouts;
+    e.v[F_CRASHES] = input->module_crashes;
     for (size_t i = 0; i < input->rank_count; i++) {
         const otfx_rank_info *r = &input->ranks[i];
         e.ranks[i].rank = r->rank;
@@ -260,7 +279,7 @@ static bool status_merge(const otfx_command *query, otfx_blob *into, const void 
         snprintf(error, error_size, "status: malformed partial result");
         return false;
     }
-    otfx_blob out = {0};
+    otfx_blob out = {.limit = into->limit};
     otfx_blob_header(&out, STATUS_MAGIC);
     otfx_blob_u32(&out, na + nb);
     uint32_t i = 0, j = 0;
@@ -377,13 +396,20 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
         otfx_kv_f64(reply, "reduced_fraction",
                     v[F_RECEIVED] ? (double)v[F_REDUCED] / (double)v[F_RECEIVED] : 0.0);
         for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
-            if (v[F_REDUCED_BY + k] == 0)
+            if (v[F_REDUCED_BY + k] == 0 || !thins_stored_events(k))
                 continue;
             char key[32];
             snprintf(key, sizeof key, "reduced_%s", otfx_reduction_name((otfx_reduction)k));
             otfx_kv_u64(reply, key, v[F_REDUCED_BY + k]);
         }
         otfx_kv_u64(reply, "dropped_events", v[F_DROPPED]);
+        for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
+            if (v[F_REDUCED_BY + k] == 0 || thins_stored_events(k))
+                continue;
+            char key[32];
+            snprintf(key, sizeof key, "dropped_%s", otfx_reduction_name((otfx_reduction)k));
+            otfx_kv_u64(reply, key, v[F_REDUCED_BY + k]);
+        }
         otfx_kv_u64(reply, "blocked_ns", v[F_BLOCKED]);
         put_states(reply, v);
         put_ranks(reply, &scratch, "paused_ranks", &e[i], RANK_PAUSED | RANK_FINISHED, RANK_PAUSED);
@@ -395,6 +421,9 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
             otfx_kv_u64(reply, "last_time", v[F_LAST_TIME]);
         }
         otfx_kv_u64(reply, "defs_bytes", v[F_DEFS_BYTES]);
+        otfx_kv_u64(reply, "queries_too_large", v[F_TOO_LARGE]);
+        otfx_kv_u64(reply, "module_timeouts", v[F_TIMEOUTS]);
+        otfx_kv_u64(reply, "module_crashes", v[F_CRASHES]);
         otfx_kv_end(reply);
         for (int k = 0; k < PLACE_FIELDS; k++) {
             if (k == F_FIRST_TIME)
@@ -436,6 +465,9 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
     otfx_kv_u64(reply, "reductions", total[F_REDUCTIONS]);
     otfx_kv_u64(reply, "dropped_events", total[F_DROPPED]);
     otfx_kv_u64(reply, "blocked_ns", total[F_BLOCKED]);
+    otfx_kv_u64(reply, "queries_too_large", total[F_TOO_LARGE]);
+    otfx_kv_u64(reply, "module_timeouts", total[F_TIMEOUTS]);
+    otfx_kv_u64(reply, "module_crashes", total[F_CRASHES]);
     put_states(reply, total);
     if (total[F_FIRST_TIME] <= total[F_LAST_TIME]) {
         otfx_kv_u64(reply, "first_time", total[F_FIRST_TIME]);

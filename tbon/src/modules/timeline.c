@@ -10,12 +10,12 @@
  * group's cell is that of its busiest rank there, ties to the lower rank).
  *
  * Windows. With both --from and --to given, the columns are those of otfx_query_timeline: column k
- * starts at from + floor(k*(to-from)/bins) ("mode=window"). When either end is open (from = 0 or
- * to = UINT64_MAX) the open end is the oldest / newest event the selected ranks hold, and the columns
- * are aligned: they are W ns wide, W a power of two, and start at origin + k*W (origin = from, or 0
- * when from is open), using as many columns as needed, at most `bins` ("mode=held"). Leaves choose W
- * from what they hold; merging partials of different W re-bins the finer one exactly for the sums
- * (and so the means) while min, max and dominant then become approximations (approximate=1). When
+ * starts at from + floor(k*(to-from)/bins) ("mode=window"). When either end is open (--from or --to
+ * not given; `--from 0` is a given time) the open end is the oldest / newest event the selected ranks hold,
+ * and the columns are aligned: they are W ns wide, W a power of two, and start at origin + k*W (origin =
+ * from, or 0 when from is open), using as many columns as needed, at most `bins` ("mode=held"). Leaves choose
+ * W from what they hold; merging partials of different W re-bins the finer one exactly for the sums (and so
+ * the means) while min, max and dominant then become approximations (approximate=1). When
  * --to is given but --from is open the last column may reach past --to.
  *
  * Partial result: "TLN1", u32 mode (0 nothing held, 1 window, 2 held), u64 a, u64 b (window: from, to;
@@ -52,6 +52,8 @@
 #define FIELDS         6
 #define NONE           UINT32_MAX
 #define CELL_BYTES     (FIELDS * 3 * 8 + 4 + 4 + 8)
+/* Chunks a timeline decodes before it lets a waiting append in (about a millisecond each). */
+#define TIMELINE_CHUNKS_PER_LOCK 4
 
 enum { MODE_EMPTY = 0, MODE_WINDOW = 1, MODE_HELD = 2 };
 static const char *const field_names[FIELDS] = {"user", "p2p", "collective", "mpi_other", "phase", "reduced"};
@@ -349,6 +351,14 @@ static bool name_dominants(timeline *t, otfx_defs *defs)
     return true;
 }
 
+/* otfx_query_timeline of one trace, letting the place's appends in every TIMELINE_CHUNKS_PER_LOCK chunks
+ * decoded (bins finer than the chunks decode everything the window holds). */
+static bool trace_timeline(otfx_trace *trace, uint64_t from, uint64_t to, uint32_t columns,
+                           otfx_timeline_bin *bins)
+{
+    return otfx_query_timeline_yielding(trace, from, to, columns, bins, TIMELINE_CHUNKS_PER_LOCK) == OTFX_OK;
+}
+
 static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out,
                           char *error, size_t error_size)
 {
@@ -360,7 +370,9 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
     t.groups = selection.groups;
     t.selected = selection.count;
     t.app_ranks = input->app_ranks;
-    bool open_from = query->from == 0, open_to = query->to == UINT64_MAX;
+    /* a caller that filled the struct itself without the flags: from = 0 / to = UINT64_MAX are open */
+    bool open_from = !query->from_given && query->from == 0;
+    bool open_to = !query->to_given && query->to == UINT64_MAX;
     uint64_t from = query->from, to = query->to;
     if (!open_from && !open_to) {
         if (from >= to) {
@@ -389,13 +401,20 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
         if (!open_to)
             hi = to;
         uint64_t origin = open_from ? 0 : from;
+        /* Times from clients may be anything; held events lie far below 2^61 ns (73 years of clock).
+         * Clamping the range there keeps every column end representable, as parse() requires. */
+        const uint64_t span_max = UINT64_C(1) << 61;
+        if (origin > span_max)
+            lo = hi; /* nothing is held that late */
+        else if (hi > origin + span_max)
+            hi = origin + span_max;
         if (lo < hi && lo >= origin) {
             uint64_t width = 1, first = 0, columns = 0;
             for (;;) {
                 first = (lo - origin) / width;
                 uint64_t end = (hi - origin) / width + ((hi - origin) % width != 0);
                 columns = end - first;
-                if (columns <= bins || width >= (UINT64_C(1) << 62))
+                if (columns <= bins || width >= span_max)
                     break;
                 width *= 2;
             }
@@ -429,7 +448,7 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
             for (size_t i = 0; ok && i < input->trace_count; i++) {
                 if (input->rank_of_trace[i] != j)
                     continue;
-                if (otfx_query_timeline(input->traces[i], from, to, t.columns, bin) != OTFX_OK) {
+                if (!trace_timeline(input->traces[i], from, to, t.columns, bin)) {
                     snprintf(error, error_size, "timeline of rank %u: %s", rank, otfx_last_error());
                     free(bin);
                     free(rank_cells);
@@ -569,7 +588,7 @@ static bool timeline_merge(const otfx_command *query, otfx_blob *into, const voi
     }
     if (into->length == 0) {
         timeline_free(&b);
-        otfx_blob copy = {0};
+        otfx_blob copy = {.limit = into->limit};
         otfx_blob_append(&copy, other, other_length);
         if (copy.failed) {
             snprintf(error, error_size, "timeline: out of memory");
@@ -598,7 +617,7 @@ static bool timeline_merge(const otfx_command *query, otfx_blob *into, const voi
         why = "partial results of different windows";
     if (!why && (a.mode == MODE_EMPTY || b.mode == MODE_EMPTY)) {
         /* the one with data wins; an empty one only adds its shape, which is the same */
-        otfx_blob copy = {0};
+        otfx_blob copy = {.limit = into->limit};
         if (a.mode == MODE_EMPTY)
             otfx_blob_append(&copy, other, other_length);
         else
@@ -668,7 +687,7 @@ static bool timeline_merge(const otfx_command *query, otfx_blob *into, const voi
             }
         }
     }
-    otfx_blob out = {0};
+    otfx_blob out = {.limit = into->limit};
     if (!why) {
         write_timeline(&out, &m);
         if (out.failed)
