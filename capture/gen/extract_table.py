@@ -124,6 +124,14 @@ def classify(name):
         return "p2p-sendrecv", "peer=dest tag=sendtag bytes=sendcount*sendtype status"
     if base == "MPI_Sendrecv_replace":
         return "p2p-sendrecv", "peer=dest tag=sendtag bytes=count*datatype status"
+    # One request for a send and a receive: the receive half's source, tag and bytes as posted (MPICH
+    # 4.0.2 leaves its status empty).
+    if base == "MPI_Isendrecv":
+        return "p2p-isendrecv", ("peer=dest tag=sendtag bytes=sendcount*sendtype source=source recvtag=recvtag "
+                                 "recvbytes=recvcount*recvtype")
+    if base == "MPI_Isendrecv_replace":
+        return "p2p-isendrecv", ("peer=dest tag=sendtag bytes=count*datatype source=source recvtag=recvtag "
+                                 "recvbytes=count*datatype")
     for cls, names in P2P.items():
         if base in names:
             return cls, P2P_PAYLOAD[cls]

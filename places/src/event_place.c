@@ -457,12 +457,14 @@ static void report_throttled(struct event_place *place, struct served_rank *rank
     free(line);
 }
 
-/* Message pairs on the place's time base: every send and receive of the ranks this place serves, the
- * n-th send from S to R with tag T paired with the n-th receive at R from S with tag T (MPI's order for
- * one communicator; programs that reuse a tag on several communicators between the same ranks may be
- * paired wrongly). A receive must end (its RECV/IRECV event) after its send started (the ENTER of the
- * call that sent). Counted per receiving rank into its clock line. */
+/* Message pairs on the place's time base: every send and receive of the ranks this place serves, paired
+ * by their channel (communicator, sender, receiver, tag) and ordinal (otfx_event.u.msg.seq), so a pair is
+ * checked only when the place holds both ends — a reduction that removed either leaves the other alone,
+ * and ends without an ordinal (0) are not paired. A receive must end (its RECV/IRECV event) after its
+ * send started (the SEND/ISEND event, at the ENTER of the call that sent). Counted per receiving rank into
+ * its clock line. */
 struct message_end {
+    otfx_ref comm;
     int32_t src, dst;
     uint32_t tag;
     uint64_t seq;
@@ -472,8 +474,6 @@ struct message_walk {
     struct message_end *ends[2]; /* sends, receives */
     size_t count[2], capacity[2];
     int32_t rank;
-    otfx_time last_enter;
-    uint64_t seq;
     bool failed;
 };
 
@@ -489,29 +489,27 @@ static void push_end(struct message_walk *walk, int which, struct message_end en
         walk->ends[which] = grown;
         walk->capacity[which] = capacity;
     }
-    end.seq = walk->seq++;
     walk->ends[which][walk->count[which]++] = end;
 }
 
 static int collect_message(const otfx_event *event, void *user)
 {
     struct message_walk *walk = user;
-    if (event->type == OTFX_EV_ENTER)
-        walk->last_enter = event->time;
-    else if (event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND)
-        push_end(walk, 0,
-                 (struct message_end){walk->rank, (int32_t)event->u.msg.peer, event->u.msg.tag, 0,
-                                      walk->last_enter});
-    else if (event->type == OTFX_EV_RECV || event->type == OTFX_EV_IRECV)
-        push_end(
-            walk, 1,
-            (struct message_end){(int32_t)event->u.msg.peer, walk->rank, event->u.msg.tag, 0, event->time});
+    const bool sent = event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND;
+    if ((!sent && event->type != OTFX_EV_RECV && event->type != OTFX_EV_IRECV) || event->u.msg.seq == 0)
+        return 0;
+    const int32_t peer = (int32_t)event->u.msg.peer;
+    push_end(walk, sent ? 0 : 1,
+             (struct message_end){event->u.msg.comm, sent ? walk->rank : peer, sent ? peer : walk->rank,
+                                  event->u.msg.tag, event->u.msg.seq, event->time});
     return 0;
 }
 
 static int compare_ends(const void *a, const void *b)
 {
     const struct message_end *x = a, *y = b;
+    if (x->comm != y->comm)
+        return x->comm < y->comm ? -1 : 1;
     if (x->src != y->src)
         return x->src < y->src ? -1 : 1;
     if (x->dst != y->dst)
@@ -528,10 +526,8 @@ static void check_message_pairs(struct event_place *place)
         struct served_rank *rank = &place->ranks[r];
         walk.rank = rank->rank;
         for (uint32_t t = 0; t < rank->stream_capacity; t++) {
-            if (!rank->streams[t])
-                continue;
-            walk.last_enter = 0;
-            otfx_query_events(rank->streams[t]->trace, 0, OTFX_TIME_MAX, false, collect_message, &walk);
+            if (rank->streams[t])
+                otfx_query_events(rank->streams[t]->trace, 0, OTFX_TIME_MAX, false, collect_message, &walk);
         }
     }
     if (!walk.failed) {
@@ -542,9 +538,7 @@ static void check_message_pairs(struct event_place *place)
         size_t i = 0, j = 0;
         while (i < walk.count[0] && j < walk.count[1]) {
             const struct message_end *send = &walk.ends[0][i], *recv = &walk.ends[1][j];
-            const struct message_end send_key = {send->src, send->dst, send->tag, 0, 0};
-            const struct message_end recv_key = {recv->src, recv->dst, recv->tag, 0, 0};
-            const int order = compare_ends(&send_key, &recv_key);
+            const int order = compare_ends(send, recv);
             if (order < 0) {
                 i++;
             } else if (order > 0) {

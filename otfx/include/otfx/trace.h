@@ -184,7 +184,13 @@ typedef struct otfx_event {
             uint32_t tag;
             uint64_t bytes;
             uint64_t request; /* ISEND, IRECV only */
-        } msg;                /* SEND, RECV, ISEND, IRECV */
+            /* Ordinal of this message on its channel at this end, 1-based, 0 unknown. A channel is
+             * (comm, sender, receiver, tag); a send's ordinal counts the sender's sends on it, a
+             * receive's the receiver's completed receives on it in completion order, so the n-th send
+             * and the n-th receive of a channel are one message (the order OTF2 readers pair by). The
+             * sender's threads share one count (a rank's), as do the receiver's. */
+            uint64_t seq;
+        } msg; /* SEND, RECV, ISEND, IRECV */
         struct {
             uint64_t request;
         } request; /* ISEND_COMPLETE, IRECV_REQUEST, CANCELLED, NBC_REQUEST */
