@@ -32,7 +32,10 @@ typedef struct place_snapshot_result {
     char archive[4096];      /* the anchor file's absolute path (.otf2), also when refused after resolving */
     uint64_t events_written; /* OTF2 event records written by this place */
     uint32_t locations;      /* written by this place */
-    char error[512];         /* when !ok: why (the same on every place when the path was refused) */
+    /* Point-to-point messages of this place's traces left out because the other end of the message is
+     * in no place's traces (reduced away, outside the window, a rank not selected): otfx_export_stats */
+    uint64_t messages_unpaired;
+    char error[512]; /* when !ok: why (the same on every place when the path was refused) */
 } place_snapshot_result;
 
 /* Resolves a snapshot path under `directory` (NULL or "": the working directory, which must exist):

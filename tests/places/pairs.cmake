@@ -1,0 +1,39 @@
+# Snapshots whose point-to-point messages pair as OTF2 readers pair them (included from CMakeLists.txt):
+# the n-th send of a (sender, receiver, communicator, tag) is the n-th receive, of the same size, sent no
+# later than 1 ms after it was received, and request ids unique among a rank's outstanding requests
+# (check-message-pairs, check_message_pairs.py). With a 64 KiB buffer per rank the ranks' traces are
+# reduced each on its own (ring: the oldest detail; type: classes thinned), so a snapshot holds ends whose
+# other end is gone: the export leaves those out. And with recording paused and resumed mid-run by
+# otfxctl: the ranks stop and restart at slightly different moments, yet count their messages throughout.
+# Linked programs, so they run in the sanitizer build too.
+if(TARGET otfx_example_common AND TARGET otfx-capture AND TARGET places_stencil_linked)
+  add_executable(places_master_worker_linked ${PROJECT_SOURCE_DIR}/examples/master_worker.c)
+  target_link_options(places_master_worker_linked PRIVATE "LINKER:--no-as-needed")
+  target_link_libraries(places_master_worker_linked PRIVATE otfx-capture otfx_example_common)
+  set(pairs_check ${CMAKE_CURRENT_LIST_DIR}/check-message-pairs)
+  set(pairs_env OTFX_PLACES=1 OTFX_BUFFER=64K HWLOC_COMPONENTS=-pci)
+  set(pairs_expect "check-message-pairs: OK" "verification OK"
+                   "otfx: snapshot at exit pairs: 1 places ok, 0 failed")
+  foreach(strategy IN ITEMS ring type)
+    otfx_add_mpi_test(NAME places.pairs_stencil_${strategy}_linked_n4 RANKS 5 TIMEOUT 90
+      LAUNCHER ${pairs_check} --min-messages 1000 ${MPIEXEC_EXECUTABLE}
+      COMMAND $<TARGET_FILE:places_stencil_linked> --iterations 3000
+      ENV ${pairs_env} OTFX_REDUCTION=${strategy}
+      EXPECT_OUTPUT ${pairs_expect} "otfx-place: rank 0 events .* reduced=[1-9]"
+      REJECT_OUTPUT "malformed" "FAIL")
+    otfx_add_mpi_test(NAME places.pairs_master_worker_${strategy}_linked_n4 RANKS 5 TIMEOUT 90
+      LAUNCHER ${pairs_check} --min-messages 1000 ${MPIEXEC_EXECUTABLE}
+      COMMAND $<TARGET_FILE:places_master_worker_linked> --iterations 600
+      ENV ${pairs_env} OTFX_REDUCTION=${strategy}
+      EXPECT_OUTPUT ${pairs_expect} "otfx-place: rank 0 events .* reduced=[1-9]"
+      REJECT_OUTPUT "malformed" "FAIL")
+  endforeach()
+  if(TARGET otfxctl)
+    otfx_add_mpi_test(NAME places.pairs_paused_stencil_linked_n4 RANKS 5 TIMEOUT 90
+      LAUNCHER ${pairs_check} --pause $<TARGET_FILE:otfxctl> 1 1 --min-messages 1000 ${MPIEXEC_EXECUTABLE}
+      COMMAND $<TARGET_FILE:places_stencil_linked> --seconds 3
+      ENV OTFX_PLACES=1 HWLOC_COMPONENTS=-pci
+      EXPECT_OUTPUT "check-message-pairs: OK" "verification OK" "command=record"
+      REJECT_OUTPUT "malformed" "FAIL")
+  endif()
+endif()
