@@ -122,11 +122,11 @@ enum capture_record_kind {
                                        * persistent send started). Written when the call returns, but
                                        * with the timestamp of the call's ENTER (OTF2 readers take a
                                        * send's time as when it began): it is the one record that may be
-                                       * older than the record before it, never older than its call's
-                                       * ENTER. Within one call the records after the ENTER are
-                                       * untimed markers (RECORDING, CLOCK, communicator definitions), a
-                                       * DROPPED record, or events of code the call ran (an error
-                                       * handler, a callback); the place puts the send after them */
+                                       * older than the record before it. Within one call the records
+                                       * after the ENTER are untimed markers (RECORDING, CLOCK,
+                                       * communicator definitions), a DROPPED record, or events of code
+                                       * the call ran (an error handler, a callback); the place puts the
+                                       * send after them */
     CAPTURE_RECORD_RECV = 4,          /* capture_p2p_record: a message was received (from the status) */
     CAPTURE_RECORD_RECV_POSTED = 5,   /* capture_p2p_record: a nonblocking receive was posted; peer/tag
                                        * as requested (may be MPI_ANY_SOURCE/MPI_ANY_TAG) */

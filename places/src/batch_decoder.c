@@ -70,7 +70,6 @@ struct decoder {
     /* The stream's state as the batch advances it; committed only when the batch is accepted. */
     uint64_t last_time;
     bool any_time;
-    uint64_t last_enter;
     uint32_t depth;
     uint32_t collective_depth;
     bool recording_resumed;
@@ -643,15 +642,13 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     uint64_t ticks = header->timestamp;
     if (decoder->any_time && ticks < decoder->last_time) {
         /* A send carries its call's ENTER time and comes after what the call recorded meanwhile
-         * (record_format.h): it moves up to the record before it, but never goes back past its ENTER. */
-        if (header->kind != CAPTURE_RECORD_SEND || ticks < decoder->last_enter)
+         * (record_format.h): it moves up to the record before it. */
+        if (header->kind != CAPTURE_RECORD_SEND)
             return fail(decoder, "time goes backwards (record at %llu ns)", (unsigned long long)(ticks));
         ticks = decoder->last_time;
     }
     decoder->any_time = true;
     decoder->last_time = ticks;
-    if (header->kind == CAPTURE_RECORD_ENTER)
-        decoder->last_enter = ticks;
     const uint64_t time = record_time(decoder->rank, ticks);
     otfx_ref region = OTFX_REF_NONE;
     /* A nonblocking collective's COLLECTIVE record is followed by its request record (definitions and
@@ -855,7 +852,6 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .stream = stream,
                               .last_time = stream->last_time,
                               .any_time = stream->any_time,
-                              .last_enter = stream->last_enter,
                               .depth = stream->depth,
                               .collective_depth = stream->collective_depth,
                               .recording_resumed = stream->recording_resumed,
@@ -908,7 +904,6 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     }
     stream->last_time = decoder.last_time;
     stream->any_time = decoder.any_time;
-    stream->last_enter = decoder.last_enter;
     stream->depth = decoder.depth;
     stream->collective_depth = decoder.collective_depth;
     stream->recording_resumed = decoder.recording_resumed;

@@ -42,9 +42,7 @@ struct place_stream {
     uint64_t next_sequence;
     uint64_t last_time;
     bool any_time;
-    uint64_t last_enter; /* raw ticks of the last MPI ENTER: a SEND record may be older than the record
-                          * before it (it carries its call's ENTER time), never older than this */
-    uint32_t depth;      /* regions open */
+    uint32_t depth; /* regions open */
     uint32_t
         collective_depth; /* depth of a blocking collective's ENTER whose COLL_END is still due; 0: none */
     uint64_t blocked_ns;  /* the thread's blocked time as its last batch reported it */
