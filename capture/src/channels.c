@@ -35,14 +35,15 @@ static size_t table_size; /* power of two */
 static size_t table_used;
 static pthread_mutex_t channel_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static size_t slot_of(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end)
+static inline size_t slot_of(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end)
 {
-    uint64_t key = ((uint64_t)comm_id << 32 | (uint32_t)peer) * UINT64_C(0x9e3779b97f4a7c15);
-    key ^= ((uint64_t)(uint32_t)tag << 2 | end) * UINT64_C(0xc2b2ae3d27d4eb4f);
-    return (size_t)(key ^ key >> 29) & (table_size - 1);
+    uint64_t key = ((uint64_t)comm_id << 32 | (uint32_t)peer) ^
+                   ((uint64_t)(uint32_t)tag << 2 | end) * UINT64_C(0x9e3779b97f4a7c15);
+    key *= UINT64_C(0xc2b2ae3d27d4eb4f);
+    return (size_t)(key >> 32) & (table_size - 1);
 }
 
-static struct channel *find_or_add(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end);
+static struct channel *add(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end);
 
 static void grow(void)
 {
@@ -57,24 +58,33 @@ static void grow(void)
     table_used = 0;
     for (size_t i = 0; i < old_size; i++)
         if (old[i].end)
-            *find_or_add(old[i].comm_id, old[i].peer, old[i].tag, old[i].end) = old[i];
+            add(old[i].comm_id, old[i].peer, old[i].tag, old[i].end)->count = old[i].count;
     free(old);
 }
 
-static struct channel *find_or_add(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end)
+/* A new channel (not in the table). */
+static struct channel *add(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end)
 {
     if ((table_used + 1) * 2 > table_size)
         grow();
-    for (size_t i = slot_of(comm_id, peer, tag, end);; i = (i + 1) & (table_size - 1)) {
-        struct channel *slot = &table[i];
-        if (!slot->end) {
-            *slot = (struct channel){comm_id, peer, tag, end, 0};
-            table_used++;
-            return slot;
+    size_t i = slot_of(comm_id, peer, tag, end);
+    while (table[i].end)
+        i = (i + 1) & (table_size - 1);
+    table[i] = (struct channel){comm_id, peer, tag, end, 0};
+    table_used++;
+    return &table[i];
+}
+
+static inline struct channel *find_or_add(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end)
+{
+    if (__builtin_expect(table_size != 0, 1)) {
+        for (size_t i = slot_of(comm_id, peer, tag, end); table[i].end; i = (i + 1) & (table_size - 1)) {
+            struct channel *slot = &table[i];
+            if (slot->comm_id == comm_id && slot->peer == peer && slot->tag == tag && slot->end == end)
+                return slot;
         }
-        if (slot->comm_id == comm_id && slot->peer == peer && slot->tag == tag && slot->end == end)
-            return slot;
     }
+    return add(comm_id, peer, tag, end);
 }
 
 uint64_t capture_channel_next(uint32_t comm_id, int32_t peer, int32_t tag, enum capture_channel_end end)
