@@ -216,10 +216,12 @@ def body_lines(function, record=True):
         lines += [f"    capture_result = {call};", "    if (capture_result == MPI_SUCCESS) {"]
         if cls == "p2p-sendrecv":
             peer, tag, nbytes = p2p_payload(f)
+            rule = parse_rule(f.payload)
             lines += [f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes}, {entered}, {rec});",
-                      f"        capture_p2p_recv({fid(f)}, comm, status, {rec});"]
+                      f"        capture_p2p_sendrecv_received({fid(f)}, comm, {rule['source']}, {rule['recvtag']},",
+                      f"                                      {bytes_expr(f, rule['recvbytes'])}, status, {rec});"]
         elif cls == "p2p-recv":
-            lines += [f"        capture_p2p_recv({fid(f)}, comm, status, {rec});"]
+            lines += [f"        capture_p2p_recv({fid(f)}, comm, {parse_rule(f.payload)['source']}, status, {rec});"]
         elif cls == "p2p-mrecv":
             lines += [f"        capture_message_received_on({fid(f)}, capture_probed_comm, status, {rec});"]
         else:  # probes

@@ -170,7 +170,7 @@ enum capture_record_kind {
                                        * records depend on: COMM_CREATED, COMM_FREED, OBJECT, NAME,
                                        * THROTTLED, RECORDING, which were kept and come right before
                                        * this record). Time-ordered: its timestamp is the latest of the
-                                       * kept records and of the last dropped one */
+                                       * time-ordered kept records and of the last dropped one */
     CAPTURE_RECORD_CLOCK = 22,        /* capture_clock_record: a clock re-synchronisation (OTFX_CLOCK_SYNC);
                                        * not an event (no time order) */
     CAPTURE_RECORD_COLLECTIVE_REQUEST = 23, /* capture_p2p_record: a nonblocking collective was started

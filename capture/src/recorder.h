@@ -123,7 +123,16 @@ CAPTURE_INTERNAL void capture_write_recording(bool on, uint32_t reason, uint64_t
 /* A blocking call sent / received a message. */
 CAPTURE_INTERNAL void capture_p2p_send(int function_id, MPI_Comm comm, int dest, int tag, int64_t bytes,
                                        uint64_t entered, bool record);
-CAPTURE_INTERNAL void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status, bool record);
+/* `source` as posted: a receive from MPI_PROC_NULL carries no message whatever its status says (with a place
+ * MPI_Recv runs as MPI_Irecv and a test loop, and MPICH 4.0.2 then reports source 0, tag 0). */
+CAPTURE_INTERNAL void capture_p2p_recv(int function_id, MPI_Comm comm, int source, const MPI_Status *status,
+                                       bool record);
+/* The receive of MPI_Sendrecv(_replace): with a place it runs as MPI_Isendrecv, whose status MPICH 4.0.2
+ * does not fill, so it is recorded with the source, tag and bytes posted (the status's source and tag for
+ * wildcards; requests.c, sendrecv_received). */
+CAPTURE_INTERNAL void capture_p2p_sendrecv_received(int function_id, MPI_Comm comm, int source, int tag,
+                                                    int64_t posted_bytes, const MPI_Status *status,
+                                                    bool record);
 CAPTURE_INTERNAL void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status,
                                     MPI_Message message, bool record);
 

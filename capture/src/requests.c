@@ -47,7 +47,7 @@ struct tracked_request {
     int32_t tag;
     int64_t bytes;
     int64_t bytes_received; /* collectives; sendrecv: the receive half's bytes as posted */
-    int32_t recv_peer;      /* sendrecv: the receive half's source (world rank, -2 any) and tag, as posted */
+    int32_t recv_source;    /* sendrecv: the receive half's source (a rank of comm) and tag, as posted */
     int32_t recv_tag;
     MPI_Comm *new_comm; /* MPI_Comm_idup: where the communicator appears on completion */
     uint64_t id;        /* this activation's request id (0 for a persistent request not started yet) */
@@ -257,10 +257,33 @@ static void received(enum capture_record_kind kind, int function_id, MPI_Comm co
                           0);
 }
 
-void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status, bool record)
+void capture_p2p_recv(int function_id, MPI_Comm comm, int source, const MPI_Status *status, bool record)
 {
+    if (source == MPI_PROC_NULL)
+        return;
     received(CAPTURE_RECORD_RECV, function_id, comm, status->MPI_SOURCE, status->MPI_TAG,
              status_bytes(status), 0, 0, record);
+}
+
+/* The receive half of a send-receive. MPICH 4.0.2 does not fill MPI_Isendrecv's status (it comes back empty
+ * or as it was before the call), and with a place the blocking forms run as MPI_Isendrecv: so the source and
+ * tag are taken as posted, the status's only for wildcards, and the bytes as posted (a message shorter than
+ * the receive buffer is recorded with the buffer's size). */
+static void sendrecv_received(enum capture_record_kind kind, int function_id, MPI_Comm comm, int source,
+                              int tag, int64_t posted_bytes, const MPI_Status *status, uint64_t request_id,
+                              bool record)
+{
+    if (source == MPI_PROC_NULL)
+        return;
+    received(kind, function_id, comm, source == MPI_ANY_SOURCE ? status->MPI_SOURCE : source,
+             tag == MPI_ANY_TAG ? status->MPI_TAG : tag, posted_bytes, request_id ? CAPTURE_REQUEST_RECV : 0,
+             request_id, record);
+}
+
+void capture_p2p_sendrecv_received(int function_id, MPI_Comm comm, int source, int tag, int64_t posted_bytes,
+                                   const MPI_Status *status, bool record)
+{
+    sendrecv_received(CAPTURE_RECORD_RECV, function_id, comm, source, tag, posted_bytes, status, 0, record);
 }
 
 /* Adds an entry (under the lock, with a serial number, at MPI_THREAD_MULTIPLE). */
@@ -374,7 +397,7 @@ void capture_p2p_sendrecv_request(int function_id, MPI_Request request, MPI_Comm
                                       .tag = sendtag,
                                       .bytes = send_bytes,
                                       .bytes_received = recv_bytes,
-                                      .recv_peer = capture_peer_world(entry, source),
+                                      .recv_source = source,
                                       .recv_tag = recvtag};
     if (dest != MPI_PROC_NULL) {
         tracked.id = new_request_id();
@@ -391,8 +414,9 @@ void capture_p2p_sendrecv_request(int function_id, MPI_Request request, MPI_Comm
         capture_write_p2p(CAPTURE_RECORD_SEND, function_id, entry->id, tracked.peer, sendtag, send_bytes,
                           CAPTURE_REQUEST_SEND, tracked.id, tracked.sequence, entered);
     if (tracked.recv_id)
-        capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, entry->id, tracked.recv_peer, recvtag,
-                          recv_bytes, CAPTURE_REQUEST_RECV, tracked.recv_id, 0, 0);
+        capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, entry->id,
+                          capture_peer_world(entry, source), recvtag, recv_bytes, CAPTURE_REQUEST_RECV,
+                          tracked.recv_id, 0, 0);
 }
 
 void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request, bool record)
@@ -552,20 +576,9 @@ record_completion(int function_id, const struct tracked_request *entry, const MP
         if (entry->id && record && entry->recorded)
             capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm_id, entry->peer,
                               entry->tag, entry->bytes, CAPTURE_REQUEST_SEND, entry->id, 0, 0);
-        if (!entry->recv_id)
-            break;
-        /* MPICH 4.0.2 leaves the receive half's status empty (source 0, tag 0, no bytes): the source and
-         * tag as posted, where they are not wildcards, and the bytes posted when the status has none. */
-        const struct capture_comm *comm = comm_entry(entry->comm, record);
-        const int32_t peer =
-            entry->recv_peer >= 0 ? entry->recv_peer : capture_peer_world(comm, status->MPI_SOURCE);
-        const int32_t tag = entry->recv_tag != MPI_ANY_TAG ? entry->recv_tag : status->MPI_TAG;
-        const int64_t bytes = status_bytes(status);
-        const uint64_t ordinal = capture_channel_next(comm->id, peer, tag, CAPTURE_CHANNEL_RECV);
-        if (record)
-            capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, comm->id, peer, tag,
-                              bytes > 0 ? bytes : entry->bytes_received, CAPTURE_REQUEST_RECV, entry->recv_id,
-                              ordinal, 0);
+        if (entry->recv_id)
+            sendrecv_received(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm, entry->recv_source,
+                              entry->recv_tag, entry->bytes_received, status, entry->recv_id, record);
         break;
     }
     case CAPTURE_REQUEST_COLLECTIVE:
