@@ -237,10 +237,12 @@ static void message_event(otfx_event *event, otfx_ref comm, const struct capture
 }
 
 /* The correction (place clock minus the rank's tick-derived time) at `ticks`: offset_ns until the first
- * re-synchronisation, then the segment that starts last at or before `ticks`. */
+ * re-synchronisation, then the segment that starts last at or before `ticks`. (A send record carries its
+ * call's ENTER time, which may lie before a segment that a re-synchronisation during the call started:
+ * it gets the correction its ENTER got.) */
 double place_clock_correction(const struct served_rank *rank, uint64_t ticks)
 {
-    if (!rank->clock_segment_count)
+    if (!rank->clock_segment_count || ticks < rank->clock_segments[0].ticks)
         return (double)rank->offset_ns;
     uint32_t i = rank->clock_segment_count - 1;
     while (i > 0 && rank->clock_segments[i].ticks > ticks)

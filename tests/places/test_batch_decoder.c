@@ -624,6 +624,42 @@ static void test_send_at_its_calls_enter(void **state)
     assert_int_equal(recv->u.msg.seq, 3);
 }
 
+/* A clock re-synchronisation during a send call starts a correction segment after the call's ENTER; the
+ * send record, with the ENTER's time, must get the ENTER's correction, not one extrapolated back from the
+ * new segment (which put it a few ns before its ENTER, and the trace refused the batch). */
+static void test_send_before_a_clock_segment(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct served_rank *rank = &fixture->rank;
+    rank->clock_known = rank->clock_tsc = true;
+    rank->ns_per_tick = 1.0;
+    rank->ref_ticks = rank->ref_ns = 0;
+    rank->offset_ns = 100;
+    struct capture_clock_record clock = {
+        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(clock), .timestamp = 2010},
+        .correction_ns = 5000};
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 2000);
+    batch_add_raw(&batch, &clock, sizeof(clock));
+    batch_add_message(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 2000, 0, 2, 7, 64, 0, 0, 1);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 2030);
+    ingest_accepted(fixture, &batch, 4);
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    const otfx_event *enter = NULL, *send = NULL;
+    for (size_t i = 0; i < after.event_count; i++) {
+        if (after.events[i].type == OTFX_EV_ENTER && after.events[i].time >= 2000)
+            enter = &after.events[i];
+        else if (after.events[i].type == OTFX_EV_SEND)
+            send = &after.events[i];
+    }
+    assert_true(enter && send);
+    assert_int_equal(enter->time, 2100);
+    assert_int_equal(send->time, 2100);
+    assert_int_equal(rank->clock_segment_count, 1);
+}
+
 /* An intercommunicator is defined with its groups in one order on both sides, whichever is local. */
 static void test_intercommunicator_groups_in_canonical_order(void **state)
 {
@@ -1045,6 +1081,7 @@ int main(int argc, char **argv)
         DECODER_TEST(test_persistent_collective_across_batches),
         DECODER_TEST(test_nonblocking_collective_after_drop),
         DECODER_TEST(test_send_at_its_calls_enter),
+        DECODER_TEST(test_send_before_a_clock_segment),
         DECODER_TEST(test_intercommunicator_groups_in_canonical_order),
         DECODER_TEST(test_reject_truncated_record),
         DECODER_TEST(test_reject_record_past_the_end),
