@@ -76,6 +76,7 @@ void place_fixture_destroy(struct place_fixture *fixture)
     free(fixture->rank.comms);
     place_symbols_destroy(fixture->rank.symbols);
     free(fixture->rank.throttled);
+    free(fixture->rank.clock_segments);
     free(place->functions);
     free(place->events);
     free(place->new_comm_ids);
