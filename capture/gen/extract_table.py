@@ -48,7 +48,7 @@ P2P_PAYLOAD = {
     "p2p-send": "peer=dest tag=tag bytes=count*datatype",
     "p2p-isend": "peer=dest tag=tag bytes=count*datatype",
     "persistent-send": "peer=dest tag=tag bytes=count*datatype",
-    "p2p-recv": "status",
+    "p2p-recv": "status source=source",
     "p2p-mrecv": "status",
     "p2p-irecv": "peer=source tag=tag bytes=count*datatype",
     "persistent-recv": "peer=source tag=tag bytes=count*datatype",
@@ -120,10 +120,20 @@ def classify(name):
     if name in MANUAL:
         return "manual", MANUAL[name]
     base = base_name(name)
+    # A send and a receive; the receive's source, tag and bytes as posted too (MPICH 4.0.2 leaves the
+    # status of MPI_Isendrecv empty, and with a place the blocking forms run as it).
     if base == "MPI_Sendrecv":
-        return "p2p-sendrecv", "peer=dest tag=sendtag bytes=sendcount*sendtype status"
+        return "p2p-sendrecv", ("peer=dest tag=sendtag bytes=sendcount*sendtype status source=source "
+                                "recvtag=recvtag recvbytes=recvcount*recvtype")
     if base == "MPI_Sendrecv_replace":
-        return "p2p-sendrecv", "peer=dest tag=sendtag bytes=count*datatype status"
+        return "p2p-sendrecv", ("peer=dest tag=sendtag bytes=count*datatype status source=source recvtag=recvtag "
+                                "recvbytes=count*datatype")
+    if base == "MPI_Isendrecv":
+        return "p2p-isendrecv", ("peer=dest tag=sendtag bytes=sendcount*sendtype source=source recvtag=recvtag "
+                                 "recvbytes=recvcount*recvtype")
+    if base == "MPI_Isendrecv_replace":
+        return "p2p-isendrecv", ("peer=dest tag=sendtag bytes=count*datatype source=source recvtag=recvtag "
+                                 "recvbytes=count*datatype")
     for cls, names in P2P.items():
         if base in names:
             return cls, P2P_PAYLOAD[cls]

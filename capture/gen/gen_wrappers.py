@@ -186,17 +186,27 @@ def p2p_payload(function):
 
 # ---- C wrappers ----------------------------------------------------------------------------------
 
-def body_lines(function):
-    """The recording path of a wrapper, between capture_enter and capture_leave; sets `capture_result`."""
+def body_lines(function, record=True):
+    """The path of a wrapper between capture_enter and capture_leave; sets `capture_result`. With
+    record=False the same bookkeeping for a call that is not recorded while the rank has a place
+    (recorder.h: message ordinals and the request table go on whatever is recorded); None for classes
+    that need none (the call is then just the PMPI call)."""
     f, args, cls = function, call_args(function), function.cls
     call = f"{callee(f)}({args})"
+    rec = "true" if record else "false"
+    # A send's record carries the call's ENTER time (record_format.h, CAPTURE_RECORD_SEND): read before
+    # the PMPI call, which may record other things (steering markers, callbacks).
+    entered = "capture_send_time" if record else "0"
+    send_time = ["    const uint64_t capture_send_time = capture_entered;"] if record else []
     lines = []
     if cls in ("p2p-send",):
         peer, tag, nbytes = p2p_payload(f)
-        lines += [f"    capture_result = {call};",
-                  "    if (capture_result == MPI_SUCCESS)",
-                  f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes});"]
+        lines += send_time + [f"    capture_result = {call};",
+                              "    if (capture_result == MPI_SUCCESS)",
+                              f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes}, {entered}, {rec});"]
     elif cls in ("p2p-recv", "p2p-mrecv", "p2p-sendrecv", "probe"):
+        if cls == "p2p-sendrecv":
+            lines += send_time
         lines += ["    MPI_Status capture_local_status;",
                   "    if (status == MPI_STATUS_IGNORE)",
                   "        status = &capture_local_status;"]
@@ -206,36 +216,55 @@ def body_lines(function):
         lines += [f"    capture_result = {call};", "    if (capture_result == MPI_SUCCESS) {"]
         if cls == "p2p-sendrecv":
             peer, tag, nbytes = p2p_payload(f)
-            lines += [f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes});",
-                      f"        capture_p2p_recv({fid(f)}, comm, status);"]
+            rule = parse_rule(f.payload)
+            lines += [f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes}, {entered}, {rec});",
+                      f"        capture_p2p_sendrecv_received({fid(f)}, comm, {rule['source']}, {rule['recvtag']},",
+                      f"                                      {bytes_expr(f, rule['recvbytes'])}, status, {rec});"]
         elif cls == "p2p-recv":
-            lines += [f"        capture_p2p_recv({fid(f)}, comm, status);"]
+            lines += [f"        capture_p2p_recv({fid(f)}, comm, {parse_rule(f.payload)['source']}, status, {rec});"]
         elif cls == "p2p-mrecv":
-            lines += [f"        capture_message_received_on({fid(f)}, capture_probed_comm, status);"]
+            lines += [f"        capture_message_received_on({fid(f)}, capture_probed_comm, status, {rec});"]
         else:  # probes
             flag = "*flag" if f.has("flag") else "1"
             message = "*message" if f.has("message") else "MPI_MESSAGE_NULL"
             lines += [f"        if ({flag})",
-                      f"            capture_probe({fid(f)}, comm, status, {message});"]
+                      f"            capture_probe({fid(f)}, comm, status, {message}, {rec});"]
         lines += ["    }"]
         if cls == "p2p-sendrecv":
             # Only the receive failed: the message went out and its receiver records it.
             lines += ["    else if (capture_sendrecv_sent(capture_result))",
-                      f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes});"]
+                      f"        capture_p2p_send({fid(f)}, comm, {peer}, {tag}, {nbytes}, {entered}, {rec});"]
     elif cls in ("p2p-isend", "p2p-irecv", "persistent-send", "persistent-recv"):
         peer, tag, nbytes = p2p_payload(f)
         kind = "CAPTURE_REQUEST_SEND" if "send" in cls else "CAPTURE_REQUEST_RECV"
         persistent = "true" if cls.startswith("persistent") else "false"
-        lines += [f"    capture_result = {call};",
-                  "    if (capture_result == MPI_SUCCESS)",
-                  f"        capture_p2p_request({fid(f)}, *request, {kind}, {persistent}, comm, {peer}, {tag},",
-                  f"                            {nbytes});"]
+        lines += (send_time if cls == "p2p-isend" else []) + [
+            f"    capture_result = {call};",
+            "    if (capture_result == MPI_SUCCESS)",
+            f"        capture_p2p_request({fid(f)}, *request, {kind}, {persistent}, comm, {peer}, {tag},",
+            f"                            {nbytes}, {entered if cls == 'p2p-isend' else '0'}, {rec});"]
+    elif cls == "p2p-isendrecv":
+        rule = parse_rule(f.payload)
+        peer, tag, nbytes = p2p_payload(f)
+        recv_bytes = bytes_expr(f, rule["recvbytes"])
+        lines += send_time + [
+            f"    capture_result = {call};",
+            "    if (capture_result == MPI_SUCCESS)",
+            f"        capture_p2p_sendrecv_request({fid(f)}, *request, comm, {peer}, {tag}, {nbytes},",
+            f"                                     {rule['source']}, {rule['recvtag']}, {recv_bytes}, {entered}, {rec});"]
     elif cls == "p2p-imrecv":
         lines += ["    const MPI_Comm capture_probed_comm = capture_message_take(*message);",
                   f"    capture_result = {call};",
                   "    if (capture_result == MPI_SUCCESS)",
-                  f"        capture_message_request_on({fid(f)}, capture_probed_comm, *request);"]
+                  f"        capture_message_request_on({fid(f)}, capture_probed_comm, *request, {rec});"]
     elif cls in ("collective", "icollective", "collective-init"):
+        if not record:
+            if cls == "collective":
+                return None
+            persistent = "true" if cls == "collective-init" else "false"
+            return [f"    capture_result = {call};",
+                    "    if (capture_result == MPI_SUCCESS)",
+                    f"        capture_collective_request_unrecorded(*request, {persistent});"]
         lines += ["    {"]
         lines += collective_payload(f, "        ")
         lines += [f"        capture_result = {call};",
@@ -249,17 +278,17 @@ def body_lines(function):
             lines += [f"            capture_collective_request({fid(f)}, *request, &capture_info, true);"]
         lines += ["        }", "    }"]
     elif cls == "completion":
-        lines += completion_lines(f)
+        lines += completion_lines(f, rec)
     elif cls == "start":
         if f.name == "MPI_Start":
-            lines += ["    const MPI_Request capture_started = *request;",
-                      f"    capture_result = {call};",
-                      "    if (capture_result == MPI_SUCCESS)",
-                      f"        capture_requests_started({fid(f)}, &capture_started, 1);"]
+            lines += send_time + ["    const MPI_Request capture_started = *request;",
+                                  f"    capture_result = {call};",
+                                  "    if (capture_result == MPI_SUCCESS)",
+                                  f"        capture_requests_started({fid(f)}, &capture_started, 1, {entered}, {rec});"]
         else:
-            lines += [f"    capture_result = {call};",
-                      "    if (capture_result == MPI_SUCCESS)",
-                      f"        capture_requests_started({fid(f)}, array_of_requests, count);"]
+            lines += send_time + [f"    capture_result = {call};",
+                                  "    if (capture_result == MPI_SUCCESS)",
+                                  f"        capture_requests_started({fid(f)}, array_of_requests, count, {entered}, {rec});"]
     elif cls == "request-free":
         # Forgotten before the call: once freed, MPI may give the handle to another thread's request.
         lines += ["    capture_request_forget(*request);",
@@ -268,24 +297,28 @@ def body_lines(function):
         new = parse_rule(f.payload)["new"]
         lines += [f"    capture_result = {call};",
                   f"    if (capture_result == MPI_SUCCESS && *{new} != MPI_COMM_NULL)",
-                  f"        capture_comm_created({fid(f)}, *{new});"]
+                  f"        capture_comm_created({fid(f)}, *{new}, {rec});"]
     elif cls == "comm-icreate":
         new = parse_rule(f.payload)["new"]
         lines += [f"    capture_result = {call};",
                   "    if (capture_result == MPI_SUCCESS)",
-                  f"        capture_comm_request({fid(f)}, *request, {new});"]
+                  f"        capture_comm_request({fid(f)}, *request, {new}, {rec});"]
     elif cls == "comm-free":
+        if not record:
+            return None  # c_wrapper forgets the communicator itself
         freed = parse_rule(f.payload)["free"]
         lines += [f"    capture_comm_freed({fid(f)}, *{freed});",
                   f"    capture_result = {call};"]
     elif cls == "other":
+        if not record:
+            return None
         lines += [f"    capture_result = {call};"]
     else:
         raise SystemExit(f"gen_wrappers.py: {f.name}: unknown class {cls}")
     return lines
 
 
-def completion_lines(f):
+def completion_lines(f, rec):
     """Wait/Test family: keep the request handles (PMPI sets completed ones to MPI_REQUEST_NULL) and
     make sure there are statuses to read the receives' source, tag and size from. At
     MPI_THREAD_MULTIPLE the tracked entries are copied before the call and completions reported by
@@ -307,14 +340,14 @@ def completion_lines(f):
                 "    const MPI_Request capture_request = *request;"] + snapshot("&capture_request", "1") + [
                 f"    capture_result = {call};",
                 f"    if (capture_result == MPI_SUCCESS && {done})",
-                f"        capture_request_completed_at({fn}, 0, capture_request, status);"]
+                f"        capture_request_completed_at({fn}, 0, capture_request, status, {rec});"]
     if f.name in ("MPI_Waitany", "MPI_Testany"):
         return status_fallback + [
                 "    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);"] + \
             snapshot("capture_saved", "count") + [
                 f"    capture_result = {call};",
                 f"    if (capture_result == MPI_SUCCESS && {done} && *indx != MPI_UNDEFINED)",
-                f"        capture_request_completed_at({fn}, *indx, capture_saved[*indx], status);"]
+                f"        capture_request_completed_at({fn}, *indx, capture_saved[*indx], status, {rec});"]
     if f.name in ("MPI_Waitall", "MPI_Testall"):
         return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, count);"] + \
             snapshot("capture_saved", "count") + [
@@ -325,7 +358,7 @@ def completion_lines(f):
                 "        for (int i = 0; i < count; i++)",
                 # After a failed request MPICH leaves the later ones active (MPI_ERR_PENDING): not completed.
                 "            if (capture_result == MPI_SUCCESS || array_of_statuses[i].MPI_ERROR != MPI_ERR_PENDING)",
-                f"                capture_request_completed_at({fn}, i, capture_saved[i], &array_of_statuses[i]);"]
+                f"                capture_request_completed_at({fn}, i, capture_saved[i], &array_of_statuses[i], {rec});"]
     if f.name in ("MPI_Waitsome", "MPI_Testsome"):
         return ["    MPI_Request *capture_saved = capture_save_requests(array_of_requests, incount);"] + \
             snapshot("capture_saved", "incount") + [
@@ -335,7 +368,7 @@ def completion_lines(f):
                 "    if ((capture_result == MPI_SUCCESS || capture_result == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)",
                 "        for (int i = 0; i < *outcount; i++)",
                 f"            capture_request_completed_at({fn}, array_of_indices[i], capture_saved[array_of_indices[i]],",
-                "                                         &array_of_statuses[i]);"]
+                f"                                         &array_of_statuses[i], {rec});"]
     raise SystemExit(f"gen_wrappers.py: no completion template for {f.name}")
 
 
@@ -343,8 +376,8 @@ def completion_lines(f):
 # bits as otfx_event_class): `enable|disable p2p|collective|mpi-other` switch these.
 EVENT_CLASS_BITS = {
     "CAPTURE_CLASS_P2P": ("p2p-send", "p2p-recv", "p2p-sendrecv", "p2p-isend", "p2p-irecv", "p2p-mrecv",
-                          "p2p-imrecv", "probe", "persistent-send", "persistent-recv", "start", "completion",
-                          "request-free"),
+                          "p2p-imrecv", "p2p-isendrecv", "probe", "persistent-send", "persistent-recv", "start",
+                          "completion", "request-free"),
     "CAPTURE_CLASS_COLLECTIVE": ("collective", "icollective", "collective-init"),
     "CAPTURE_CLASS_OTHER_MPI": ("comm-create", "comm-icreate", "comm-free", "other"),
 }
@@ -508,6 +541,12 @@ def c_wrapper(function):
     if f.cls == "comm-free":
         # Freed unrecorded: the cache must still forget it, MPI reuses the handle.
         out += [f"        capture_comm_forget(*{parse_rule(f.payload)['free']});"]
+    bookkeeping = body_lines(f, record=False) if f.ret == "int" else None
+    if bookkeeping:
+        # Not recorded, but with a place the rank's counts and tables go on (recorder.h).
+        out += ["        if (capture_has_place) {", "            int capture_result;"]
+        out += ["        " + line for line in bookkeeping]
+        out += ["            return capture_result;", "        }"]
     out += [f"        return {call};", "    }"]
     if f.ret != "int":
         out += [f"    const {f.ret} capture_result = {call};"]

@@ -246,6 +246,14 @@ const struct capture_comm *capture_comm_lookup(MPI_Comm handle)
     return &entry->comm;
 }
 
+const struct capture_comm *capture_comm_find(MPI_Comm handle)
+{
+    capture_lock(&cache_lock);
+    struct cached_comm *entry = find_or_add(handle);
+    capture_unlock(&cache_lock);
+    return &entry->comm;
+}
+
 void capture_comm_announce(uint32_t comm_id)
 {
     if (announced_here(comm_id))
@@ -265,7 +273,7 @@ static void destroy_comm(struct cached_comm *entry)
     free(entry);
 }
 
-void capture_comm_created(int function_id, MPI_Comm handle)
+void capture_comm_created(int function_id, MPI_Comm handle, bool record)
 {
     capture_lock(&cache_lock);
     struct cached_comm *stale = find_comm(handle); /* a handle reused behind our back (untraced free) */
@@ -274,10 +282,12 @@ void capture_comm_created(int function_id, MPI_Comm handle)
     struct cached_comm *entry = add_comm(handle, function_id);
     capture_unlock(&cache_lock);
     if (stale) {
-        capture_write_comm(CAPTURE_RECORD_COMM_FREED, function_id, &stale->comm, false);
+        if (record)
+            capture_write_comm(CAPTURE_RECORD_COMM_FREED, function_id, &stale->comm, false);
         destroy_comm(stale);
     }
-    announce(entry);
+    if (record)
+        announce(entry);
 }
 
 void capture_comm_freed(int function_id, MPI_Comm handle)

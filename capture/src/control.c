@@ -102,16 +102,12 @@ static void answer(const struct capture_control *command)
  * stream of the thread doing it. */
 static void apply_state(bool recording, uint32_t classes, uint32_t reason, uint64_t now)
 {
-    const uint32_t old_mask = capture_record_mask;
     const bool was_recording = capture_recording;
     if (was_recording && !recording)
         capture_write_recording(false, reason, now);
     enabled_classes = classes & CAPTURE_CLASS_ALL;
     capture_recording = recording;
     __atomic_store_n(&capture_record_mask, recording ? enabled_classes : 0u, __ATOMIC_RELAXED);
-    /* Requests that completed while unrecorded left entries behind whose handles MPI may reuse. */
-    if ((capture_record_mask & ~old_mask) & (CAPTURE_CLASS_P2P | CAPTURE_CLASS_COLLECTIVE))
-        capture_requests_reset();
     if (!was_recording && recording)
         capture_write_recording(true, reason, capture_now());
 }

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
-#define CAPTURE_BATCH_VERSION 3
+#define CAPTURE_BATCH_VERSION 4
 #define CAPTURE_BATCH_TAG     4242
 /* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
  * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, and its
@@ -120,7 +120,14 @@ enum capture_record_kind {
     CAPTURE_RECORD_ENTER = 1,         /* header only: an MPI function was entered */
     CAPTURE_RECORD_LEAVE = 2,         /* header only: it returned */
     CAPTURE_RECORD_SEND = 3,          /* capture_p2p_record: a message was sent (or a nonblocking /
-                                       * persistent send started) */
+                                       * persistent send started). Written when the call returns, but
+                                       * with the timestamp of the call's ENTER (OTF2 readers take a
+                                       * send's time as when it began): it is the one record that may be
+                                       * older than the record before it. Within one call the records
+                                       * after the ENTER are untimed markers (RECORDING, CLOCK,
+                                       * communicator definitions), a DROPPED record, or events of code
+                                       * the call ran (an error handler, a callback); the place puts the
+                                       * send after them */
     CAPTURE_RECORD_RECV = 4,          /* capture_p2p_record: a message was received (from the status) */
     CAPTURE_RECORD_RECV_POSTED = 5,   /* capture_p2p_record: a nonblocking receive was posted; peer/tag
                                        * as requested (may be MPI_ANY_SOURCE/MPI_ANY_TAG) */
@@ -132,8 +139,9 @@ enum capture_record_kind {
                                        * made the request, e.g. MPI_Ibcast or MPI_Bcast_init) comes right
                                        * before each record of its request: COLLECTIVE_REQUEST when it is
                                        * started, REQUEST_DONE when it completes */
-    CAPTURE_RECORD_COMM_CREATED = 9,  /* capture_comm_record + members */
-    CAPTURE_RECORD_COMM_FREED = 10,   /* capture_comm_record without members */
+    CAPTURE_RECORD_COMM_CREATED = 9,  /* capture_comm_record + members; a definition, not an event (no
+                                       * time order: it may come between a call's ENTER and its SEND) */
+    CAPTURE_RECORD_COMM_FREED = 10,   /* capture_comm_record without members; no time order either */
     CAPTURE_RECORD_PHASE = 11,        /* capture_phase_record: MPI_Pcontrol(level) */
     CAPTURE_RECORD_USER_ENTER = 12,   /* capture_user_record: a user function was entered
                                        * (-finstrument-functions); function_id 0 */
@@ -163,7 +171,7 @@ enum capture_record_kind {
                                        * records depend on: COMM_CREATED, COMM_FREED, OBJECT, NAME,
                                        * THROTTLED, RECORDING, which were kept and come right before
                                        * this record). Time-ordered: its timestamp is the latest of the
-                                       * kept records and of the last dropped one */
+                                       * time-ordered kept records and of the last dropped one */
     CAPTURE_RECORD_CLOCK = 22,        /* capture_clock_record: a clock re-synchronisation (OTFX_CLOCK_SYNC);
                                        * not an event (no time order) */
     CAPTURE_RECORD_COLLECTIVE_REQUEST = 23, /* capture_p2p_record: a nonblocking collective was started
@@ -202,7 +210,18 @@ struct capture_p2p_record {
                             * request (MPI_Ibcast, MPI_Bcast_init, ...) and bytes sent + received */
     uint16_t reserved;
     uint64_t bytes;
-    uint64_t request; /* the request's id (capture_request_id), 0 for blocking operations */
+    uint64_t request; /* the request's id, 0 for blocking operations: unique per rank for the whole run
+                       * (a counter the rank assigns when the request is created, and afresh for every
+                       * MPI_Start of a persistent one), never MPI's handle (MPICH returns one shared
+                       * handle for all sends that completed at once) */
+    /* SEND (blocking and nonblocking), RECV and REQUEST_DONE of a receive: the message's ordinal on its
+     * channel at this end, 1-based. A channel is (communicator, sender, receiver, tag): a send's ordinal
+     * counts this rank's sends to `peer` with `tag` on the communicator, a receive's this rank's
+     * completed receives from `peer` with `tag` on it, in completion order (the order OTF2 readers
+     * pair by). The rank counts whenever it has a place, recording or not, so the n-th send of a channel
+     * is the n-th receive at the other end however recording was steered. 0: not a message (probes,
+     * posted receives, collectives, MPI_PROC_NULL). */
+    uint64_t sequence;
 };
 
 struct capture_collective_record {

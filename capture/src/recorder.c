@@ -12,6 +12,7 @@
 
 bool capture_recording;
 bool capture_has_place;
+_Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
 
 /* Dropped records are written here and counted at the next slow-path call: every droppable record is
  * a fixed-size one far below this. */
@@ -153,7 +154,8 @@ static int call_depth_change(uint16_t kind)
 static bool time_ordered(uint16_t kind)
 {
     return kind != CAPTURE_RECORD_OBJECT && kind != CAPTURE_RECORD_NAME && kind != CAPTURE_RECORD_RECORDING &&
-           kind != CAPTURE_RECORD_CLOCK;
+           kind != CAPTURE_RECORD_CLOCK && kind != CAPTURE_RECORD_COMM_CREATED &&
+           kind != CAPTURE_RECORD_COMM_FREED;
 }
 
 /* The caller filled the scratch record after the last reserve: now it can be counted. */
@@ -298,6 +300,7 @@ void capture_enter_at(int function_id, uint64_t timestamp)
 {
     struct capture_record_header *header = reserve(sizeof(*header), CAPTURE_RECORD_ENTER);
     fill_header(header, CAPTURE_RECORD_ENTER, function_id, sizeof(*header), timestamp);
+    capture_entered = timestamp;
 }
 
 bool capture_enter(int function_id, uint32_t event_class)
@@ -329,22 +332,25 @@ void capture_leave(int function_id)
     fill_header(header, CAPTURE_RECORD_LEAVE, function_id, sizeof(*header), capture_now());
 }
 
-/* Point-to-point records share one layout; the recorder's other files build on this. */
+/* Point-to-point records share one layout; the recorder's other files build on this. A timestamp of 0
+ * means now. */
 CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
                                         int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
-                                        MPI_Request request);
+                                        uint64_t request_id, uint64_t sequence, uint64_t timestamp);
 void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id, int32_t peer,
-                       int32_t tag, int64_t bytes, uint16_t request_kind, MPI_Request request)
+                       int32_t tag, int64_t bytes, uint16_t request_kind, uint64_t request_id,
+                       uint64_t sequence, uint64_t timestamp)
 {
     struct capture_p2p_record *record = reserve(sizeof(*record), kind);
-    fill_header(&record->header, kind, function_id, sizeof(*record), capture_now());
+    fill_header(&record->header, kind, function_id, sizeof(*record), timestamp ? timestamp : capture_now());
     record->comm_id = comm_id;
     record->peer = peer;
     record->tag = tag;
     record->request_kind = request_kind;
     record->reserved = 0;
     record->bytes = bytes > 0 ? (uint64_t)bytes : 0;
-    record->request = request == MPI_REQUEST_NULL ? 0 : capture_request_id(request);
+    record->request = request_id;
+    record->sequence = sequence;
 }
 
 void capture_collective(int function_id, const struct capture_collective_info *info)

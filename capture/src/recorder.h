@@ -100,34 +100,54 @@ CAPTURE_INTERNAL void capture_control_stop(void);
  * wrapper calls PMPI untraced. */
 CAPTURE_INTERNAL bool capture_enter(int function_id, uint32_t event_class);
 CAPTURE_INTERNAL void capture_leave(int function_id);
+/* The timestamp of this thread's last ENTER record (capture_enter_at sets it): a wrapper reads it before
+ * its PMPI call and gives it to the send it records (record_format.h, CAPTURE_RECORD_SEND). */
+CAPTURE_INTERNAL extern _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
 /* A RECORDING record (control.c, when it turns recording on or off). */
 CAPTURE_INTERNAL void capture_write_recording(bool on, uint32_t reason, uint64_t timestamp);
-/* Forgets every tracked request (requests.c): when recording or a class comes back on, requests that
- * completed while nothing was recorded may have left entries whose handles MPI reuses. */
-CAPTURE_INTERNAL void capture_requests_reset(void);
 
-/* A message was sent/received by a blocking call; comm is the communicator the call used (already
- * translated to the application's world). Peers are ranks in comm; the recorder translates them. */
-CAPTURE_INTERNAL void capture_p2p_send(int function_id, MPI_Comm comm, int dest, int tag, int64_t bytes);
-CAPTURE_INTERNAL void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status);
+/* ---- point-to-point payloads and requests (requests.c) ---------------------------------------------
+ * Every function below does the rank's bookkeeping — message ordinals per channel (channels.c), the
+ * request table, matched-probe messages — and writes records only when `record` is true. The wrappers
+ * call them with record = false when the call is not recorded (recording off or paused, its class
+ * disabled) but the rank has a place (capture_has_place): the n-th send of a channel must stay the n-th
+ * receive at the other end however recording was steered on either rank, and every request MPI hands out
+ * keeps its table entry until it completes, so no completion is ever matched to a stale entry. Without a
+ * place (pass-through) the wrappers call PMPI only. Peers are ranks of `comm` (already translated to the
+ * application's world); the functions translate them. `entered`: the call's ENTER timestamp
+ * (capture_entered; anything when record is false), the time of the sends it records. */
+
+/* A blocking call sent / received a message. */
+CAPTURE_INTERNAL void capture_p2p_send(int function_id, MPI_Comm comm, int dest, int tag, int64_t bytes,
+                                       uint64_t entered, bool record);
+/* `source` as posted: a receive from MPI_PROC_NULL carries no message whatever its status says (with a place
+ * MPI_Recv runs as MPI_Irecv and a test loop, and MPICH 4.0.2 then reports source 0, tag 0). */
+CAPTURE_INTERNAL void capture_p2p_recv(int function_id, MPI_Comm comm, int source, const MPI_Status *status,
+                                       bool record);
+/* The receive of MPI_Sendrecv(_replace): with a place it runs as MPI_Isendrecv, whose status MPICH 4.0.2
+ * does not fill, so it is recorded with the source, tag and bytes posted (the status's source and tag for
+ * wildcards; requests.c, sendrecv_received). */
+CAPTURE_INTERNAL void capture_p2p_sendrecv_received(int function_id, MPI_Comm comm, int source, int tag,
+                                                    int64_t posted_bytes, const MPI_Status *status,
+                                                    bool record);
 CAPTURE_INTERNAL void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status,
-                                    MPI_Message message);
+                                    MPI_Message message, bool record);
 
-/* Records name a request by its handle's bits (MPICH: an int). A handle is reused only after its request
- * completed, which is all a request id must guarantee (as in OTF2). 0 means "no request". */
-static inline uint64_t capture_request_id(MPI_Request request)
-{
-    uint64_t id = 0;
-    memcpy(&id, &request, sizeof(request) < sizeof(id) ? sizeof(request) : sizeof(id));
-    return id;
-}
-
-/* Requests: a nonblocking or persistent point-to-point request was created. */
+/* Requests: a nonblocking or persistent point-to-point request was created. A nonblocking send counts
+ * its message now; a receive when it completes. */
 CAPTURE_INTERNAL void capture_p2p_request(int function_id, MPI_Request request,
                                           enum capture_request_kind kind, bool persistent, MPI_Comm comm,
-                                          int peer, int tag, int64_t bytes);
-/* Persistent requests were started (MPI_Start/Startall): sends and collectives are recorded now. */
-CAPTURE_INTERNAL void capture_requests_started(int function_id, const MPI_Request *requests, int count);
+                                          int peer, int tag, int64_t bytes, uint64_t entered, bool record);
+/* MPI_Isendrecv(_replace): one request for a send and a receive, recorded as an MPI_Isend and an
+ * MPI_Irecv would be (each half with a request id of its own). */
+CAPTURE_INTERNAL void capture_p2p_sendrecv_request(int function_id, MPI_Request request, MPI_Comm comm,
+                                                   int dest, int sendtag, int64_t send_bytes, int source,
+                                                   int recvtag, int64_t recv_bytes, uint64_t entered,
+                                                   bool record);
+/* Persistent requests were started (MPI_Start/Startall): each activation gets a fresh request id, sends
+ * count their message, and sends and collectives are recorded now. */
+CAPTURE_INTERNAL void capture_requests_started(int function_id, const MPI_Request *requests, int count,
+                                               uint64_t entered, bool record);
 CAPTURE_INTERNAL void capture_request_forget(MPI_Request request);
 /* Scratch copies for the Wait/Test family (per thread, grown rarely, never shrunk). */
 CAPTURE_INTERNAL MPI_Request *capture_save_requests(const MPI_Request *requests, int count);
@@ -141,6 +161,9 @@ struct capture_collective_info {
     int64_t bytes_received;
 };
 CAPTURE_INTERNAL void capture_collective(int function_id, const struct capture_collective_info *info);
+/* A nonblocking or persistent collective's request (a recorded call). An unrecorded call's is tracked by
+ * capture_collective_request_unrecorded (runtime.h): only so that its completion finds its own entry;
+ * nothing about it is recorded, even if it completes or is started while recording. */
 CAPTURE_INTERNAL void capture_collective_request(int function_id, MPI_Request request,
                                                  const struct capture_collective_info *info, bool persistent);
 
@@ -158,8 +181,15 @@ struct capture_comm {
 };
 /* Never NULL: an unknown communicator is added (and defined by a COMM_CREATED record) on first use. */
 CAPTURE_INTERNAL const struct capture_comm *capture_comm_lookup(MPI_Comm comm);
-CAPTURE_INTERNAL void capture_comm_created(int function_id, MPI_Comm comm);
-CAPTURE_INTERNAL void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm);
+/* The same without writing anything (bookkeeping of an unrecorded call): a thread announces the
+ * communicator at its first record that names it. */
+CAPTURE_INTERNAL const struct capture_comm *capture_comm_find(MPI_Comm comm);
+/* A call created a communicator: cached under its creating function, announced when `record`. Called for
+ * unrecorded calls too (with a place), so that every rank names a communicator by the function that
+ * created it whether or not it was recording then. */
+CAPTURE_INTERNAL void capture_comm_created(int function_id, MPI_Comm comm, bool record);
+CAPTURE_INTERNAL void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm,
+                                           bool record);
 CAPTURE_INTERNAL void capture_comm_freed(int function_id, MPI_Comm comm);
 /* A communicator freed while nothing was recorded: dropped from the cache without a record. */
 CAPTURE_INTERNAL void capture_comm_forget(MPI_Comm comm);

@@ -1,14 +1,23 @@
 /*
  * requests.c — point-to-point payloads and the request table: what a nonblocking, persistent or
  * collective request was for, so that the Wait/Test family can report its completion with the send's
- * original peer/tag/bytes (or, for receives, those of the status).
+ * original peer/tag/bytes (or, for receives, those of the status), under the request's own id.
+ *
+ * Request ids: a per-rank counter, one id per request made and per MPI_Start of a persistent one, so
+ * an id is unique for the whole run (MPI's handles are not: MPICH hands out one shared handle for every
+ * send that completed at once). Message ordinals: channels.c.
+ *
+ * The table is kept whenever the rank has a place, recording or not (recorder.h): every request MPI
+ * hands out is tracked until it completes, so a handle MPI reuses never finds a stale entry, and a
+ * receive posted while recording was off still counts its message when it completes.
  *
  * Threads: one table per rank, since MPI lets any thread complete a request another one posted. At
  * MPI_THREAD_MULTIPLE every table operation holds table_lock (capture_lock: nothing without
  * concurrency), entries are copied out and the lock released before anything is recorded (records go to
- * the calling thread's buffer; recording may send a batch, and a check at a batch may reset this table).
- * Completions work from a copy taken before the PMPI call (capture_requests_snapshot, runtime.h).
+ * the calling thread's buffer; recording may send a batch). Completions work from a copy taken before
+ * the PMPI call (capture_requests_snapshot, runtime.h).
  */
+#include "channels.h"
 #include "recorder.h"
 #include "runtime.h"
 
@@ -17,21 +26,34 @@
 
 CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
                                         int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
-                                        MPI_Request request);
+                                        uint64_t request_id, uint64_t sequence, uint64_t timestamp);
+
+/* MPI_Isendrecv(_replace): one request for a send and a receive (a table kind of its own, never in a
+ * record). */
+enum { TRACKED_SENDRECV = 16 };
 
 struct tracked_request {
     MPI_Request handle; /* MPI_REQUEST_NULL: free slot (MPI_Message handles share the table: MPICH
                          * encodes the object kind in the handle, so they never collide) */
-    uint8_t kind;       /* enum capture_request_kind */
+    uint8_t kind;       /* enum capture_request_kind, or TRACKED_SENDRECV */
     bool persistent;
+    bool described; /* what the request is for is known (false: capture_collective_request_unrecorded) */
+    bool recorded;  /* this activation's start was recorded: so is its completion (a receive's completion
+                     * is recorded whenever its call is: it carries the message) */
     uint16_t function_id;
-    MPI_Comm comm; /* receives: the communicator the status's source is a rank of */
-    int32_t peer;  /* world rank (sends, collectives: root) */
+    MPI_Comm comm;    /* receives: the communicator the status's source is a rank of */
+    uint32_t comm_id; /* point-to-point: the communicator's id when the request was made */
+    int32_t peer;     /* world rank (sends, collectives: root) */
     int32_t tag;
     int64_t bytes;
-    int64_t bytes_received; /* collectives */
-    MPI_Comm *new_comm;     /* MPI_Comm_idup: where the communicator appears on completion */
-    uint64_t serial;        /* MPI_THREAD_MULTIPLE: which insertion this is (a handle's reuse differs) */
+    int64_t bytes_received; /* collectives; sendrecv: the receive half's bytes as posted */
+    int32_t recv_source;    /* sendrecv: the receive half's source (a rank of comm) and tag, as posted */
+    int32_t recv_tag;
+    MPI_Comm *new_comm; /* MPI_Comm_idup: where the communicator appears on completion */
+    uint64_t id;        /* this activation's request id (0 for a persistent request not started yet) */
+    uint64_t recv_id;   /* sendrecv: the receive half's */
+    uint64_t sequence;  /* sends: the message's ordinal on its channel */
+    uint64_t serial;    /* MPI_THREAD_MULTIPLE: which insertion this is (a handle's reuse differs) */
 };
 
 static struct tracked_request *table;
@@ -192,28 +214,76 @@ static bool cancelled(const MPI_Status *status)
     return flag != 0;
 }
 
-void capture_p2p_send(int function_id, MPI_Comm comm, int dest, int tag, int64_t bytes)
+/* A recorded call announces the communicator in this thread's stream (its records name it); an
+ * unrecorded one only needs its id and members. */
+static inline const struct capture_comm *comm_entry(MPI_Comm comm, bool record)
+{
+    return record ? capture_comm_lookup(comm) : capture_comm_find(comm);
+}
+
+static uint64_t new_request_id(void)
+{
+    static uint64_t last_id;
+    if (__builtin_expect(capture_threads_concurrent, 0))
+        return __atomic_add_fetch(&last_id, 1, __ATOMIC_RELAXED);
+    return ++last_id;
+}
+
+void capture_p2p_send(int function_id, MPI_Comm comm, int dest, int tag, int64_t bytes, uint64_t entered,
+                      bool record)
 {
     if (dest == MPI_PROC_NULL)
         return; /* no message */
-    const struct capture_comm *entry = capture_comm_lookup(comm);
-    capture_write_p2p(CAPTURE_RECORD_SEND, function_id, entry->id, capture_peer_world(entry, dest), tag,
-                      bytes, 0, MPI_REQUEST_NULL);
+    const struct capture_comm *entry = comm_entry(comm, record);
+    const int32_t peer = capture_peer_world(entry, dest);
+    const uint64_t ordinal = capture_channel_next(entry->id, peer, tag, CAPTURE_CHANNEL_SEND);
+    if (record)
+        capture_write_p2p(CAPTURE_RECORD_SEND, function_id, entry->id, peer, tag, bytes, 0, 0, ordinal,
+                          entered);
 }
 
-static void write_status(enum capture_record_kind kind, int function_id, MPI_Comm comm,
-                         const MPI_Status *status, uint16_t request_kind, MPI_Request request)
+/* A received message (a blocking receive, or a request's completion): counted on its channel in the order
+ * receives complete, recorded as `kind` when `record`. */
+static void received(enum capture_record_kind kind, int function_id, MPI_Comm comm, int source, int tag,
+                     int64_t bytes, uint16_t request_kind, uint64_t request_id, bool record)
 {
-    if (status->MPI_SOURCE == MPI_PROC_NULL)
+    if (source == MPI_PROC_NULL)
         return;
-    const struct capture_comm *entry = capture_comm_lookup(comm);
-    capture_write_p2p(kind, function_id, entry->id, capture_peer_world(entry, status->MPI_SOURCE),
-                      status->MPI_TAG, status_bytes(status), request_kind, request);
+    const struct capture_comm *entry = comm_entry(comm, record);
+    const int32_t peer = capture_peer_world(entry, source);
+    const uint64_t ordinal = capture_channel_next(entry->id, peer, tag, CAPTURE_CHANNEL_RECV);
+    if (record)
+        capture_write_p2p(kind, function_id, entry->id, peer, tag, bytes, request_kind, request_id, ordinal,
+                          0);
 }
 
-void capture_p2p_recv(int function_id, MPI_Comm comm, const MPI_Status *status)
+void capture_p2p_recv(int function_id, MPI_Comm comm, int source, const MPI_Status *status, bool record)
 {
-    write_status(CAPTURE_RECORD_RECV, function_id, comm, status, 0, MPI_REQUEST_NULL);
+    if (source == MPI_PROC_NULL)
+        return;
+    received(CAPTURE_RECORD_RECV, function_id, comm, status->MPI_SOURCE, status->MPI_TAG,
+             status_bytes(status), 0, 0, record);
+}
+
+/* The receive half of a send-receive. MPICH 4.0.2 does not fill MPI_Isendrecv's status (it comes back empty
+ * or as it was before the call), and with a place the blocking forms run as MPI_Isendrecv: so the source and
+ * tag are taken as posted, the status's only for wildcards, and the bytes as posted (a message shorter than
+ * the receive buffer is recorded with the buffer's size). */
+static void sendrecv_received(enum capture_record_kind kind, int function_id, MPI_Comm comm, int source,
+                              int tag, int64_t posted_bytes, const MPI_Status *status, uint64_t request_id,
+                              bool record)
+{
+    if (source == MPI_PROC_NULL)
+        return;
+    received(kind, function_id, comm, source == MPI_ANY_SOURCE ? status->MPI_SOURCE : source,
+             tag == MPI_ANY_TAG ? status->MPI_TAG : tag, posted_bytes, request_id ? CAPTURE_REQUEST_RECV : 0,
+             request_id, record);
+}
+
+void capture_p2p_sendrecv_received(int function_id, MPI_Comm comm, int source, int tag, int64_t posted_bytes,
+                                   const MPI_Status *status, bool record)
+{
+    sendrecv_received(CAPTURE_RECORD_RECV, function_id, comm, source, tag, posted_bytes, status, 0, record);
 }
 
 /* Adds an entry (under the lock, with a serial number, at MPI_THREAD_MULTIPLE). */
@@ -244,9 +314,14 @@ static inline __attribute__((always_inline)) bool take(MPI_Request handle, struc
     return entry != NULL;
 }
 
-void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status, MPI_Message message)
+void capture_probe(int function_id, MPI_Comm comm, const MPI_Status *status, MPI_Message message, bool record)
 {
-    write_status(CAPTURE_RECORD_PROBE, function_id, comm, status, 0, MPI_REQUEST_NULL);
+    if (record && status->MPI_SOURCE != MPI_PROC_NULL) { /* a message seen, not received: no ordinal */
+        const struct capture_comm *entry = capture_comm_lookup(comm);
+        capture_write_p2p(CAPTURE_RECORD_PROBE, function_id, entry->id,
+                          capture_peer_world(entry, status->MPI_SOURCE), status->MPI_TAG,
+                          status_bytes(status), 0, 0, 0, 0);
+    }
     if (message != MPI_MESSAGE_NULL && message != MPI_MESSAGE_NO_PROC) {
         struct tracked_request entry = {.handle = (MPI_Request)message,
                                         .kind = CAPTURE_REQUEST_MESSAGE,
@@ -261,55 +336,117 @@ MPI_Comm capture_message_take(MPI_Message message)
     struct tracked_request entry;
     if (message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC ||
         !take((MPI_Request)message, &entry, false))
-        return MPI_COMM_NULL; /* no message, or probed before recording started */
+        return MPI_COMM_NULL; /* no message (or probed before the rank had a place) */
     return entry.comm;
 }
 
-void capture_message_received_on(int function_id, MPI_Comm probed_comm, const MPI_Status *status)
+void capture_message_received_on(int function_id, MPI_Comm probed_comm, const MPI_Status *status, bool record)
 {
     if (probed_comm != MPI_COMM_NULL)
-        write_status(CAPTURE_RECORD_RECV, function_id, probed_comm, status, 0, MPI_REQUEST_NULL);
+        received(CAPTURE_RECORD_RECV, function_id, probed_comm, status->MPI_SOURCE, status->MPI_TAG,
+                 status_bytes(status), 0, 0, record);
 }
 
 void capture_p2p_request(int function_id, MPI_Request request, enum capture_request_kind kind,
-                         bool persistent, MPI_Comm comm, int peer, int tag, int64_t bytes)
+                         bool persistent, MPI_Comm comm, int peer, int tag, int64_t bytes, uint64_t entered,
+                         bool record)
 {
     if (peer == MPI_PROC_NULL)
         return; /* completes at once, carries no message */
-    const struct capture_comm *entry = capture_comm_lookup(comm);
+    const struct capture_comm *entry = comm_entry(comm, record && !persistent);
     struct tracked_request tracked = {.handle = request,
                                       .kind = (uint8_t)kind,
                                       .persistent = persistent,
+                                      .described = true,
+                                      .recorded = record && !persistent,
                                       .function_id = (uint16_t)function_id,
                                       .comm = comm,
+                                      .comm_id = entry->id,
                                       .peer = capture_peer_world(entry, peer),
                                       .tag = tag,
                                       .bytes = bytes};
+    if (!persistent) { /* persistent ones get theirs when started */
+        tracked.id = new_request_id();
+        if (kind == CAPTURE_REQUEST_SEND)
+            tracked.sequence = capture_channel_next(entry->id, tracked.peer, tag, CAPTURE_CHANNEL_SEND);
+    }
     track(&tracked);
-    if (persistent)
-        return; /* recorded when started */
-    capture_write_p2p(kind == CAPTURE_REQUEST_SEND ? CAPTURE_RECORD_SEND : CAPTURE_RECORD_RECV_POSTED,
-                      function_id, entry->id, tracked.peer, tag, bytes, (uint16_t)kind, request);
+    if (!tracked.recorded)
+        return;
+    if (kind == CAPTURE_REQUEST_SEND)
+        capture_write_p2p(CAPTURE_RECORD_SEND, function_id, entry->id, tracked.peer, tag, bytes,
+                          (uint16_t)kind, tracked.id, tracked.sequence, entered);
+    else
+        capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, entry->id, tracked.peer, tag, bytes,
+                          (uint16_t)kind, tracked.id, 0, 0);
 }
 
-void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request)
+void capture_p2p_sendrecv_request(int function_id, MPI_Request request, MPI_Comm comm, int dest, int sendtag,
+                                  int64_t send_bytes, int source, int recvtag, int64_t recv_bytes,
+                                  uint64_t entered, bool record)
+{
+    const struct capture_comm *entry = comm_entry(comm, record);
+    struct tracked_request tracked = {.handle = request,
+                                      .kind = TRACKED_SENDRECV,
+                                      .described = true,
+                                      .recorded = record,
+                                      .function_id = (uint16_t)function_id,
+                                      .comm = comm,
+                                      .comm_id = entry->id,
+                                      .peer = capture_peer_world(entry, dest),
+                                      .tag = sendtag,
+                                      .bytes = send_bytes,
+                                      .bytes_received = recv_bytes,
+                                      .recv_source = source,
+                                      .recv_tag = recvtag};
+    if (dest != MPI_PROC_NULL) {
+        tracked.id = new_request_id();
+        tracked.sequence = capture_channel_next(entry->id, tracked.peer, sendtag, CAPTURE_CHANNEL_SEND);
+    }
+    if (source != MPI_PROC_NULL)
+        tracked.recv_id = new_request_id();
+    if (!tracked.id && !tracked.recv_id)
+        return; /* both halves with MPI_PROC_NULL: nothing to complete */
+    track(&tracked);
+    if (!record)
+        return;
+    if (tracked.id)
+        capture_write_p2p(CAPTURE_RECORD_SEND, function_id, entry->id, tracked.peer, sendtag, send_bytes,
+                          CAPTURE_REQUEST_SEND, tracked.id, tracked.sequence, entered);
+    if (tracked.recv_id)
+        capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, entry->id,
+                          capture_peer_world(entry, source), recvtag, recv_bytes, CAPTURE_REQUEST_RECV,
+                          tracked.recv_id, 0, 0);
+}
+
+void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request, bool record)
 {
     if (probed_comm == MPI_COMM_NULL)
         return;
+    const struct capture_comm *entry = comm_entry(probed_comm, record);
     struct tracked_request tracked = {.handle = request,
                                       .kind = CAPTURE_REQUEST_RECV,
+                                      .described = true,
+                                      .recorded = record,
                                       .function_id = (uint16_t)function_id,
-                                      .comm = probed_comm};
+                                      .comm = probed_comm,
+                                      .comm_id = entry->id,
+                                      .peer = -2,
+                                      .tag = MPI_ANY_TAG,
+                                      .id = new_request_id()};
     track(&tracked);
+    if (record) /* the message's source and tag come with the completion */
+        capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, entry->id, -2, MPI_ANY_TAG, 0,
+                          CAPTURE_REQUEST_RECV, tracked.id, 0, 0);
 }
 
 /* The request record of a nonblocking collective (record_format.h: it follows the collective's COLLECTIVE
  * record, and the place pairs the two; tag names the collective, so the completion says which one ended). */
 static void write_collective_request(enum capture_record_kind kind, int function_id,
-                                     const struct tracked_request *entry, MPI_Request request)
+                                     const struct tracked_request *entry)
 {
     capture_write_p2p(kind, function_id, (uint32_t)entry->tag, entry->peer, entry->function_id,
-                      entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, request);
+                      entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, entry->id, 0, 0);
 }
 
 /* The COLLECTIVE record of a tracked nonblocking collective, right before its request record at MPI_Start
@@ -331,72 +468,128 @@ void capture_collective_request(int function_id, MPI_Request request,
     struct tracked_request tracked = {.handle = request,
                                       .kind = CAPTURE_REQUEST_COLLECTIVE,
                                       .persistent = persistent,
+                                      .described = true,
+                                      .recorded = !persistent,
                                       .function_id = (uint16_t)function_id,
                                       .peer = info->root_world,
                                       .tag = (int32_t)info->comm_id,
                                       .bytes = info->bytes_sent,
-                                      .bytes_received = info->bytes_received};
+                                      .bytes_received = info->bytes_received,
+                                      .id = persistent ? 0 : new_request_id()};
     track(&tracked);
     if (!persistent) /* the wrapper has just written the COLLECTIVE record; persistent ones start later */
-        write_collective_request(CAPTURE_RECORD_COLLECTIVE_REQUEST, function_id, &tracked, request);
+        write_collective_request(CAPTURE_RECORD_COLLECTIVE_REQUEST, function_id, &tracked);
 }
 
-void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm)
+void capture_collective_request_unrecorded(MPI_Request request, bool persistent)
+{
+    struct tracked_request tracked = {.handle = request,
+                                      .kind = CAPTURE_REQUEST_COLLECTIVE,
+                                      .persistent = persistent,
+                                      .id = persistent ? 0 : new_request_id()};
+    track(&tracked);
+}
+
+void capture_comm_request(int function_id, MPI_Request request, MPI_Comm *new_comm, bool record)
 {
     struct tracked_request tracked = {.handle = request,
                                       .kind = CAPTURE_REQUEST_COMM,
+                                      .described = true,
+                                      .recorded = record,
                                       .function_id = (uint16_t)function_id,
-                                      .new_comm = new_comm};
+                                      .new_comm = new_comm,
+                                      .id = new_request_id()};
     track(&tracked);
 }
 
-void capture_requests_started(int function_id, const MPI_Request *requests, int count)
+/* MPI_Start of a persistent request: a fresh id (and, for a send, the next ordinal of its channel) in
+ * its table entry, copied out. False when it is not tracked. */
+static bool start_entry(MPI_Request handle, bool record, struct tracked_request *copy)
 {
+    capture_lock(&table_lock);
+    struct tracked_request *entry = find(handle);
+    if (entry && entry->persistent) {
+        entry->id = new_request_id();
+        entry->recorded = record && entry->described;
+        if (entry->kind == CAPTURE_REQUEST_SEND)
+            entry->sequence =
+                capture_channel_next(entry->comm_id, entry->peer, entry->tag, CAPTURE_CHANNEL_SEND);
+        *copy = *entry;
+    }
+    capture_unlock(&table_lock);
+    return entry && entry->persistent;
+}
+
+void capture_requests_started(int function_id, const MPI_Request *requests, int count, uint64_t entered,
+                              bool record)
+{
+    /* Sends first: their records carry the call's ENTER time, so nothing of this call may come before. */
     for (int i = 0; i < count; i++) {
-        struct tracked_request entry;
-        if (!take(requests[i], &entry, true))
+        struct tracked_request entry = {0};
+        if (!start_entry(requests[i], record, &entry) || !entry.recorded ||
+            entry.kind != CAPTURE_REQUEST_SEND)
             continue;
-        if (entry.kind == CAPTURE_REQUEST_SEND) {
-            const struct capture_comm *comm = capture_comm_lookup(entry.comm);
-            capture_write_p2p(CAPTURE_RECORD_SEND, function_id, comm->id, entry.peer, entry.tag, entry.bytes,
-                              CAPTURE_REQUEST_SEND, requests[i]);
-        } else if (entry.kind == CAPTURE_REQUEST_RECV) {
-            const struct capture_comm *comm = capture_comm_lookup(entry.comm);
-            capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, comm->id, entry.peer, entry.tag,
-                              entry.bytes, CAPTURE_REQUEST_RECV, requests[i]);
+        capture_comm_announce(entry.comm_id);
+        capture_write_p2p(CAPTURE_RECORD_SEND, function_id, entry.comm_id, entry.peer, entry.tag, entry.bytes,
+                          CAPTURE_REQUEST_SEND, entry.id, entry.sequence, entered);
+    }
+    for (int i = 0; record && i < count; i++) {
+        struct tracked_request entry;
+        if (!take(requests[i], &entry, true) || !entry.persistent || !entry.recorded)
+            continue;
+        if (entry.kind == CAPTURE_REQUEST_RECV) {
+            capture_comm_announce(entry.comm_id);
+            capture_write_p2p(CAPTURE_RECORD_RECV_POSTED, function_id, entry.comm_id, entry.peer, entry.tag,
+                              entry.bytes, CAPTURE_REQUEST_RECV, entry.id, 0, 0);
         } else if (entry.kind == CAPTURE_REQUEST_COLLECTIVE) {
             write_collective_payload(&entry);
-            write_collective_request(CAPTURE_RECORD_COLLECTIVE_REQUEST, function_id, &entry, requests[i]);
+            write_collective_request(CAPTURE_RECORD_COLLECTIVE_REQUEST, function_id, &entry);
         }
     }
 }
 
-/* Records the completion of the request `entry` describes (already taken out of the table). */
-static inline __attribute__((always_inline)) void record_completion(int function_id,
-                                                                    const struct tracked_request *entry,
-                                                                    MPI_Request request,
-                                                                    const MPI_Status *status)
+/* Records the completion of the request `entry` describes (already taken out of the table, unless
+ * persistent), and counts a received message. */
+static inline __attribute__((always_inline)) void
+record_completion(int function_id, const struct tracked_request *entry, const MPI_Status *status, bool record)
 {
     switch (entry->kind) {
     case CAPTURE_REQUEST_SEND:
-        if (!cancelled(status)) {
-            const struct capture_comm *comm = capture_comm_lookup(entry->comm);
-            capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, comm->id, entry->peer, entry->tag,
-                              entry->bytes, CAPTURE_REQUEST_SEND, request);
-        }
+        if (cancelled(status)) /* the message never left: its ordinal goes to the next send */
+            capture_channel_withdraw(entry->comm_id, entry->peer, entry->tag, CAPTURE_CHANNEL_SEND,
+                                     entry->sequence);
+        else if (record && entry->recorded)
+            capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm_id, entry->peer,
+                              entry->tag, entry->bytes, CAPTURE_REQUEST_SEND, entry->id, 0, 0);
         break;
     case CAPTURE_REQUEST_RECV:
         if (!cancelled(status))
-            write_status(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm, status, CAPTURE_REQUEST_RECV,
-                         request);
+            received(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm, status->MPI_SOURCE,
+                     status->MPI_TAG, status_bytes(status), CAPTURE_REQUEST_RECV, entry->id, record);
         break;
+    case TRACKED_SENDRECV: {
+        if (cancelled(status)) {
+            capture_channel_withdraw(entry->comm_id, entry->peer, entry->tag, CAPTURE_CHANNEL_SEND,
+                                     entry->sequence);
+            break;
+        }
+        if (entry->id && record && entry->recorded)
+            capture_write_p2p(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm_id, entry->peer,
+                              entry->tag, entry->bytes, CAPTURE_REQUEST_SEND, entry->id, 0, 0);
+        if (entry->recv_id)
+            sendrecv_received(CAPTURE_RECORD_REQUEST_DONE, function_id, entry->comm, entry->recv_source,
+                              entry->recv_tag, entry->bytes_received, status, entry->recv_id, record);
+        break;
+    }
     case CAPTURE_REQUEST_COLLECTIVE:
-        write_collective_payload(entry);
-        write_collective_request(CAPTURE_RECORD_REQUEST_DONE, function_id, entry, request);
+        if (record && entry->recorded) {
+            write_collective_payload(entry);
+            write_collective_request(CAPTURE_RECORD_REQUEST_DONE, function_id, entry);
+        }
         break;
     case CAPTURE_REQUEST_COMM:
         if (entry->new_comm && *entry->new_comm != MPI_COMM_NULL)
-            capture_comm_created(entry->function_id, *entry->new_comm);
+            capture_comm_created(entry->function_id, *entry->new_comm, record);
         break;
     default:
         break;
@@ -428,12 +621,13 @@ void capture_requests_snapshot(const MPI_Request *requests, int count)
     pthread_mutex_unlock(&table_lock);
 }
 
-void capture_request_completed_at(int function_id, int index, MPI_Request request, const MPI_Status *status)
+void capture_request_completed_at(int function_id, int index, MPI_Request request, const MPI_Status *status,
+                                  bool record)
 {
     if (__builtin_expect(!capture_threads_concurrent, 1)) {
         struct tracked_request entry;
         if (take(request, &entry, true))
-            record_completion(function_id, &entry, request, status);
+            record_completion(function_id, &entry, status, record);
         return;
     }
     const struct tracked_request *copied = &snapshot[index];
@@ -450,23 +644,7 @@ void capture_request_completed_at(int function_id, int index, MPI_Request reques
             remove_entry(entry);
         pthread_mutex_unlock(&table_lock);
     }
-    record_completion(function_id, copied, request, status);
-}
-
-/* Recording or a class came back on: entries of requests that completed unseen are stale, and so are
- * those still pending (their completion is not recorded: the place sees a request without its end).
- * Persistent requests stay (they live until MPI_Request_free; one freed unseen is replaced when MPI
- * reuses its handle for a recorded request). */
-void capture_requests_reset(void)
-{
-    capture_lock(&table_lock);
-    for (size_t i = 0; i < table_size;) {
-        if (table[i].handle != MPI_REQUEST_NULL && !table[i].persistent)
-            remove_entry(&table[i]); /* shifts a later entry into slot i: look at it again */
-        else
-            i++;
-    }
-    capture_unlock(&table_lock);
+    record_completion(function_id, copied, status, record);
 }
 
 void capture_request_forget(MPI_Request request)

@@ -80,13 +80,16 @@ static inline void capture_unlock(pthread_mutex_t *lock)
  * copied. Without concurrency capture_request_completed_at is capture_request_completed. */
 CAPTURE_INTERNAL void capture_requests_snapshot(const MPI_Request *requests, int count);
 CAPTURE_INTERNAL void capture_request_completed_at(int function_id, int index, MPI_Request request,
-                                                   const MPI_Status *status);
+                                                   const MPI_Status *status, bool record);
 /* Matched probes (MPI_Mrecv/MPI_Imrecv): the message's entry is taken before the PMPI call consumes the
  * handle (MPI may reuse it at once for another thread's probe); MPI_COMM_NULL when it was not tracked. */
 CAPTURE_INTERNAL MPI_Comm capture_message_take(MPI_Message message);
 CAPTURE_INTERNAL void capture_message_received_on(int function_id, MPI_Comm probed_comm,
-                                                  const MPI_Status *status);
-CAPTURE_INTERNAL void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request);
+                                                  const MPI_Status *status, bool record);
+CAPTURE_INTERNAL void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request,
+                                                 bool record);
+/* A nonblocking or persistent collective of an unrecorded call (recorder.h, capture_request_unrecorded). */
+CAPTURE_INTERNAL void capture_collective_request_unrecorded(MPI_Request request, bool persistent);
 /* A record of this thread names communicator `comm_id` without a capture_comm_lookup (persistent
  * collectives started, collective requests completed, possibly by another thread than the one that
  * created them): announces it in this thread's stream first if it has not yet. */

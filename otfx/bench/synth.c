@@ -228,6 +228,7 @@ static void step_stencil(synth *s)
         send->u.msg.tag = (uint32_t)d;
         send->u.msg.bytes = halo_bytes;
         send->u.msg.request = sends[d];
+        send->u.msg.seq = s->steps + 1; /* one message per iteration on each channel */
         s->now += between(s, 100, 300);
         leave(s);
     }
@@ -242,6 +243,7 @@ static void step_stencil(synth *s)
         receive->u.msg.tag = (uint32_t)d;
         receive->u.msg.bytes = halo_bytes;
         receive->u.msg.request = receives[d];
+        receive->u.msg.seq = s->steps + 1;
     }
     for (int d = 0; d < NEIGHBOURS; d++) {
         s->now += between(s, 50, 150);

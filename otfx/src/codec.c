@@ -12,7 +12,9 @@ typedef enum field_kind {
     FIELD_REQUEST,     /* zigzag varint of the difference to the previous request id */
     FIELD_STRATEGY,    /* varint naming an otfx_reduction */
     FIELD_REGION,      /* packed: nibble = region cache slot, or escape and the ref as varint */
-    FIELD_MESSAGE,     /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes */
+    FIELD_MESSAGE,     /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes and
+                        * the zigzag difference of the ordinal (u.msg.seq) to its prediction; a cached
+                        * tuple's ordinal is the prediction (codec.h, codec_channel) */
 } field_kind;
 
 typedef struct field_layout {
@@ -232,6 +234,34 @@ static void message_insert(codec_state *state, const codec_message *message)
         state->messages_used++;
 }
 
+/* The channel end of a message event (sends and receives of one channel are counted apart) and its
+ * slot in the channel table. */
+static unsigned channel_slot(const otfx_event *event, uint32_t *end)
+{
+    *end = event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND ? 1u : 2u;
+    uint32_t hash = event->u.msg.comm * 0x9e3779b1u ^ event->u.msg.peer * 0x85ebca6bu ^
+                    event->u.msg.tag * 0xc2b2ae35u ^ *end * 0x27d4eb2fu;
+    return (hash ^ hash >> 15) % CODEC_CHANNEL_SLOTS;
+}
+
+/* The ordinal the decoder will expect for `event` (its comm, peer and tag already known). */
+static uint64_t seq_prediction(const codec_state *state, const otfx_event *event)
+{
+    uint32_t end;
+    const codec_channel *channel = &state->channels[channel_slot(event, &end)];
+    if (channel->end == end && channel->comm == event->u.msg.comm && channel->peer == event->u.msg.peer &&
+        channel->tag == event->u.msg.tag && channel->last_seq != 0)
+        return channel->last_seq + 1;
+    return 0;
+}
+
+static void seq_seen(codec_state *state, const otfx_event *event)
+{
+    uint32_t end;
+    codec_channel *channel = &state->channels[channel_slot(event, &end)];
+    *channel = (codec_channel){event->u.msg.comm, event->u.msg.peer, event->u.msg.tag, end, event->u.msg.seq};
+}
+
 static bool is_packed(uint8_t kind)
 {
     return kind == FIELD_REGION || kind == FIELD_MESSAGE;
@@ -260,6 +290,9 @@ static unsigned packed_nibble(codec_state *state, const otfx_event *event, otfx_
     if (field->kind == FIELD_MESSAGE) {
         codec_message message = {event->u.msg.comm, event->u.msg.peer, event->u.msg.tag, event->u.msg.bytes};
         unsigned nibble = message_slot(state, &message);
+        /* A cached tuple stands for the predicted ordinal only: any other goes explicitly. */
+        if (nibble != CODEC_ESCAPE && event->u.msg.seq != seq_prediction(state, event))
+            nibble = CODEC_ESCAPE;
         if (nibble == CODEC_ESCAPE)
             message_insert(state, &message);
         return nibble;
@@ -316,7 +349,10 @@ size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, u
                 out = varint_put(out, event->u.msg.peer);
                 out = varint_put(out, event->u.msg.tag);
                 out = varint_put(out, event->u.msg.bytes);
+                out = varint_put(out,
+                                 zigzag_encode((int64_t)(event->u.msg.seq - seq_prediction(state, event))));
             }
+            seq_seen(state, event);
             break;
         }
     }
@@ -404,10 +440,12 @@ bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t
             break;
         case FIELD_MESSAGE: {
             codec_message message;
+            uint64_t residual = 0;
             if (nibble == CODEC_ESCAPE) {
                 if (!get_u32(&in, operands_end, &message.comm) ||
                     !get_u32(&in, operands_end, &message.peer) || !get_u32(&in, operands_end, &message.tag) ||
-                    !varint_get(&in, operands_end, &message.bytes))
+                    !varint_get(&in, operands_end, &message.bytes) ||
+                    !varint_get(&in, operands_end, &residual))
                     return false;
                 message_insert(state, &message);
             } else if (nibble < state->messages_used) {
@@ -419,6 +457,8 @@ bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t
             event->u.msg.peer = message.peer;
             event->u.msg.tag = message.tag;
             event->u.msg.bytes = message.bytes;
+            event->u.msg.seq = seq_prediction(state, event) + (uint64_t)zigzag_decode(residual);
+            seq_seen(state, event);
             break;
         }
         }

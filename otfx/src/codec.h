@@ -29,6 +29,19 @@ typedef struct codec_message {
     uint64_t bytes;
 } codec_message;
 
+/* A message's ordinal (otfx_event.u.msg.seq) is predicted from the last one of the same channel end in
+ * the chunk: (comm, peer, tag, sending or receiving) seen before with ordinal n > 0 predicts n + 1,
+ * otherwise 0. A tuple from the message cache costs nothing more when its ordinal is the prediction; an
+ * explicit tuple carries the difference. The table is direct-mapped by a hash of the channel (a channel
+ * another one pushed out predicts 0 again). */
+#define CODEC_CHANNEL_SLOTS 64
+typedef struct codec_channel {
+    otfx_ref comm;
+    uint32_t peer, tag;
+    uint32_t end; /* 0: unused, 1: sends, 2: receives */
+    uint64_t last_seq;
+} codec_channel;
+
 /* Time deltas are coded either as they are or, in predicted mode, as the difference to the delta seen
  * last time in the same situation: the same token (type and packed operand) with the same region on
  * top of the calling stack. In iterative codes the same call sequence repeats with similar timing and
@@ -47,6 +60,7 @@ typedef struct codec_state {
     uint8_t next_callee_victim[CODEC_CALLEE_ROWS];
     otfx_ref regions[CODEC_RECENT_SLOTS];
     codec_message messages[CODEC_CACHE_SLOTS];
+    codec_channel channels[CODEC_CHANNEL_SLOTS];
     uint8_t next_region_victim, next_message_victim;
     uint8_t regions_used, messages_used;
 } codec_state;

@@ -6,6 +6,7 @@
  * is described in docs/otfx-format.md, "OTF2 export and import". */
 #define _POSIX_C_SOURCE 200809L
 #include "otf2_common.h"
+#include "otf2_pairing.h"
 #include "otf2_unify.h"
 #include "trace_copy.h"
 
@@ -131,6 +132,8 @@ typedef struct exporter {
     size_t location_count, location_capacity;
     exported_location *own; /* this process's */
     size_t own_count, own_capacity;
+
+    otfx_pairing *pairing; /* which point-to-point records are written (otf2_pairing.h) */
 } exporter;
 
 /* A reduction record and the region that shows its range (see "Reduced ranges" below). */
@@ -833,8 +836,24 @@ static int on_event(const otfx_event *event, void *user)
             te->status = te->pass == PASS_COLLECT ? add_range(te, &range) : place_late_range(te, &range);
         return te->status != OTFX_OK;
     }
-    if (te->pass == PASS_COLLECT)
-        return 0;
+    if (te->pass == PASS_COLLECT) {
+        te->status = otfx_pairing_note(te->x->pairing, te->rank, event);
+        return te->status != OTFX_OK;
+    }
+    otfx_event as_receive;
+    if (te->pass == PASS_WRITE) {
+        switch (otfx_pairing_judge(te->x->pairing, te->rank, event)) {
+        case OTFX_PAIRING_WRITE:
+            break;
+        case OTFX_PAIRING_LEAVE:
+            return 0;
+        case OTFX_PAIRING_AS_RECV:
+            as_receive = *event;
+            as_receive.type = OTFX_EV_RECV;
+            event = &as_receive;
+            break;
+        }
+    }
     /* Regions open at the window's start come with their enter times: they enter at the start. */
     otfx_time time = event->time > te->position ? event->time : te->position;
     if (time >= te->to)
@@ -881,11 +900,16 @@ static otfx_status run_pass(trace_export *te, otfx_trace *trace, export_pass pas
     return status != OTFX_OK ? status : te->status;
 }
 
-static otfx_status write_trace_events(trace_export *te, otfx_trace *trace)
+/* The first read: reduction records and the messages (otf2_pairing.h). */
+static otfx_status collect_trace_events(trace_export *te, otfx_trace *trace)
 {
     OTFX_TRY(run_pass(te, trace, PASS_COLLECT));
-    OTFX_TRY(order_ranges(te));
+    return order_ranges(te);
+}
 
+/* The plan (when there are reduced ranges) and the write. */
+static otfx_status write_trace_events(trace_export *te, otfx_trace *trace)
+{
     if (te->range_count > 0) {
         OTFX_TRY(run_pass(te, trace, PASS_PLAN));
         OTFX_TRY(pass_boundaries(te, OTFX_TIME_MAX, true));
@@ -943,28 +967,53 @@ static otfx_status add_own_location(exporter *x, uint32_t rank, uint32_t thread,
     return OTFX_OK;
 }
 
-/* The trace is exported from a frozen copy (trace_copy.h): the three reads see the same events, and
- * the live trace's read lock is held only while it is copied, so appends to it wait a memcpy of what
- * it holds, not the whole export. */
-static otfx_status export_trace(exporter *x, otfx_trace *live, const otfx_location_def *where,
-                                const otfx_export_options *options)
+/* A trace read once and waiting to be written. Every trace of the export is read before any is written:
+ * which messages the archive gets depends on every trace of every process. The reads and the writing
+ * use a frozen copy (trace_copy.h), so they see the same events, and the live trace's read lock is held
+ * only while it is copied (the copy shares its sealed chunks), so appends to it wait for that, not for
+ * the export. */
+typedef struct prepared_trace {
+    otfx_trace *copy;
+    otfx_location_def where;
+    trace_export te;
+} prepared_trace;
+
+static otfx_status prepare_trace(exporter *x, otfx_trace *live, const otfx_location_def *where,
+                                 const otfx_export_options *options, prepared_trace *prepared)
 {
-    otfx_trace *trace = NULL;
-    OTFX_TRY(otfx_trace_copy(live, &trace));
+    prepared->where = *where;
+    prepared->te = (trace_export){.x = x,
+                                  .rank = where->rank,
+                                  .thread = where->thread,
+                                  .from = options->from,
+                                  .to = options->to,
+                                  .position = options->from,
+                                  .status = OTFX_OK};
+    OTFX_TRY(otfx_trace_copy(live, &prepared->copy));
+    return collect_trace_events(&prepared->te, prepared->copy);
+}
+
+static void prepared_trace_free(prepared_trace *prepared)
+{
+    trace_export_free(&prepared->te);
+    prepared->te = (trace_export){0};
+    if (prepared->copy)
+        otfx_trace_destroy(prepared->copy);
+    prepared->copy = NULL;
+}
+
+static otfx_status export_trace(exporter *x, prepared_trace *prepared)
+{
+    const otfx_location_def *where = &prepared->where;
     uint64_t location = otfx_otf2_location_id(where->rank, where->thread);
     OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(x->archive, location);
     if (!writer) {
-        otfx_trace_destroy(trace);
+        prepared_trace_free(prepared);
         return otfx_otf2_fail_call(OTF2_ERROR_INVALID, "OTF2 export: opening an event writer");
     }
-    trace_export te = {.x = x,
-                       .writer = writer,
-                       .rank = where->rank,
-                       .thread = where->thread,
-                       .from = options->from,
-                       .to = options->to,
-                       .position = options->from,
-                       .status = OTFX_OK};
+    trace_export te = prepared->te;
+    te.writer = writer;
+    otfx_trace *trace = prepared->copy;
     otfx_status status = write_trace_events(&te, trace);
     uint64_t events = 0;
     if (status == OTFX_OK) {
@@ -982,10 +1031,11 @@ static otfx_status export_trace(exporter *x, otfx_trace *live, const otfx_locati
     OTF2_ErrorCode code = OTF2_Archive_CloseEvtWriter(x->archive, writer);
     if (status == OTFX_OK && code != OTF2_SUCCESS)
         status = otfx_otf2_fail_call(code, "OTF2 export: closing an event writer");
-    trace_export_free(&te);
-    otfx_trace_destroy(trace);
+    prepared->te = te;
+    const otfx_location_def written = *where;
+    prepared_trace_free(prepared);
     if (status == OTFX_OK)
-        status = add_own_location(x, where->rank, where->thread, events);
+        status = add_own_location(x, written.rank, written.thread, events);
     return status;
 }
 
@@ -1733,13 +1783,17 @@ static otfx_status open_event_files(exporter *x, const otfx_export_options *opti
     return OTFX_OK;
 }
 
-static otfx_status export_traces(exporter *x, otfx_trace *const *traces, size_t trace_count,
-                                 const otfx_export_options *options)
+/* Copies and reads every trace (*prepared: one per trace, free with free_prepared). */
+static otfx_status prepare_traces(exporter *x, otfx_trace *const *traces, size_t trace_count,
+                                  const otfx_export_options *options, prepared_trace **prepared)
 {
+    *prepared = calloc(trace_count ? trace_count : 1, sizeof **prepared);
+    if (!*prepared)
+        return out_of_memory();
     for (size_t t = 0; t < trace_count; t++) {
         otfx_location_def where = {0};
         OTFX_TRY(otfx_defs_get_location(x->defs, otfx_trace_location(traces[t]), &where));
-        OTFX_TRY(export_trace(x, traces[t], &where, options));
+        OTFX_TRY(prepare_trace(x, traces[t], &where, options, &(*prepared)[t]));
     }
     return OTFX_OK;
 }
@@ -1761,6 +1815,20 @@ static otfx_status definitions_still_fit(exporter *x)
                      (unsigned)DEFINITIONS_IN_BUFFER, (unsigned long long)bytes);
 }
 
+static void free_prepared(prepared_trace *prepared, size_t trace_count)
+{
+    for (size_t t = 0; prepared && t < trace_count; t++)
+        prepared_trace_free(&prepared[t]);
+    free(prepared);
+}
+
+static otfx_status export_traces(exporter *x, prepared_trace *prepared, size_t trace_count)
+{
+    for (size_t t = 0; t < trace_count; t++)
+        OTFX_TRY(export_trace(x, &prepared[t]));
+    return OTFX_OK;
+}
+
 /* Keeps the first failure: later steps still run their collective parts. */
 static void keep_first(otfx_status *status, otfx_status next)
 {
@@ -1771,6 +1839,56 @@ static void keep_first(otfx_status *status, otfx_status next)
 static otfx_status otf2_step(OTF2_ErrorCode code, const char *what)
 {
     return code == OTF2_SUCCESS ? OTFX_OK : otfx_otf2_fail_call(code, "OTF2 export: %s", what);
+}
+
+/* The second read of this process's traces, when some of their messages are left out: the requests
+ * those messages used (otfx_pairing_note_dropped). */
+static int on_dropped(const otfx_event *event, void *user)
+{
+    trace_export *te = user;
+    te->status = otfx_pairing_note_dropped(te->x->pairing, te->rank, event);
+    return te->status != OTFX_OK;
+}
+
+/* Which messages the archive gets (otf2_pairing.h): this process's channel ends are exchanged with every
+ * process's — on every process, whatever failed before — and each process keeps the ends whose other
+ * end is held somewhere. Returns this process's status. */
+static otfx_status pair_messages(exporter *x, const shared_run *run, otfx_status status,
+                                 prepared_trace *prepared, size_t trace_count)
+{
+    otfx_bytes mine = {0};
+    put_status(&mine, status);
+    if (status == OTFX_OK) {
+        otfx_status written = otfx_pairing_write(x->pairing, x->defs, &mine);
+        if (written != OTFX_OK) {
+            char message[512];
+            snprintf(message, sizeof message, "%s", otfx_last_error());
+            otfx_bytes_free(&mine);
+            put_status(&mine, otfx_fail(written, "%s", message));
+        }
+    }
+    gathered g;
+    otfx_status agreed = exchange(run, &mine, &g);
+    otfx_bytes_free(&mine);
+    if (agreed == OTFX_OK)
+        agreed = otfx_pairing_decide(x->pairing, g.parts, run->size, run->rank);
+    gathered_free(&g);
+    keep_first(&status, agreed);
+    for (size_t t = 0; status == OTFX_OK && otfx_pairing_needs_dropped(x->pairing) && t < trace_count; t++) {
+        trace_export *te = &prepared[t].te;
+        status = otfx_query_events(prepared[t].copy, te->from, te->to, false, on_dropped, te);
+        if (status == OTFX_OK)
+            status = te->status;
+    }
+    if (status == OTFX_OK && x->master) {
+        /* Readers that know no otfx attribute still see that messages were left out, and how many. */
+        char unpaired[32];
+        snprintf(unpaired, sizeof unpaired, "%llu",
+                 (unsigned long long)otfx_pairing_unpaired_everywhere(x->pairing));
+        status = otf2_step(OTF2_Archive_SetProperty(x->archive, "OTFX::UNPAIRED_MESSAGES", unpaired, true),
+                           "setting the archive's properties");
+    }
+    return status;
 }
 
 /* Everything after exchange 1. `status` says whether the archive was created here; the exchanges
@@ -1793,8 +1911,13 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
     if (status == OTFX_OK)
         status = open_event_files(x, options);
     opened = opened && status == OTFX_OK;
+    prepared_trace *prepared = NULL;
     if (status == OTFX_OK)
-        status = export_traces(x, traces, trace_count, options);
+        status = prepare_traces(x, traces, trace_count, options, &prepared);
+    status = pair_messages(x, run, status, prepared, trace_count);
+    if (status == OTFX_OK)
+        status = export_traces(x, prepared, trace_count);
+    free_prepared(prepared, trace_count);
     if (status == OTFX_OK)
         status = system_error_of("writing the event files");
 
@@ -1845,6 +1968,7 @@ static void discard_partial_archive(const archive_paths *paths, otfx_status fail
 
 static void exporter_free(exporter *x)
 {
+    otfx_pairing_destroy(x->pairing);
     for (size_t c = 0; c < x->comm_capacity; c++)
         free(x->comms[c].by_world);
     free(x->comms);
@@ -1914,7 +2038,13 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
         return status;
     }
 
-    exporter x = {.defs = defs, .master = master, .next_string = 0, .definition_chunk = definition_chunk};
+    exporter x = {.defs = defs,
+                  .master = master,
+                  .next_string = 0,
+                  .definition_chunk = definition_chunk,
+                  .pairing = otfx_pairing_create()};
+    if (!x.pairing)
+        status = out_of_memory(); /* still takes part in every exchange: the others learn of it */
     x.archive = OTF2_Archive_Open(directory, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK_BYTES, definition_chunk,
                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     x.attributes = OTF2_AttributeList_New();
@@ -1944,6 +2074,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
         stats->locations = (uint32_t)x.own_count;
         for (size_t l = 0; l < x.own_count; l++)
             stats->events += x.own[l].events;
+        stats->messages_unpaired = otfx_pairing_unpaired(x.pairing);
+        stats->messages_unpaired_everywhere = otfx_pairing_unpaired_everywhere(x.pairing);
     }
     exporter_free(&x);
     archive_paths_free(&paths);

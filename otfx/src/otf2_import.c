@@ -789,8 +789,18 @@ typedef struct location_import {
     bool phase_leave_due;
     OTF2_RegionRef phase_region;
     OTF2_TimeStamp phase_time;
+    /* Messages counted per channel end, for their ordinals (deliver_message). */
+    struct channel_count *channels; /* open addressing; `end` 0: free */
+    size_t channel_count, channel_slots;
     otfx_status status;
 } location_import;
+
+/* One end of a channel at this location: (communicator, peer, tag, sending 1 / receiving 2). */
+typedef struct channel_count {
+    otfx_ref comm;
+    uint32_t peer, tag, end;
+    uint64_t count;
+} channel_count;
 
 static otfx_status event_error(const location_import *li, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
@@ -1044,7 +1054,50 @@ static otfx_status comm_and_world_rank(location_import *li, OTF2_CommRef ref, ui
     return OTFX_OK;
 }
 
-/* The message events with and without a request (0: none) share one body, as the collective ones below. */
+static size_t channel_slot(const channel_count *key, size_t slots)
+{
+    uint64_t hash = ((uint64_t)key->comm << 32 | key->peer) * UINT64_C(0x9e3779b97f4a7c15);
+    hash ^= ((uint64_t)key->tag << 2 | key->end) * UINT64_C(0xc2b2ae3d27d4eb4f);
+    return (size_t)(hash ^ hash >> 29) & (slots - 1);
+}
+
+/* The channel end's count, added when new (NULL: out of memory). */
+static channel_count *find_channel(location_import *li, const channel_count *key)
+{
+    if ((li->channel_count + 1) * 2 > li->channel_slots) {
+        size_t slots = li->channel_slots ? 2 * li->channel_slots : 64;
+        channel_count *grown = calloc(slots, sizeof *grown);
+        if (!grown)
+            return NULL;
+        for (size_t i = 0; i < li->channel_slots; i++) {
+            if (!li->channels[i].end)
+                continue;
+            size_t at = channel_slot(&li->channels[i], slots);
+            while (grown[at].end)
+                at = (at + 1) & (slots - 1);
+            grown[at] = li->channels[i];
+        }
+        free(li->channels);
+        li->channels = grown;
+        li->channel_slots = slots;
+    }
+    size_t at = channel_slot(key, li->channel_slots);
+    for (;; at = (at + 1) & (li->channel_slots - 1)) {
+        channel_count *slot = &li->channels[at];
+        if (!slot->end) {
+            *slot = *key;
+            li->channel_count++;
+            return slot;
+        }
+        if (slot->comm == key->comm && slot->peer == key->peer && slot->tag == key->tag &&
+            slot->end == key->end)
+            return slot;
+    }
+}
+
+/* The message events with and without a request (0: none) share one body, as the collective ones below.
+ * OTF2 has no message ordinals and its readers pair by order: the n-th message of this location on a
+ * channel end (communicator, peer, tag, sending or receiving) gets ordinal n. */
 static otfx_status deliver_message(location_import *li, otfx_event_type type, OTF2_TimeStamp time,
                                    uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t length,
                                    uint64_t request)
@@ -1054,6 +1107,12 @@ static otfx_status deliver_message(location_import *li, otfx_event_type type, OT
     event.u.msg.tag = tag;
     event.u.msg.bytes = length;
     event.u.msg.request = request;
+    const channel_count key = {event.u.msg.comm, event.u.msg.peer, tag,
+                               type == OTFX_EV_SEND || type == OTFX_EV_ISEND ? 1u : 2u, 0};
+    channel_count *channel = find_channel(li, &key);
+    if (!channel)
+        return out_of_memory();
+    event.u.msg.seq = ++channel->count;
     return deliver(li, time, &event);
 }
 
@@ -1344,6 +1403,7 @@ static otfx_status read_location_events(importer *im, size_t index, bool local_d
     if (status == OTFX_OK)
         status = flush_batch(&li);
     free(li.records);
+    free(li.channels);
     OTF2_ErrorCode code = OTF2_Reader_CloseEvtReader(im->reader, reader);
     if (status == OTFX_OK && code != OTF2_SUCCESS)
         status = otfx_otf2_fail_call(code, "OTF2 import: rank %u thread %u: closing the event file",

@@ -73,6 +73,16 @@ static size_t table_cost(uint32_t capacity)
     return capacity ? capacity * sizeof(segment *) + ALLOCATION_OVERHEAD : 0;
 }
 
+void piece_blob_release(uint8_t *blob, blob_share *share)
+{
+    if (!share) {
+        free(blob);
+    } else if (__atomic_sub_fetch(&share->holders, 1, __ATOMIC_ACQ_REL) == 0) {
+        free(blob);
+        free(share);
+    }
+}
+
 /* Replaces a piece's blob (NULL: frees it) and flags, keeping the byte counters right. */
 static void piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint32_t size, uint8_t flags)
 {
@@ -80,8 +90,9 @@ static void piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint3
         trace->bytes_used -= piece_cost(p->blob_size);
         if (p->flags & CHUNK_SUMMARY_ONLY)
             trace->summary_only_bytes -= piece_cost(p->blob_size);
-        free(p->blob);
+        piece_blob_release(p->blob, p->share);
     }
+    p->share = NULL;
     p->blob = blob;
     p->blob_size = size;
     p->flags = flags;

@@ -1,6 +1,7 @@
 /* trace_copy.c — a frozen private copy of a trace (trace_copy.h). The copy has the layout trace.c
- * builds (blobs and segments on the heap, segment totals as summaries), so otfx_trace_destroy frees
- * it and every query reads it as it would read the original. */
+ * builds (segments on the heap, segment totals as summaries), so otfx_trace_destroy frees it and every
+ * query reads it as it would read the original. Sealed chunks never change: the copy shares them with
+ * the trace (trace_internal.h, blob_share) instead of copying their bytes. */
 /* rwlocks are POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
 #include "trace_copy.h"
@@ -11,7 +12,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static otfx_status copy_segment(const segment *from, segment **out)
+/* One more holder of a piece's blob. The trace is read-locked, so its appender cannot let go of the blob
+ * meanwhile; another reader may be copying the same piece: the first share installed wins. */
+static otfx_status share_blob(piece *original, blob_share **out)
+{
+    blob_share *share = __atomic_load_n(&original->share, __ATOMIC_ACQUIRE);
+    if (!share) {
+        blob_share *fresh = malloc(sizeof *fresh);
+        if (!fresh)
+            return otfx_fail(OTFX_ERR_NOMEM, "out of memory copying a trace");
+        fresh->holders = 1; /* the trace's piece */
+        if (__atomic_compare_exchange_n(&original->share, &share, fresh, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            share = fresh;
+        else
+            free(fresh);
+    }
+    __atomic_add_fetch(&share->holders, 1, __ATOMIC_ACQ_REL);
+    *out = share;
+    return OTFX_OK;
+}
+
+static otfx_status copy_segment(segment *from, segment **out)
 {
     segment *to = calloc(1, sizeof *to);
     if (!to)
@@ -22,19 +44,14 @@ static otfx_status copy_segment(const segment *from, segment **out)
     otfx_status status = summary_add(&to->total, &from->total);
     for (uint32_t p = 0; p < from->count && status == OTFX_OK; p++) {
         piece copy = from->pieces[p];
-        if (from->pieces[p].blob) {
-            copy.blob = malloc(copy.blob_size ? copy.blob_size : 1);
-            if (!copy.blob) {
-                status = otfx_fail(OTFX_ERR_NOMEM, "out of memory copying a trace");
-                break;
-            }
-            memcpy(copy.blob, from->pieces[p].blob, copy.blob_size);
-        }
-        to->pieces[to->count++] = copy;
+        if (copy.blob)
+            status = share_blob(&from->pieces[p], &copy.share);
+        if (status == OTFX_OK)
+            to->pieces[to->count++] = copy;
     }
     if (status != OTFX_OK) {
         for (uint32_t p = 0; p < to->count; p++)
-            free(to->pieces[p].blob);
+            piece_blob_release(to->pieces[p].blob, to->pieces[p].share);
         summary_free(&to->total);
         free(to);
         return status;
@@ -44,7 +61,7 @@ static otfx_status copy_segment(const segment *from, segment **out)
 }
 
 /* Copies the state of `from` (read-locked by the caller) into the new trace `to`. */
-static otfx_status copy_locked(const otfx_trace *from, otfx_trace *to)
+static otfx_status copy_locked(otfx_trace *from, otfx_trace *to)
 {
     if (from->segment_count) {
         to->segments = calloc(from->segment_count, sizeof *to->segments);

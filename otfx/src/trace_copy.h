@@ -8,8 +8,10 @@
 
 /* Copies everything `trace` holds (sealed pieces, open chunk, calling context, statistics) into a new
  * trace with the same configuration, definitions and location; destroy it with otfx_trace_destroy.
- * Holds the original's read lock only while copying its bytes (about a memcpy of its bytes_used);
- * the copy needs as much memory again plus a trace's fixed working memory. */
+ * The sealed pieces are shared, not copied (trace_internal.h, blob_share): the original's read lock is
+ * held while the piece table, the statistics and the open chunk are copied, and the copy needs that much
+ * memory plus a trace's fixed working memory — and keeps alive the sealed chunks the trace lets go of
+ * (reduces away) while the copy exists. */
 otfx_status otfx_trace_copy(otfx_trace *trace, otfx_trace **copy);
 
 #endif

@@ -27,10 +27,18 @@
 /* Room `stop` keeps free for the summary of what it will refuse. */
 #define STOP_RESERVE_BYTES 4096
 
+/* A sealed chunk held by a trace and by frozen copies of it (trace_copy.c): a sealed chunk never
+ * changes, so a copy takes the chunk itself, not its bytes, and whoever lets go of it last frees it. A
+ * blob that was never copied has no share and belongs to its piece alone. */
+typedef struct blob_share {
+    uint32_t holders; /* atomic: the copy's owner may let go while the trace's appender does */
+} blob_share;
+
 typedef struct piece {
     otfx_time begin, end;  /* range [begin, end); events lie in [begin, end] */
     otfx_time first_event; /* time of the first event held (detail pieces with events) */
     uint8_t *blob;         /* the sealed chunk */
+    blob_share *share;     /* NULL until a copy shares the blob (set under the trace's read lock) */
     uint32_t blob_size;
     uint32_t events;         /* events held in detail */
     uint32_t max_pair_depth; /* as chunk_info */
@@ -95,6 +103,9 @@ struct otfx_trace {
     summary chunk_summary; /* of the chunk being sealed */
     summary work_summary, other_summary;
 };
+
+/* Lets go of a piece's blob: frees it unless a copy still holds it (trace.c). */
+void piece_blob_release(uint8_t *blob, blob_share *share);
 
 /* Locations of pieces by position; `index` counts pieces from the oldest. */
 static inline piece *trace_piece(const otfx_trace *trace, uint32_t segment_index, uint32_t piece_index)

@@ -9,7 +9,9 @@
  * Record → event:
  *   ENTER                       ENTER (+ COLL_BEGIN for a blocking collective)
  *   LEAVE                       LEAVE (+ COLL_END first if the collective failed and sent no record)
- *   SEND                        SEND, or ISEND with its request for nonblocking/persistent sends
+ *   SEND                        SEND, or ISEND with its request for nonblocking/persistent sends, at
+ *                               the call's ENTER time (the record's), or later when records of the call
+ *                               came in between (record_format.h): a stream stays in time order
  *   RECV                        RECV
  *   RECV_POSTED                 IRECV_REQUEST
  *   REQUEST_DONE send / recv    ISEND_COMPLETE / IRECV (with the status' peer, tag and bytes)
@@ -21,7 +23,9 @@
  *   REQUEST_DONE collective     NBC_COMPLETE with op (of the function the record's tag names), comm,
  *                               root, request, and the bytes sent and received of the COLLECTIVE record
  *                               before it (none when that one was dropped at the source)
- *   COMM_CREATED                a communicator definition (members as world ranks)
+ *   COMM_CREATED                a communicator definition (members as world ranks; an
+ *                               intercommunicator's two groups in a canonical order, the group holding
+ *                               the lowest world rank first, so that both sides define the same one)
  *   PHASE                       PHASE on the region "MPI_Pcontrol level" with the level as value
  *   USER_ENTER / USER_LEAVE     ENTER / LEAVE of the user function's region (named from the address)
  *   OBJECT                      the rank's load map grows (no event; not subject to time order)
@@ -167,8 +171,25 @@ static bool define_comm(struct decoder *decoder, const struct capture_comm_recor
     uint32_t *world_ranks = malloc(sizeof(uint32_t) * (member_count ? member_count : 1));
     if (!world_ranks)
         return fail(decoder, "out of memory for communicator %llu", (unsigned long long)(record->comm_id));
-    for (uint32_t i = 0; i < member_count; i++)
-        world_ranks[i] = members[i] < 0 ? UINT32_MAX : (uint32_t)members[i];
+    /* An intercommunicator's members are its local group, then its remote group: the two sides would
+     * define two communicators, and a message between them would name a different one at each end.
+     * The group holding the lowest world rank goes first. */
+    uint32_t first = 0;
+    if ((record->flags & CAPTURE_COMM_INTER) && member_count == record->local_size + record->remote_size) {
+        uint32_t lowest_local = UINT32_MAX, lowest_remote = UINT32_MAX;
+        for (uint32_t i = 0; i < member_count; i++) {
+            const uint32_t world = members[i] < 0 ? UINT32_MAX : (uint32_t)members[i];
+            uint32_t *lowest = i < record->local_size ? &lowest_local : &lowest_remote;
+            if (world < *lowest)
+                *lowest = world;
+        }
+        if (lowest_remote < lowest_local)
+            first = record->local_size;
+    }
+    for (uint32_t i = 0; i < member_count; i++) {
+        const int32_t member = members[(first + i) % member_count];
+        world_ranks[i] = member < 0 ? UINT32_MAX : (uint32_t)member;
+    }
 
     const char *creator = record->comm_id == 0 ? "MPI_COMM_WORLD" : place->setup.functions.names[function_id];
     const char *kind = (record->flags & CAPTURE_COMM_INTER) ? "intercommunicator " : "";
@@ -212,13 +233,16 @@ static void message_event(otfx_event *event, otfx_ref comm, const struct capture
     event->u.msg.tag = (uint32_t)record->tag;
     event->u.msg.bytes = record->bytes;
     event->u.msg.request = record->request;
+    event->u.msg.seq = record->sequence;
 }
 
 /* The correction (place clock minus the rank's tick-derived time) at `ticks`: offset_ns until the first
- * re-synchronisation, then the segment that starts last at or before `ticks`. */
+ * re-synchronisation, then the segment that starts last at or before `ticks`. (A send record carries its
+ * call's ENTER time, which may lie before a segment that a re-synchronisation during the call started:
+ * it gets the correction its ENTER got.) */
 double place_clock_correction(const struct served_rank *rank, uint64_t ticks)
 {
-    if (!rank->clock_segment_count)
+    if (!rank->clock_segment_count || ticks < rank->clock_segments[0].ticks)
         return (double)rank->offset_ns;
     uint32_t i = rank->clock_segment_count - 1;
     while (i > 0 && rank->clock_segments[i].ticks > ticks)
@@ -348,9 +372,9 @@ static bool decode_collective_request(struct decoder *decoder, const struct capt
     return true;
 }
 
-static bool decode_p2p(struct decoder *decoder, const struct capture_p2p_record *record)
+static bool decode_p2p(struct decoder *decoder, const struct capture_p2p_record *record, uint64_t ticks)
 {
-    const uint64_t time = record_time(decoder->rank, record->header.timestamp);
+    const uint64_t time = record_time(decoder->rank, ticks);
     otfx_ref comm = OTFX_REF_NONE;
     const bool has_request = record->request_kind != 0;
     switch (record->header.kind) {
@@ -588,6 +612,34 @@ static bool decode_died(struct decoder *decoder, const struct capture_record_hea
     return true;
 }
 
+/* COMM_CREATED (COMM_FREED: nothing to do, ids are never reused). */
+static bool decode_comm(struct decoder *decoder, const struct capture_record_header *header,
+                        const unsigned char *record)
+{
+    if (header->kind != CAPTURE_RECORD_COMM_CREATED)
+        return true;
+    if (header->size < sizeof(struct capture_comm_record))
+        return fail(decoder, "communicator record of %llu bytes", (unsigned long long)(header->size));
+    struct capture_comm_record comm;
+    memcpy(&comm, record, sizeof(comm));
+    uint64_t members = (uint64_t)comm.local_size + comm.remote_size;
+    /* A communicator larger than a batch comes without members (record_format.h). */
+    if (header->size == sizeof(comm))
+        members = 0;
+    else if (members > (header->size - sizeof(comm)) / sizeof(int32_t))
+        return fail(decoder, "communicator record too short for %llu members", (unsigned long long)(members));
+    int32_t *member_ranks = NULL;
+    if (members) {
+        member_ranks = malloc(members * sizeof(int32_t));
+        if (!member_ranks)
+            return fail(decoder, "out of memory for %llu members", (unsigned long long)(members));
+        memcpy(member_ranks, record + sizeof(comm), members * sizeof(int32_t));
+    }
+    bool defined = define_comm(decoder, &comm, member_ranks, (uint32_t)members, header->function_id);
+    free(member_ranks);
+    return defined;
+}
+
 static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
                           const unsigned char *record)
 {
@@ -623,12 +675,19 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         }
         return true;
     }
-    if (decoder->any_time && header->timestamp < decoder->last_time)
-        return fail(decoder, "time goes backwards (record at %llu ns)",
-                    (unsigned long long)(header->timestamp));
+    if (header->kind == CAPTURE_RECORD_COMM_CREATED || header->kind == CAPTURE_RECORD_COMM_FREED)
+        return decode_comm(decoder, header, record); /* definitions: no time order */
+    uint64_t ticks = header->timestamp;
+    if (decoder->any_time && ticks < decoder->last_time) {
+        /* A send carries its call's ENTER time and comes after what the call recorded meanwhile
+         * (record_format.h): it moves up to the record before it. */
+        if (header->kind != CAPTURE_RECORD_SEND)
+            return fail(decoder, "time goes backwards (record at %llu ns)", (unsigned long long)(ticks));
+        ticks = decoder->last_time;
+    }
     decoder->any_time = true;
-    decoder->last_time = header->timestamp;
-    const uint64_t time = record_time(decoder->rank, header->timestamp);
+    decoder->last_time = ticks;
+    const uint64_t time = record_time(decoder->rank, ticks);
     otfx_ref region = OTFX_REF_NONE;
     /* A nonblocking collective's COLLECTIVE record is followed by its request record (definitions and
      * a drop marker aside): anything else means records were lost or reordered. */
@@ -678,7 +737,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
             return fail(decoder, "point-to-point record of %llu bytes", (unsigned long long)(header->size));
         struct capture_p2p_record p2p;
         memcpy(&p2p, record, sizeof(p2p));
-        return decode_p2p(decoder, &p2p);
+        return decode_p2p(decoder, &p2p, ticks);
     case CAPTURE_RECORD_COLLECTIVE: {
         if (header->size < sizeof(struct capture_collective_record))
             return fail(decoder, "collective record of %llu bytes", (unsigned long long)(header->size));
@@ -710,29 +769,6 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         end->u.coll.received = collective.bytes_received;
         decoder->collective_depth = 0;
         return true;
-    }
-    case CAPTURE_RECORD_COMM_CREATED: {
-        if (header->size < sizeof(struct capture_comm_record))
-            return fail(decoder, "communicator record of %llu bytes", (unsigned long long)(header->size));
-        struct capture_comm_record comm;
-        memcpy(&comm, record, sizeof(comm));
-        uint64_t members = (uint64_t)comm.local_size + comm.remote_size;
-        /* A communicator larger than a batch comes without members (record_format.h). */
-        if (header->size == sizeof(comm))
-            members = 0;
-        else if (members > (header->size - sizeof(comm)) / sizeof(int32_t))
-            return fail(decoder, "communicator record too short for %llu members",
-                        (unsigned long long)(members));
-        int32_t *member_ranks = NULL;
-        if (members) {
-            member_ranks = malloc(members * sizeof(int32_t));
-            if (!member_ranks)
-                return fail(decoder, "out of memory for %llu members", (unsigned long long)(members));
-            memcpy(member_ranks, record + sizeof(comm), members * sizeof(int32_t));
-        }
-        bool defined = define_comm(decoder, &comm, member_ranks, (uint32_t)members, header->function_id);
-        free(member_ranks);
-        return defined;
     }
     case CAPTURE_RECORD_PHASE: {
         if (header->size < sizeof(struct capture_phase_record))
@@ -833,6 +869,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_OBJECT: /* handled above */
     case CAPTURE_RECORD_RECORDING:
     case CAPTURE_RECORD_CLOCK:
+    case CAPTURE_RECORD_COMM_CREATED: /* handled above */
     case CAPTURE_RECORD_COMM_FREED:
         return true;
     }

@@ -622,83 +622,132 @@ static void report_throttled(struct event_place *place, struct served_rank *rank
     free(line);
 }
 
-/* Message pairs on the place's time base: every send and receive of the ranks this place serves, the
- * n-th send from S to R with tag T paired with the n-th receive at R from S with tag T (MPI's order for
- * one communicator; programs that reuse a tag on several communicators between the same ranks may be
- * paired wrongly). A receive must end (its RECV/IRECV event) after its send started (the ENTER of the
- * call that sent). Counted per receiving rank into its clock line. */
-struct message_end {
+/* Message pairs on the place's time base: every send and receive of the ranks this place serves, paired
+ * by their channel (communicator, sender, receiver, tag) and ordinal (otfx_event.u.msg.seq), so a pair is
+ * checked only when the place holds both ends — a reduction that removed either leaves the other alone,
+ * and ends without an ordinal (0) are not paired. A receive must end (its RECV/IRECV event) after its
+ * send started (the SEND/ISEND event, at the ENTER of the call that sent). Counted per receiving rank into
+ * its clock line. Memory: the traces are read twice, to count the ends and then to note them in arrays
+ * of that size, 24 bytes an end (channels named by an index into a small table). */
+struct message_channel {
+    otfx_ref comm;
     int32_t src, dst;
     uint32_t tag;
+};
+struct message_end {
+    uint32_t channel; /* index into message_walk.channels */
     uint64_t seq;
     otfx_time time;
 };
 struct message_walk {
-    struct message_end *ends[2]; /* sends, receives */
+    struct message_end *ends[2]; /* sends, receives; NULL while counting */
     size_t count[2], capacity[2];
+    struct message_channel *channels;
+    uint32_t *slots; /* open addressing: channel index + 1, 0 free */
+    uint32_t channel_count, slot_count;
     int32_t rank;
-    otfx_time last_enter;
-    uint64_t seq;
     bool failed;
 };
 
-static void push_end(struct message_walk *walk, int which, struct message_end end)
+static uint32_t channel_slot(const struct message_channel *c, uint32_t slot_count)
 {
-    if (walk->count[which] == walk->capacity[which]) {
-        size_t capacity = walk->capacity[which] ? 2 * walk->capacity[which] : 1024;
-        struct message_end *grown = realloc(walk->ends[which], capacity * sizeof(*grown));
-        if (!grown) {
-            walk->failed = true;
-            return;
+    uint64_t hash = ((uint64_t)c->comm << 32 | (uint32_t)c->src) * UINT64_C(0x9e3779b97f4a7c15);
+    hash ^= ((uint64_t)(uint32_t)c->dst << 32 | c->tag) * UINT64_C(0xc2b2ae3d27d4eb4f);
+    return (uint32_t)(hash >> 32) & (slot_count - 1);
+}
+
+/* The channel's index, added when new; UINT32_MAX when out of memory. */
+static uint32_t channel_index(struct message_walk *walk, const struct message_channel *channel)
+{
+    if ((walk->channel_count + 1) * 2 > walk->slot_count) {
+        const uint32_t slot_count = walk->slot_count ? 2 * walk->slot_count : 64;
+        uint32_t *slots = calloc(slot_count, sizeof(*slots));
+        struct message_channel *channels = realloc(walk->channels, slot_count / 2 * sizeof(*channels));
+        if (!slots || !channels) {
+            free(slots);
+            if (channels)
+                walk->channels = channels;
+            return UINT32_MAX;
         }
-        walk->ends[which] = grown;
-        walk->capacity[which] = capacity;
+        walk->channels = channels;
+        for (uint32_t i = 0; i < walk->channel_count; i++) {
+            uint32_t at = channel_slot(&channels[i], slot_count);
+            while (slots[at])
+                at = (at + 1) & (slot_count - 1);
+            slots[at] = i + 1;
+        }
+        free(walk->slots);
+        walk->slots = slots;
+        walk->slot_count = slot_count;
     }
-    end.seq = walk->seq++;
-    walk->ends[which][walk->count[which]++] = end;
+    uint32_t at = channel_slot(channel, walk->slot_count);
+    for (; walk->slots[at]; at = (at + 1) & (walk->slot_count - 1)) {
+        const struct message_channel *known = &walk->channels[walk->slots[at] - 1];
+        if (known->comm == channel->comm && known->src == channel->src && known->dst == channel->dst &&
+            known->tag == channel->tag)
+            return walk->slots[at] - 1;
+    }
+    walk->channels[walk->channel_count] = *channel;
+    walk->slots[at] = ++walk->channel_count;
+    return walk->channel_count - 1;
 }
 
 static int collect_message(const otfx_event *event, void *user)
 {
     struct message_walk *walk = user;
-    if (event->type == OTFX_EV_ENTER)
-        walk->last_enter = event->time;
-    else if (event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND)
-        push_end(walk, 0,
-                 (struct message_end){walk->rank, (int32_t)event->u.msg.peer, event->u.msg.tag, 0,
-                                      walk->last_enter});
-    else if (event->type == OTFX_EV_RECV || event->type == OTFX_EV_IRECV)
-        push_end(
-            walk, 1,
-            (struct message_end){(int32_t)event->u.msg.peer, walk->rank, event->u.msg.tag, 0, event->time});
+    const bool sent = event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND;
+    if ((!sent && event->type != OTFX_EV_RECV && event->type != OTFX_EV_IRECV) || event->u.msg.seq == 0)
+        return 0;
+    const int which = sent ? 0 : 1;
+    if (!walk->ends[which]) { /* the counting read */
+        walk->capacity[which]++;
+        return 0;
+    }
+    if (walk->count[which] == walk->capacity[which])
+        return 0; /* the trace grew since it was counted */
+    const int32_t peer = (int32_t)event->u.msg.peer;
+    const struct message_channel channel = {event->u.msg.comm, sent ? walk->rank : peer,
+                                            sent ? peer : walk->rank, event->u.msg.tag};
+    const uint32_t index = channel_index(walk, &channel);
+    if (index == UINT32_MAX) {
+        walk->failed = true;
+        return 1;
+    }
+    walk->ends[which][walk->count[which]++] = (struct message_end){index, event->u.msg.seq, event->time};
     return 0;
 }
 
 static int compare_ends(const void *a, const void *b)
 {
     const struct message_end *x = a, *y = b;
-    if (x->src != y->src)
-        return x->src < y->src ? -1 : 1;
-    if (x->dst != y->dst)
-        return x->dst < y->dst ? -1 : 1;
-    if (x->tag != y->tag)
-        return x->tag < y->tag ? -1 : 1;
+    if (x->channel != y->channel)
+        return x->channel < y->channel ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void walk_traces(struct event_place *place, struct message_walk *walk)
+{
+    for (int r = 0; r < place->setup.served_count && !walk->failed; r++) {
+        struct served_rank *rank = &place->ranks[r];
+        walk->rank = rank->rank;
+        for (uint32_t t = 0; t < rank->stream_capacity; t++) {
+            if (rank->streams[t])
+                otfx_query_events(rank->streams[t]->trace, 0, OTFX_TIME_MAX, false, collect_message, walk);
+        }
+    }
 }
 
 static void check_message_pairs(struct event_place *place)
 {
     struct message_walk walk = {0};
-    for (int r = 0; r < place->setup.served_count; r++) {
-        struct served_rank *rank = &place->ranks[r];
-        walk.rank = rank->rank;
-        for (uint32_t t = 0; t < rank->stream_capacity; t++) {
-            if (!rank->streams[t])
-                continue;
-            walk.last_enter = 0;
-            otfx_query_events(rank->streams[t]->trace, 0, OTFX_TIME_MAX, false, collect_message, &walk);
-        }
+    walk_traces(place, &walk);
+    for (int side = 0; side < 2; side++) {
+        walk.ends[side] =
+            malloc((walk.capacity[side] ? walk.capacity[side] : 1) * sizeof(struct message_end));
+        walk.failed = walk.failed || !walk.ends[side];
     }
+    if (!walk.failed)
+        walk_traces(place, &walk);
     if (!walk.failed) {
         for (int side = 0; side < 2; side++) {
             if (walk.count[side] > 1) /* qsort must not see the NULL of an empty list */
@@ -707,15 +756,13 @@ static void check_message_pairs(struct event_place *place)
         size_t i = 0, j = 0;
         while (i < walk.count[0] && j < walk.count[1]) {
             const struct message_end *send = &walk.ends[0][i], *recv = &walk.ends[1][j];
-            const struct message_end send_key = {send->src, send->dst, send->tag, 0, 0};
-            const struct message_end recv_key = {recv->src, recv->dst, recv->tag, 0, 0};
-            const int order = compare_ends(&send_key, &recv_key);
+            const int order = compare_ends(send, recv);
             if (order < 0) {
                 i++;
             } else if (order > 0) {
                 j++;
             } else {
-                const int32_t dst = recv->dst - place->setup.first_served;
+                const int32_t dst = walk.channels[recv->channel].dst - place->setup.first_served;
                 if (dst >= 0 && dst < place->setup.served_count) {
                     place->ranks[dst].pairs_checked++;
                     if (recv->time < send->time) {
@@ -732,6 +779,8 @@ static void check_message_pairs(struct event_place *place)
     }
     free(walk.ends[0]);
     free(walk.ends[1]);
+    free(walk.channels);
+    free(walk.slots);
 }
 
 /* "otfx-place: rank R clock timer=tsc|monotonic ns_per_tick=INIT final_ns_per_tick=FINAL

@@ -889,6 +889,7 @@ static void snapshot_line(struct place_runtime *runtime, struct tree_request *re
         otfx_kv_str(&request->lines, "archive", result->archive);
         otfx_kv_u64(&request->lines, "events", result->events_written);
         otfx_kv_u64(&request->lines, "locations", result->locations);
+        otfx_kv_u64(&request->lines, "unpaired", result->messages_unpaired);
     } else {
         otfx_kv_str(&request->lines, "error", result->error);
     }

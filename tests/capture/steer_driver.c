@@ -40,6 +40,7 @@ struct record_time {
     uint16_t kind, function_id;
     int32_t tag; /* point-to-point records */
     uint16_t request_kind;
+    uint64_t request;
 };
 
 struct rank_log {
@@ -154,15 +155,21 @@ static uint64_t log_records(int r, const unsigned char *records, size_t bytes)
         }
         int32_t tag = -1;
         uint16_t request_kind = 0;
+        uint64_t request = 0;
         if (header.kind >= CAPTURE_RECORD_SEND && header.kind <= CAPTURE_RECORD_REQUEST_DONE &&
             header.size >= sizeof(struct capture_p2p_record)) {
             struct capture_p2p_record p2p;
             memcpy(&p2p, records + offset - header.size, sizeof(p2p));
             tag = p2p.tag;
             request_kind = p2p.request_kind;
+            request = p2p.request;
         }
         log->records[log->count++] = (struct record_time){place_time(&place.ranks[r], header.timestamp),
-                                                          header.kind, header.function_id, tag, request_kind};
+                                                          header.kind,
+                                                          header.function_id,
+                                                          tag,
+                                                          request_kind,
+                                                          request};
         if (header.kind != CAPTURE_RECORD_CLOCK && log->records[log->count - 1].time < flush_sent_at &&
             now_ns() > flush_deadline)
             late_records[r]++;
@@ -328,6 +335,12 @@ static void stop_application(void)
             nanosleep(&pause, NULL);
 }
 
+static int compare_requests(const void *a, const void *b)
+{
+    const uint64_t x = ((const struct record_time *)a)->request, y = ((const struct record_time *)b)->request;
+    return (x > y) - (x < y);
+}
+
 static void steer(void)
 {
     const uint64_t ms = 1000000;
@@ -422,24 +435,37 @@ static void steer(void)
             check_failed("rank %d: window", r);
         if (!after_malformed)
             check_failed("rank %d: nothing recorded after the malformed message", r);
-        /* Requests that completed while unrecorded must not lend their entries to later ones with the
-         * same handle: a receive completion is that of the last receive posted in the trace (the app's
-         * tag changes every iteration), never one of an unrecorded MPI_Irecv. */
-        size_t completions = 0;
-        int32_t posted_tag = -1;
-        for (size_t i = 0; i < logs[r].count; i++) {
+        /* Requests made or completed while unrecorded must not lend their entries to others with the same
+         * handle: every receive completion names its own request (the app's tag changes every
+         * iteration), and a request id names one request only. A receive posted while unrecorded may
+         * complete recorded: its post is then not in the trace. */
+        size_t completions = 0, posts = 0;
+        struct record_time *posted = malloc((logs[r].count + 1) * sizeof(*posted));
+        for (size_t i = 0; posted && i < logs[r].count; i++)
+            if (logs[r].records[i].kind == CAPTURE_RECORD_RECV_POSTED)
+                posted[posts++] = logs[r].records[i];
+        if (posts > 1)
+            qsort(posted, posts, sizeof(*posted), compare_requests);
+        for (size_t i = 1; i < posts; i++)
+            if (posted[i].request == posted[i - 1].request) {
+                check_failed("rank %d: receive request id %llu posted twice", r,
+                             (unsigned long long)posted[i].request);
+                break;
+            }
+        for (size_t i = 0; posted && i < logs[r].count; i++) {
             const struct record_time *record = &logs[r].records[i];
-            if (record->kind == CAPTURE_RECORD_RECV_POSTED)
-                posted_tag = record->tag;
             if (record->kind != CAPTURE_RECORD_REQUEST_DONE || record->request_kind != CAPTURE_REQUEST_RECV)
                 continue;
             completions++;
-            if (record->tag != posted_tag) {
-                check_failed("rank %d: a receive completion with tag %d after a receive posted with tag %d",
-                             r, record->tag, posted_tag);
+            const struct record_time *post =
+                posts ? bsearch(record, posted, posts, sizeof(*posted), compare_requests) : NULL;
+            if (post && post->tag != record->tag) {
+                check_failed("rank %d: a receive completion with tag %d for request %llu, posted with tag %d",
+                             r, record->tag, (unsigned long long)record->request, post->tag);
                 break;
             }
         }
+        free(posted);
         if (!completions)
             check_failed("rank %d: no request completions recorded", r);
     }

@@ -1,6 +1,6 @@
 /* test_codec.c — the encoding layers on their own: varints, the event codec (millions of randomized
- * events, both time modes), the Huffman stage, sealed chunks (round trip, summary-only, every
- * damaged byte detected). With OTFX_WRITE_DECODER_CORPUS=<dir> it also writes the seed corpus of the
+ * events, both time modes; message ordinals), the Huffman stage, sealed chunks (round trip, summary-only,
+ * every damaged byte detected). With OTFX_WRITE_DECODER_CORPUS=<dir> it also writes the seed corpus of the
  * decoder fuzz target. */
 #define _POSIX_C_SOURCE 200809L /* the private headers use POSIX rwlocks */
 
@@ -95,6 +95,7 @@ static void round_trip_events(random_stream *stream, bool predict_time, size_t t
                 e->u.msg.tag = (uint32_t)random_value();
                 e->u.msg.bytes = random_value();
                 e->u.msg.request = random_value();
+                e->u.msg.seq = random_value();
                 break;
             case OTFX_EV_ISEND_COMPLETE:
             case OTFX_EV_IRECV_REQUEST:
@@ -172,6 +173,151 @@ static void test_codec_round_trip_millions(void **state)
         }
     }
     otfx_defs_destroy(defs);
+}
+
+/* A stream of message events on a few channels whose ordinals mostly count up (the common case), with
+ * gaps, repeats, unknown (0) and random ordinals mixed in when `irregular`. */
+static void message_stream(otfx_event *events, size_t count, otfx_time first_time, bool irregular, bool zero)
+{
+    enum { CHANNELS = 6 };
+    uint64_t counters[CHANNELS][2] = {{0}};
+    static const otfx_event_type types[4] = {OTFX_EV_SEND, OTFX_EV_RECV, OTFX_EV_ISEND, OTFX_EV_IRECV};
+    for (size_t i = 0; i < count; i++) {
+        otfx_event *e = &events[i];
+        memset(e, 0, sizeof *e);
+        const unsigned channel = (unsigned)(i * 7 % CHANNELS);
+        e->type = types[i * 5 % 4];
+        e->time = first_time + 10 * i;
+        e->u.msg.comm = channel % 2;
+        e->u.msg.peer = 1 + channel % 3;
+        e->u.msg.tag = channel < 3 ? 0 : 7;
+        e->u.msg.bytes = 64u << channel;
+        e->u.msg.request = e->type == OTFX_EV_ISEND || e->type == OTFX_EV_IRECV ? 1000 + i : 0;
+        const int end = e->type == OTFX_EV_SEND || e->type == OTFX_EV_ISEND ? 0 : 1;
+        uint64_t *counter = &counters[channel][end];
+        if (zero)
+            e->u.msg.seq = 0;
+        else if (irregular && i % 97 == 3)
+            e->u.msg.seq = 0; /* unknown: the next one of the channel is explicit again */
+        else if (irregular && i % 131 == 5)
+            e->u.msg.seq = *counter; /* the same ordinal twice */
+        else if (irregular && i % 211 == 7)
+            e->u.msg.seq = next_random();
+        else
+            e->u.msg.seq = *counter += irregular && i % 50 == 1 ? 3 : 1; /* a gap now and then */
+    }
+}
+
+/* Encodes `count` events as one chunk and decodes them back; returns the operand bytes. */
+static size_t chunk_round_trip(const otfx_event *events, size_t count)
+{
+    uint8_t *tokens = malloc(count), *operands = malloc(count * CODEC_MAX_OPERAND_BYTES);
+    assert_true(tokens && operands);
+    codec_state encoder;
+    codec_state_init(&encoder, events[0].time, false);
+    size_t operand_bytes = 0;
+    for (size_t i = 0; i < count; i++)
+        operand_bytes +=
+            codec_encode(&encoder, &events[i], OTFX_REF_NONE, &tokens[i], operands + operand_bytes);
+    event_cursor cursor;
+    call_frame frames[1];
+    event_cursor_init(&cursor, events[0].time, false, tokens, (uint32_t)count, operands, operand_bytes,
+                      frames, 0);
+    otfx_event decoded;
+    for (size_t i = 0; i < count; i++) {
+        assert_int_equal(event_cursor_next(&cursor, &decoded), 1);
+        if (!events_equal(&events[i], &decoded))
+            fail_msg("message %zu: ordinal %llu came back as %llu", i,
+                     (unsigned long long)events[i].u.msg.seq, (unsigned long long)decoded.u.msg.seq);
+    }
+    assert_int_equal(event_cursor_next(&cursor, &decoded), 0);
+    free(tokens);
+    free(operands);
+    return operand_bytes;
+}
+
+/* Message ordinals (u.msg.seq): an ordinal that counts up on its channel rides on the cached tuple at no
+ * cost, any other one forces an explicit tuple carrying it, and every ordinal comes back: within a chunk,
+ * across chunk boundaries (each chunk predicts afresh) and after `type` thinned a chunk (re-encoded). */
+static void test_message_ordinals(void **state)
+{
+    (void)state;
+    enum { COUNT = 6000 };
+    otfx_event *events = malloc(COUNT * sizeof *events);
+    assert_non_null(events);
+
+    message_stream(events, COUNT, 1000, false, true);
+    const size_t unknown_bytes = chunk_round_trip(events, COUNT);
+    message_stream(events, COUNT, 1000, false, false);
+    const size_t counted_bytes = chunk_round_trip(events, COUNT);
+    /* Only the first message of each of the 12 channel ends costs its ordinal (a byte or two). */
+    assert_true(counted_bytes <= unknown_bytes + 12 * 2);
+    message_stream(events, COUNT, 1000, true, false);
+    const size_t irregular_bytes = chunk_round_trip(events, COUNT);
+    assert_true(irregular_bytes > counted_bytes);
+
+    /* Through a trace: 1 KiB chunks, so the stream crosses many chunk boundaries; user-function calls
+     * around each message, so that `type` thins chunks by re-encoding them without those calls. */
+    otfx_defs *defs = otfx_defs_create();
+    otfx_ref location, user, p2p;
+    assert_int_equal(otfx_defs_location(defs, 0, 0, &location), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "compute", OTFX_ROLE_USER_FUNCTION, &user), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "MPI_Isend", OTFX_ROLE_MPI_P2P, &p2p), OTFX_OK);
+    const uint32_t members[4] = {0, 1, 2, 3};
+    otfx_ref comms[2];
+    assert_int_equal(otfx_defs_comm(defs, "world", members, 4, &comms[0]), OTFX_OK);
+    assert_int_equal(otfx_defs_comm(defs, "copy", members, 4, &comms[1]), OTFX_OK);
+    assert_true(comms[0] == 0 && comms[1] == 1); /* what message_stream names */
+    for (int thinning = 0; thinning < 2; thinning++) {
+        otfx_trace_config config = otfx_trace_config_default(thinning ? 64u << 10 : 16u << 20);
+        config.chunk_bytes = 1024;
+        config.strategy = thinning ? OTFX_REDUCE_TYPE : OTFX_REDUCE_RING;
+        otfx_trace *trace;
+        assert_int_equal(otfx_trace_create(&config, defs, location, &trace), OTFX_OK);
+        enum { ROUNDS = 20000 };
+        otfx_event *appended = malloc(5 * ROUNDS * sizeof *appended);
+        assert_non_null(appended);
+        message_stream(events, COUNT, 0, true, false);
+        for (size_t r = 0; r < ROUNDS; r++) {
+            otfx_event *round = &appended[5 * r];
+            const otfx_time t = 100 + 50 * (otfx_time)r;
+            round[0] = (otfx_event){.time = t, .type = OTFX_EV_ENTER, .u.region.region = user};
+            round[1] = (otfx_event){.time = t + 1, .type = OTFX_EV_ENTER, .u.region.region = p2p};
+            round[2] = events[r % COUNT];
+            round[2].time = t + 2;
+            round[3] = (otfx_event){.time = t + 3, .type = OTFX_EV_LEAVE};
+            round[4] = (otfx_event){.time = t + 4, .type = OTFX_EV_LEAVE};
+        }
+        size_t done = 0;
+        const otfx_status appended_status = otfx_trace_append(trace, appended, 5 * ROUNDS, &done);
+        if (appended_status != OTFX_OK)
+            fail_msg("append stopped at event %zu: %s", done, otfx_last_error());
+        otfx_trace_status status;
+        assert_int_equal(otfx_trace_status_get(trace, &status), OTFX_OK);
+        assert_true(status.chunks > 20);
+        if (thinning)
+            assert_true(status.events_reduced[OTFX_REDUCE_TYPE] > 0);
+        event_log held = {0};
+        assert_int_equal(collect_events(trace, 0, OTFX_TIME_MAX, false, &held), OTFX_OK);
+        size_t messages = 0;
+        for (size_t i = 0; i < held.count; i++) {
+            const otfx_event *e = &held.events[i];
+            if (e->type < OTFX_EV_SEND || e->type > OTFX_EV_IRECV || e->type == OTFX_EV_ISEND_COMPLETE ||
+                e->type == OTFX_EV_IRECV_REQUEST)
+                continue;
+            const otfx_event *original = &appended[5 * ((e->time - 100) / 50) + 2];
+            if (!events_equal(original, e))
+                fail_msg("message at %llu: ordinal %llu came back as %llu", (unsigned long long)e->time,
+                         (unsigned long long)original->u.msg.seq, (unsigned long long)e->u.msg.seq);
+            messages++;
+        }
+        assert_true(messages > 500);
+        event_log_free(&held);
+        free(appended);
+        otfx_trace_destroy(trace);
+    }
+    otfx_defs_destroy(defs);
+    free(events);
 }
 
 static void test_huffman(void **state)
@@ -354,6 +500,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_varints),
         cmocka_unit_test(test_codec_round_trip_millions),
+        cmocka_unit_test(test_message_ordinals),
         cmocka_unit_test(test_huffman),
         cmocka_unit_test(test_sealed_chunks),
         cmocka_unit_test(test_every_damaged_byte_detected),

@@ -1,5 +1,6 @@
 /* test_otf2_export.c — otfx_otf2_export: what otf2-print and python3-otf2 read back matches what the
- * traces held, windows and reduced ranges stay well nested, existing archives are not overwritten. */
+ * traces held, windows and reduced ranges stay well nested, existing archives are not overwritten, the
+ * threads of a rank share its message channels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,6 +149,7 @@ static void test_window_export_is_well_nested(void **state)
          * the end for every region still open. Reduction records are compared apart below. */
         otf2_check_events original, back;
         otf2_check_collect(job.traces[t], options.from, options.to, true, &original);
+        otf2_check_expect_requests(&original); /* completions of requests started before the window */
         otf2_check_collect(imported[t], 0, OTFX_TIME_MAX, true, &back);
         size_t b = 0, depth = 0, original_reductions = 0, back_reductions = 0;
         for (size_t o = 0; o < original.count; o++) {
@@ -463,6 +465,78 @@ static void test_python_otf2_reads_the_archive(void **state)
     otf2_check_job_destroy(&job);
 }
 
+/* A rank's threads share its channels (their ordinals and request ids interleave): rank 0 sends 1..40 to
+ * rank 1 on one channel, the odd ones from thread 0 and the even ones from thread 1; rank 1 lost receives
+ * 5 and 6. The archive holds the 38 messages both ranks hold, each send with its completion. */
+static void test_threads_of_a_rank_share_their_channels(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    const uint32_t members[2] = {0, 1};
+    otfx_ref world, locations[3];
+    assert_int_equal(otfx_defs_comm(defs, "MPI_COMM_WORLD", members, 2, &world), OTFX_OK);
+    assert_int_equal(otfx_defs_location(defs, 0, 0, &locations[0]), OTFX_OK);
+    assert_int_equal(otfx_defs_location(defs, 0, 1, &locations[1]), OTFX_OK);
+    assert_int_equal(otfx_defs_location(defs, 1, 0, &locations[2]), OTFX_OK);
+    otfx_trace *traces[3];
+    for (int t = 0; t < 3; t++) {
+        otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+        assert_int_equal(otfx_trace_create(&config, defs, locations[t], &traces[t]), OTFX_OK);
+    }
+    for (uint64_t n = 1; n <= 40; n++) {
+        const otfx_time time = 1000 * n;
+        otfx_event events[2] = {{.time = time, .type = OTFX_EV_ISEND},
+                                {.time = time + 10, .type = OTFX_EV_ISEND_COMPLETE}};
+        events[0].u.msg.comm = world;
+        events[0].u.msg.peer = 1;
+        events[0].u.msg.tag = 7;
+        events[0].u.msg.bytes = 100 + n;
+        events[0].u.msg.request = n;
+        events[0].u.msg.seq = n;
+        events[1].u.request.request = n;
+        size_t appended;
+        assert_int_equal(otfx_trace_append(traces[n % 2 ? 0 : 1], events, 2, &appended), OTFX_OK);
+        if (n == 5 || n == 6)
+            continue;
+        otfx_event receive = {.time = time + 500, .type = OTFX_EV_RECV};
+        receive.u.msg.comm = world;
+        receive.u.msg.peer = 0;
+        receive.u.msg.tag = 7;
+        receive.u.msg.bytes = 100 + n;
+        receive.u.msg.seq = n;
+        assert_int_equal(otfx_trace_append(traces[2], &receive, 1, &appended), OTFX_OK);
+    }
+    char *dir = otf2_check_scratch_dir("export-threads");
+    otfx_export_options options = otfx_export_options_default();
+    otfx_export_stats stats;
+    assert_int_equal(otfx_otf2_export_shared(dir, "threads", defs, traces, 3, &options, NULL, &stats),
+                     OTFX_OK);
+    assert_int_equal(stats.messages_unpaired, 2);
+    char *anchor = anchor_path(dir, "threads");
+    otf2_check_print print;
+    otf2_check_print_run(anchor, &print);
+    assert_int_equal(print.exit_code, 0);
+    uint64_t sends = 0;
+    for (int t = 0; t < 2; t++) {
+        const otf2_check_location *location =
+            otf2_check_print_find(&print, otfx_otf2_location_id(0, (uint32_t)t));
+        assert_non_null(location);
+        assert_int_equal(otf2_check_count(location, "MPI_ISEND"), 19);
+        assert_int_equal(otf2_check_count(location, "MPI_ISEND_COMPLETE"), 19);
+        sends += otf2_check_count(location, "MPI_ISEND");
+    }
+    const otf2_check_location *receiver = otf2_check_print_find(&print, otfx_otf2_location_id(1, 0));
+    assert_non_null(receiver);
+    assert_int_equal(otf2_check_count(receiver, "MPI_RECV"), sends);
+    otf2_check_print_free(&print);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    for (int t = 0; t < 3; t++)
+        otfx_trace_destroy(traces[t]);
+    otfx_defs_destroy(defs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_existing_archive_is_not_overwritten),
         cmocka_unit_test(test_invalid_arguments_are_rejected),
         cmocka_unit_test(test_python_otf2_reads_the_archive),
+        cmocka_unit_test(test_threads_of_a_rank_share_their_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

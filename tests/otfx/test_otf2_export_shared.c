@@ -1,8 +1,9 @@
 /* test_otf2_export_shared.c — otfx_otf2_export_shared: one process writes what otfx_otf2_export
  * writes; several "processes" (threads here, each with its own definitions, OTF2 collectives over a
  * pthread barrier) write one archive whose definitions are the union, read back by otf2-print,
- * python3-otf2 and the importer; failures and refusals are agreed by all; a live trace keeps taking
- * appends while it is exported (the export reads a copy). */
+ * python3-otf2 and the importer; failures and refusals are agreed by all; messages whose other end no
+ * process holds are left out with what belongs to them, and the rest pair by order; a live trace keeps
+ * taking appends while it is exported (the export reads a copy). */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,7 +82,7 @@ static void test_one_process_writes_what_the_serial_export_writes(void **state)
         otfx_otf2_export_shared(dir, "shared", job.defs, job.traces, job.count, &options, &one, &stats),
         OTFX_OK);
     assert_int_equal(hooks.opened, 1);
-    assert_int_equal(hooks.exchanges, 3);
+    assert_int_equal(hooks.exchanges, 4);
     assert_int_equal(stats.locations, job.count);
 
     char *plain = anchor_path(dir, "plain"), *shared = anchor_path(dir, "shared");
@@ -468,6 +469,7 @@ static void test_processes_write_one_archive_with_unified_definitions(void **sta
             otfx_trace *back = traces[where.rank]; /* imported in rank order, one thread each */
             otf2_check_events a, b;
             otf2_check_collect(original, 0, OTFX_TIME_MAX, true, &a);
+            otf2_check_expect_requests(&a); /* completions of requests started in reduced detail */
             otf2_check_collect(back, 0, OTFX_TIME_MAX, true, &b);
             size_t j = 0;
             for (size_t i = 0; i < a.count; i++) {
@@ -524,6 +526,228 @@ static void test_processes_write_one_archive_with_unified_definitions(void **sta
     free(dir);
     for (uint32_t p = 0; p < GROUP; p++)
         destroy_process(&processes[p]);
+}
+
+/* ---- messages whose other end is not held (otf2_pairing.h) ----
+ * Six ranks, two per process, hand-made traces as reductions leave them. A message's size is 100 plus
+ * its ordinal, so pairing the archive by order shows whether the right ends were kept.
+ *   A: rank 0 → rank 2, MPI_Isend/MPI_Irecv, tag 5. Rank 0 holds sends 3..8 and the completions of
+ *      1..8 (1 and 2 started in reduced detail); rank 2 holds receives 4..10, the request of 4 reduced.
+ *      Written: sends 4..8 with their completions, receives 4..8 (4 as MpiRecv), requests of 5..8.
+ *   B: rank 1 → rank 0 (both on process 0), blocking, tag 1: sends 1..6, receives 1 and 3..6 (2 thinned).
+ *   C: rank 3 → rank 4 on communicator "pair" {3, 4}, which process 1 and 2 define in different orders
+ *      (other references): ordinals 1..3 at both ends, all written.
+ *   D: rank 5 → rank 1, tag 9: two sends no receive matches (written: none).
+ *   E: rank 4 → rank 5, tag 2, without ordinals (0): written as they are. */
+enum { PAIR_COMM_TAG_A = 5, PAIR_TAG_B = 1, PAIR_TAG_C = 3, PAIR_TAG_D = 9, PAIR_TAG_E = 2 };
+
+typedef struct message_trace {
+    otfx_event events[64];
+    size_t count;
+    otfx_time time;
+} message_trace;
+
+static otfx_event *message_event(message_trace *trace, otfx_event_type type)
+{
+    assert_true(trace->count < sizeof trace->events / sizeof *trace->events);
+    otfx_event *event = &trace->events[trace->count++];
+    *event = (otfx_event){.type = type, .time = trace->time += 1000};
+    return event;
+}
+
+static void message(message_trace *trace, otfx_event_type type, otfx_ref comm, uint32_t peer, uint32_t tag,
+                    uint64_t seq, uint64_t request)
+{
+    otfx_event *event = message_event(trace, type);
+    event->u.msg.comm = comm;
+    event->u.msg.peer = peer;
+    event->u.msg.tag = tag;
+    event->u.msg.bytes = 100 + seq;
+    event->u.msg.seq = seq;
+    event->u.msg.request = request;
+}
+
+static void request(message_trace *trace, otfx_event_type type, uint64_t id)
+{
+    message_event(trace, type)->u.request.request = id;
+}
+
+static void build_message_process(process *p, uint32_t index)
+{
+    p->defs = otfx_defs_create();
+    assert_non_null(p->defs);
+    const uint32_t world_members[WORLD] = {0, 1, 2, 3, 4, 5}, pair_members[2] = {3, 4};
+    otfx_ref world, pair = OTFX_REF_NONE, other;
+    if (index == 2) /* "pair" first: process 2's references differ from process 1's */
+        assert_int_equal(otfx_defs_comm(p->defs, "pair", pair_members, 2, &pair), OTFX_OK);
+    assert_int_equal(otfx_defs_comm(p->defs, "MPI_COMM_WORLD", world_members, WORLD, &world), OTFX_OK);
+    assert_int_equal(otfx_defs_comm(p->defs, "unused", pair_members, 1, &other), OTFX_OK);
+    if (index == 1)
+        assert_int_equal(otfx_defs_comm(p->defs, "pair", pair_members, 2, &pair), OTFX_OK);
+    message_trace traces[TRACES_PER_PROCESS];
+    memset(traces, 0, sizeof traces);
+    for (uint32_t t = 0; t < TRACES_PER_PROCESS; t++)
+        traces[t].time = 1000000 * (t + 1);
+    message_trace *first = &traces[0], *second = &traces[1];
+    switch (index) {
+    case 0: /* rank 0: A's sender, B's receiver; rank 1: B's sender */
+        for (uint64_t n = 3; n <= 8; n++)
+            message(first, OTFX_EV_ISEND, world, 2, PAIR_COMM_TAG_A, n, 100 + n);
+        for (uint64_t n = 1; n <= 8; n++)
+            request(first, OTFX_EV_ISEND_COMPLETE, 100 + n);
+        for (uint64_t n = 1; n <= 6; n++)
+            if (n != 2)
+                message(first, OTFX_EV_RECV, world, 1, PAIR_TAG_B, n, 0);
+        for (uint64_t n = 1; n <= 6; n++)
+            message(second, OTFX_EV_SEND, world, 0, PAIR_TAG_B, n, 0);
+        break;
+    case 1: /* rank 2: A's receiver; rank 3: C's sender */
+        for (uint64_t n = 5; n <= 10; n++)
+            request(first, OTFX_EV_IRECV_REQUEST, 200 + n);
+        for (uint64_t n = 4; n <= 10; n++)
+            message(first, OTFX_EV_IRECV, world, 0, PAIR_COMM_TAG_A, n, 200 + n);
+        for (uint64_t n = 1; n <= 3; n++)
+            message(second, OTFX_EV_SEND, pair, 4, PAIR_TAG_C, n, 0);
+        break;
+    default: /* rank 4: C's receiver, E's sender; rank 5: D's sender, E's receiver */
+        for (uint64_t n = 1; n <= 3; n++)
+            message(first, OTFX_EV_RECV, pair, 3, PAIR_TAG_C, n, 0);
+        for (int n = 0; n < 2; n++)
+            message(first, OTFX_EV_SEND, world, 5, PAIR_TAG_E, 0, 0);
+        for (uint64_t n = 1; n <= 2; n++)
+            message(second, OTFX_EV_SEND, world, 1, PAIR_TAG_D, n, 0);
+        for (int n = 0; n < 2; n++)
+            message(second, OTFX_EV_RECV, world, 4, PAIR_TAG_E, 0, 0);
+        break;
+    }
+    for (uint32_t t = 0; t < TRACES_PER_PROCESS; t++) {
+        otfx_ref location;
+        assert_int_equal(otfx_defs_location(p->defs, index * TRACES_PER_PROCESS + t, 0, &location), OTFX_OK);
+        otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+        assert_int_equal(otfx_trace_create(&config, p->defs, location, &p->traces[t]), OTFX_OK);
+        size_t appended;
+        assert_int_equal(otfx_trace_append(p->traces[t], traces[t].events, traces[t].count, &appended),
+                         OTFX_OK);
+        p->count++;
+    }
+}
+
+/* The messages of one imported rank on a channel end, in archive order. */
+static size_t channel_messages(otfx_trace *trace, const otfx_defs *defs, const char *comm_name, uint32_t peer,
+                               uint32_t tag, bool sending, otfx_event *out, size_t capacity)
+{
+    otf2_check_events events;
+    otf2_check_collect(trace, 0, OTFX_TIME_MAX, false, &events);
+    size_t count = 0;
+    for (size_t e = 0; e < events.count; e++) {
+        const otfx_event *event = &events.events[e];
+        const bool send = event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND;
+        if ((!send && event->type != OTFX_EV_RECV && event->type != OTFX_EV_IRECV) || send != sending ||
+            event->u.msg.peer != peer || event->u.msg.tag != tag)
+            continue;
+        otfx_comm_def comm;
+        assert_int_equal(otfx_defs_get_comm(defs, event->u.msg.comm, &comm), OTFX_OK);
+        if (strcmp(comm.name, comm_name) != 0)
+            continue;
+        assert_true(count < capacity);
+        out[count++] = *event;
+    }
+    otf2_check_events_free(&events);
+    return count;
+}
+
+static size_t count_type(otfx_trace *trace, otfx_event_type type)
+{
+    otf2_check_events events;
+    otf2_check_collect(trace, 0, OTFX_TIME_MAX, false, &events);
+    size_t count = 0;
+    for (size_t e = 0; e < events.count; e++)
+        count += events.events[e].type == type;
+    otf2_check_events_free(&events);
+    return count;
+}
+
+/* Sends of `sender` and receives of `receiver` on a channel pair by order (sizes say which message each
+ * is), `expected` of them, the ordinals the importer gives them agreeing. */
+static void assert_channel_pairs(otfx_trace **traces, const otfx_defs *defs, const char *comm,
+                                 uint32_t sender, uint32_t receiver, uint32_t tag, const uint64_t *sizes,
+                                 size_t expected)
+{
+    otfx_event sends[16], receives[16];
+    const size_t sent = channel_messages(traces[sender], defs, comm, receiver, tag, true, sends, 16);
+    const size_t received = channel_messages(traces[receiver], defs, comm, sender, tag, false, receives, 16);
+    if (sent != expected || received != expected)
+        fail_msg("%s %u -> %u tag %u: %zu sends, %zu receives, expected %zu", comm, sender, receiver, tag,
+                 sent, received, expected);
+    for (size_t m = 0; m < expected; m++) {
+        assert_int_equal(sends[m].u.msg.bytes, sizes[m]);
+        assert_int_equal(receives[m].u.msg.bytes, sizes[m]);
+        assert_int_equal(sends[m].u.msg.seq, m + 1);
+        assert_int_equal(receives[m].u.msg.seq, m + 1);
+    }
+}
+
+static void test_messages_without_their_other_end_are_left_out(void **state)
+{
+    (void)state;
+    process processes[GROUP];
+    memset(processes, 0, sizeof processes);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        processes[p].context = (OTF2_CollectiveContext){&the_group, p};
+        build_message_process(&processes[p], p);
+    }
+    char *dir = otf2_check_scratch_dir("shared-pairing");
+    otfx_export_options options = otfx_export_options_default();
+    export_together(processes, dir, "pairs", &options);
+    const uint64_t left_out[GROUP] = {2, 2, 2}; /* A's send 3, B's send 2; A's receives 9, 10; D's sends */
+    for (uint32_t p = 0; p < GROUP; p++) {
+        if (processes[p].status != OTFX_OK)
+            fail_msg("process %u: %s", p, processes[p].error);
+        assert_int_equal(processes[p].stats.messages_unpaired, left_out[p]);
+        assert_int_equal(processes[p].stats.messages_unpaired_everywhere, 6);
+    }
+    char *anchor = anchor_path(dir, "pairs");
+    otf2_check_print print;
+    otf2_check_print_run(anchor, &print);
+    assert_int_equal(print.exit_code, 0);
+    otf2_check_print_free(&print);
+    OTF2_Reader *reader = OTF2_Reader_Open(anchor);
+    assert_non_null(reader);
+    char *property = NULL;
+    assert_int_equal(OTF2_Reader_GetProperty(reader, "OTFX::UNPAIRED_MESSAGES", &property), OTF2_SUCCESS);
+    assert_string_equal(property, "6");
+    free(property);
+    OTF2_Reader_Close(reader);
+
+    otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+    otfx_defs *defs;
+    otfx_trace **traces;
+    size_t count;
+    assert_int_equal(otfx_otf2_import(anchor, &config, &defs, &traces, &count), OTFX_OK);
+    assert_int_equal(count, WORLD);
+    const uint64_t a[] = {104, 105, 106, 107, 108}, b[] = {101, 103, 104, 105, 106}, c[] = {101, 102, 103};
+    const uint64_t e[] = {100, 100};
+    assert_channel_pairs(traces, defs, "MPI_COMM_WORLD", 0, 2, PAIR_COMM_TAG_A, a, 5);
+    assert_channel_pairs(traces, defs, "MPI_COMM_WORLD", 1, 0, PAIR_TAG_B, b, 5);
+    assert_channel_pairs(traces, defs, "pair", 3, 4, PAIR_TAG_C, c, 3);
+    assert_channel_pairs(traces, defs, "MPI_COMM_WORLD", 5, 1, PAIR_TAG_D, NULL, 0);
+    assert_channel_pairs(traces, defs, "MPI_COMM_WORLD", 4, 5, PAIR_TAG_E, e, 2);
+    /* What belongs to a message left out went with it; every completion has its start. */
+    assert_int_equal(count_type(traces[0], OTFX_EV_ISEND), 5);
+    assert_int_equal(count_type(traces[0], OTFX_EV_ISEND_COMPLETE), 5);
+    assert_int_equal(count_type(traces[2], OTFX_EV_IRECV_REQUEST), 4);
+    assert_int_equal(count_type(traces[2], OTFX_EV_IRECV), 4);
+    assert_int_equal(count_type(traces[2], OTFX_EV_RECV), 1); /* 4: its request was not held */
+    for (size_t t = 0; t < count; t++)
+        otfx_trace_destroy(traces[t]);
+    free(traces);
+    otfx_defs_destroy(defs);
+
+    for (uint32_t p = 0; p < GROUP; p++)
+        destroy_process(&processes[p]);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
 }
 
 static void test_failures_and_refusals_are_agreed(void **state)
@@ -717,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_invalid_collective_is_rejected),
         cmocka_unit_test(test_processes_write_one_archive_with_unified_definitions),
         cmocka_unit_test(test_failures_and_refusals_are_agreed),
+        cmocka_unit_test(test_messages_without_their_other_end_are_left_out),
         cmocka_unit_test(test_live_trace_keeps_taking_appends),
     };
     return cmocka_run_group_tests(tests, setup_group, teardown_group);

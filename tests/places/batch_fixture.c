@@ -76,6 +76,7 @@ void place_fixture_destroy(struct place_fixture *fixture)
     free(fixture->rank.comms);
     place_symbols_destroy(fixture->rank.symbols);
     free(fixture->rank.throttled);
+    free(fixture->rank.clock_segments);
     free(place->functions);
     free(place->events);
     free(place->new_comm_ids);
@@ -166,9 +167,9 @@ void batch_add_leave(struct batch_builder *batch, uint16_t function_id, uint64_t
     batch_add_raw(batch, &header, sizeof(header));
 }
 
-void batch_add_p2p(struct batch_builder *batch, uint16_t kind, uint16_t function_id, uint64_t time,
-                   uint32_t comm_id, int32_t peer, int32_t tag, uint64_t bytes, uint16_t request_kind,
-                   uint64_t request)
+void batch_add_message(struct batch_builder *batch, uint16_t kind, uint16_t function_id, uint64_t time,
+                       uint32_t comm_id, int32_t peer, int32_t tag, uint64_t bytes, uint16_t request_kind,
+                       uint64_t request, uint64_t sequence)
 {
     struct capture_p2p_record record = {.header = record_header(kind, function_id, sizeof(record), time),
                                         .comm_id = comm_id,
@@ -176,8 +177,16 @@ void batch_add_p2p(struct batch_builder *batch, uint16_t kind, uint16_t function
                                         .tag = tag,
                                         .request_kind = request_kind,
                                         .bytes = bytes,
-                                        .request = request};
+                                        .request = request,
+                                        .sequence = sequence};
     batch_add_raw(batch, &record, sizeof(record));
+}
+
+void batch_add_p2p(struct batch_builder *batch, uint16_t kind, uint16_t function_id, uint64_t time,
+                   uint32_t comm_id, int32_t peer, int32_t tag, uint64_t bytes, uint16_t request_kind,
+                   uint64_t request)
+{
+    batch_add_message(batch, kind, function_id, time, comm_id, peer, tag, bytes, request_kind, request, 0);
 }
 
 void batch_add_collective(struct batch_builder *batch, uint16_t function_id, uint64_t time, uint32_t comm_id,

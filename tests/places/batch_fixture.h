@@ -67,6 +67,10 @@ void batch_add_leave(struct batch_builder *batch, uint16_t function_id, uint64_t
 void batch_add_p2p(struct batch_builder *batch, uint16_t kind, uint16_t function_id, uint64_t time,
                    uint32_t comm_id, int32_t peer, int32_t tag, uint64_t bytes, uint16_t request_kind,
                    uint64_t request);
+/* batch_add_p2p with the message's ordinal on its channel (capture_p2p_record.sequence). */
+void batch_add_message(struct batch_builder *batch, uint16_t kind, uint16_t function_id, uint64_t time,
+                       uint32_t comm_id, int32_t peer, int32_t tag, uint64_t bytes, uint16_t request_kind,
+                       uint64_t request, uint64_t sequence);
 void batch_add_collective(struct batch_builder *batch, uint16_t function_id, uint64_t time, uint32_t comm_id,
                           int32_t root, uint64_t bytes_sent, uint64_t bytes_received);
 void batch_add_comm(struct batch_builder *batch, uint16_t function_id, uint64_t time, uint32_t comm_id,

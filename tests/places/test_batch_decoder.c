@@ -576,6 +576,118 @@ static void assert_rejected(struct place_fixture *fixture, const unsigned char *
     assert_int_equal(fixture->stream.depth, 0);
 }
 
+/* A send record carries its call's ENTER time and comes after what the call recorded meanwhile (a
+ * steering marker, a communicator announced, a callback's nested call): the send is placed after them;
+ * a send with nothing in between keeps the ENTER's time. Ordinals come along. Any other record going
+ * back in time still fails the batch (test_reject_time_going_backwards). */
+static void test_send_at_its_calls_enter(void **state)
+{
+    struct place_fixture *fixture = *state;
+    const int32_t members[] = {0, 2};
+    struct capture_recording_record recording = {
+        .header = {.kind = CAPTURE_RECORD_RECORDING, .size = sizeof(recording), .timestamp = 5}, .on = 1};
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 100);
+    batch_add_raw(&batch, &recording, sizeof(recording)); /* untimed */
+    batch_add_enter(&batch, FIXTURE_MPI_ALLREDUCE, 110);  /* a callback's call */
+    batch_add_leave(&batch, FIXTURE_MPI_ALLREDUCE, 120);
+    batch_add_comm(&batch, FIXTURE_MPI_COMM_SPLIT, 130, 1, members, 2); /* a definition: no time order */
+    batch_add_message(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 100, 1, 2, 7, 64, 0, 0, 41);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 140);
+    batch_add_enter(&batch, FIXTURE_MPI_ISEND, 200);
+    batch_add_message(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_ISEND, 200, 0, 2, 7, 64, CAPTURE_REQUEST_SEND,
+                      9, 42);
+    batch_add_leave(&batch, FIXTURE_MPI_ISEND, 210);
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, 300);
+    batch_add_message(&batch, CAPTURE_RECORD_RECV, FIXTURE_MPI_RECV, 310, 0, 2, 8, 16, 0, 0, 3);
+    batch_add_leave(&batch, FIXTURE_MPI_RECV, 320);
+    ingest_accepted(fixture, &batch, 13);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    const otfx_event *send = NULL, *isend = NULL, *recv = NULL;
+    for (size_t i = 0; i < after.event_count; i++) {
+        if (after.events[i].type == OTFX_EV_SEND)
+            send = &after.events[i];
+        else if (after.events[i].type == OTFX_EV_ISEND)
+            isend = &after.events[i];
+        else if (after.events[i].type == OTFX_EV_RECV)
+            recv = &after.events[i];
+    }
+    assert_true(send && isend && recv);
+    assert_int_equal(send->time, 120); /* after the nested call it followed */
+    assert_int_equal(send->u.msg.seq, 41);
+    assert_int_equal(isend->time, 200);
+    assert_int_equal(isend->u.msg.seq, 42);
+    assert_int_equal(isend->u.msg.request, 9);
+    assert_int_equal(recv->u.msg.seq, 3);
+}
+
+/* A clock re-synchronisation during a send call starts a correction segment after the call's ENTER; the
+ * send record, with the ENTER's time, must get the ENTER's correction, not one extrapolated back from the
+ * new segment (which put it a few ns before its ENTER, and the trace refused the batch). */
+static void test_send_before_a_clock_segment(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct served_rank *rank = &fixture->rank;
+    rank->clock_known = rank->clock_tsc = true;
+    rank->ns_per_tick = 1.0;
+    rank->ref_ticks = rank->ref_ns = 0;
+    rank->offset_ns = 100;
+    struct capture_clock_record clock = {
+        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(clock), .timestamp = 2010},
+        .correction_ns = 5000};
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 2000);
+    batch_add_raw(&batch, &clock, sizeof(clock));
+    batch_add_message(&batch, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 2000, 0, 2, 7, 64, 0, 0, 1);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 2030);
+    ingest_accepted(fixture, &batch, 4);
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    const otfx_event *enter = NULL, *send = NULL;
+    for (size_t i = 0; i < after.event_count; i++) {
+        if (after.events[i].type == OTFX_EV_ENTER && after.events[i].time >= 2000)
+            enter = &after.events[i];
+        else if (after.events[i].type == OTFX_EV_SEND)
+            send = &after.events[i];
+    }
+    assert_true(enter && send);
+    assert_int_equal(enter->time, 2100);
+    assert_int_equal(send->time, 2100);
+    assert_int_equal(rank->clock_segment_count, 1);
+}
+
+/* An intercommunicator is defined with its groups in one order on both sides, whichever is local. */
+static void test_intercommunicator_groups_in_canonical_order(void **state)
+{
+    struct place_fixture *fixture = *state;
+    const int32_t local_then_remote[4] = {2, 3, 0, 1};
+    const size_t size = sizeof(struct capture_comm_record) + sizeof(local_then_remote);
+    unsigned char raw[sizeof(struct capture_comm_record) + sizeof(local_then_remote)];
+    struct capture_comm_record record = {.header = {.kind = CAPTURE_RECORD_COMM_CREATED,
+                                                    .function_id = FIXTURE_MPI_COMM_SPLIT,
+                                                    .size = size,
+                                                    .timestamp = 50},
+                                         .comm_id = 1,
+                                         .flags = CAPTURE_COMM_INTER,
+                                         .local_size = 2,
+                                         .remote_size = 2};
+    memcpy(raw, &record, sizeof(record));
+    memcpy(raw + sizeof(record), local_then_remote, sizeof(local_then_remote));
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_raw(&batch, raw, size);
+    ingest_accepted(fixture, &batch, 1);
+    otfx_comm_def def;
+    assert_int_equal(otfx_defs_get_comm(fixture->place.defs, fixture->rank.comms[1], &def), OTFX_OK);
+    assert_int_equal(def.size, 4);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(def.world_ranks[i], i);
+}
+
 /* A batch of valid records around one bad one, so that rejection must undo decoded work. */
 static void begin_valid_prefix(struct batch_builder *batch)
 {
@@ -968,6 +1080,9 @@ int main(int argc, char **argv)
         DECODER_TEST(test_nonblocking_collective),
         DECODER_TEST(test_persistent_collective_across_batches),
         DECODER_TEST(test_nonblocking_collective_after_drop),
+        DECODER_TEST(test_send_at_its_calls_enter),
+        DECODER_TEST(test_send_before_a_clock_segment),
+        DECODER_TEST(test_intercommunicator_groups_in_canonical_order),
         DECODER_TEST(test_reject_truncated_record),
         DECODER_TEST(test_reject_record_past_the_end),
         DECODER_TEST(test_reject_record_size_beyond_batch),

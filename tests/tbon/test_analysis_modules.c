@@ -71,6 +71,7 @@ static void hand_world(world *w)
         e[2].u.msg.peer = (r + 1) % 4;
         e[2].u.msg.tag = 7;
         e[2].u.msg.bytes = 100;
+        e[2].u.msg.seq = r == 3 ? 0 : 1; /* rank 3's ordinal unknown: no seq= */
         e[3] = (otfx_event){.time = 2000 + 250 * (r + 1), .type = OTFX_EV_LEAVE, .u.region.region = send_r};
         e[4] = (otfx_event){.time = 4000, .type = OTFX_EV_ENTER, .u.region.region = compute_r};
         e[5] = (otfx_event){.time = 6000, .type = OTFX_EV_LEAVE, .u.region.region = compute_r};
@@ -461,8 +462,9 @@ static void test_events(void **state)
                  "location rank=1 thread=0 events=3 truncated=1\n"
                  "event rank=1 thread=0 time=1000 type=enter region=main\n"
                  "event rank=1 thread=0 time=2000 type=enter region=MPI_Send\n"
-                 "event rank=1 thread=0 time=2100 type=send peer=2 tag=7 bytes=100\n"
+                 "event rank=1 thread=0 time=2100 type=send peer=2 tag=7 bytes=100 seq=1\n"
                  "location rank=3 thread=0 events=3 truncated=1\n");
+    assert_non_null(strstr(text, "event rank=3 thread=0 time=2100 type=send peer=0 tag=7 bytes=100\n"));
     free(text);
     /* a window: the regions open at its start come first, at their enter times */
     q.from = 4500;

@@ -184,7 +184,13 @@ typedef struct otfx_event {
             uint32_t tag;
             uint64_t bytes;
             uint64_t request; /* ISEND, IRECV only */
-        } msg;                /* SEND, RECV, ISEND, IRECV */
+            /* Ordinal of this message on its channel at this end, 1-based, 0 unknown. A channel is
+             * (comm, sender, receiver, tag); a send's ordinal counts the sender's sends on it, a
+             * receive's the receiver's completed receives on it in completion order, so the n-th send
+             * and the n-th receive of a channel are one message (the order OTF2 readers pair by). The
+             * sender's threads share one count (a rank's), as do the receiver's. */
+            uint64_t seq;
+        } msg; /* SEND, RECV, ISEND, IRECV */
         struct {
             uint64_t request;
         } request; /* ISEND_COMPLETE, IRECV_REQUEST, CANCELLED, NBC_REQUEST */
@@ -392,7 +398,8 @@ typedef struct otfx_otf2_collective {
     /* Every process contributes `size` bytes at `data`; on return *all (malloc'ed by the callback, freed
      * by otfx with free()) holds every process's contribution one after another in process order and
      * sizes[p] (an array of `size` entries otfx provides) their lengths. Returns 0 on success. Called
-     * the same number of times on every process (three times per export). */
+     * the same number of times on every process (four times per export: before the archive is
+     * created, for the point-to-point messages each holds, for the definitions, at the end). */
     int (*allgather)(const void *data, size_t size, void **all, size_t *sizes, void *user);
     void *user;
 } otfx_otf2_collective;
@@ -401,6 +408,9 @@ typedef struct otfx_otf2_collective {
 typedef struct otfx_export_stats {
     uint64_t events;    /* OTF2 event records of its locations */
     uint32_t locations; /* its locations (placeholders not counted) */
+    /* Point-to-point messages its traces held in the window but left out because the other end of the
+     * message is in no process's traces (see otfx_otf2_export_shared); and every process's. */
+    uint64_t messages_unpaired, messages_unpaired_everywhere;
 } otfx_export_stats;
 
 /* Collective: see otfx_otf2_collective. Refusals are agreed on: when any process fails (its
@@ -408,7 +418,17 @@ typedef struct otfx_export_stats {
  * every process returns an error (the failing process's status; its message names it) and process 0
  * removes what was written. A failure inside OTF2's own collective setup cannot be agreed on. The
  * archive's files are written under the directory by every process: it must be shared between them.
- * otfx_otf2_export is this with one process. */
+ * otfx_otf2_export is this with one process.
+ *
+ * Point-to-point messages: OTF2 readers pair the n-th send of a (sender, receiver, communicator, tag)
+ * with the n-th receive. A message whose other end is not in the archive (reduced away on the other
+ * rank, outside the window there, or a rank not exported) would shift every later pair of its channel,
+ * so the processes exchange the ordinals (otfx_event.u.msg.seq) of the message ends they hold and each
+ * writes a send or receive only when the other end is held as well, by any process; what belongs to a
+ * message left out goes with it (its request's start or completion), and a completion whose request's
+ * start is not in the archive is left out too (an MPI_Irecv's becomes an MpiRecv: the message stays).
+ * Ends without an ordinal (0) are written as they are. How many were left out: otfx_export_stats and
+ * the archive property OTFX::UNPAIRED_MESSAGES. docs/otfx-format.md, "Messages". */
 otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otfx_defs *defs,
                                     otfx_trace *const *traces, size_t trace_count,
                                     const otfx_export_options *options,

@@ -14,9 +14,10 @@
  *   events from=T0 to=T1 ranks=SET limit=L locations=K events=E truncated=0|1 places_answered=k
  *          places_total=n
  *   location rank=R thread=T events=E truncated=0|1
- *   event rank=R thread=T time=T type=TYPE [region=NAME] [peer=P] [tag=G] [bytes=B] [value=V] [end=T]
+ *   event rank=R thread=T time=T type=TYPE [region=NAME] [peer=P] [tag=G] [bytes=B] [seq=S] [value=V] [end=T]
  * A location line precedes its event lines. TYPE is otfx_analysis_event_token(). The optional fields:
- *   enter, leave: region;  send, recv, isend, irecv: peer tag bytes;  coll_end, nbc_complete: bytes
+ *   enter, leave: region;  send, recv, isend, irecv: peer tag bytes, and seq (the message's ordinal on
+ *   its channel, otfx_event.u.msg.seq, in the block's value) when known;  coll_end, nbc_complete: bytes
  *   (sent + received) and peer (the root, when the operation has one), region (the communicator's
  *   name);  metric: region (the metric's name) and value (its raw 64 bits);  phase: region and value;
  *   reduction: region (the strategy), value (events removed) and end (the removed range is [time, end)).
@@ -30,7 +31,16 @@
 #define EVENTS_MAGIC  0x31545645u /* "EVT1" */
 #define DEFAULT_LIMIT 10000
 
-enum { HAS_REGION = 1, HAS_PEER = 2, HAS_TAG = 4, HAS_BYTES = 8, HAS_VALUE = 16, HAS_END = 32, HAS_ALL = 63 };
+enum {
+    HAS_REGION = 1,
+    HAS_PEER = 2,
+    HAS_TAG = 4,
+    HAS_BYTES = 8,
+    HAS_VALUE = 16,
+    HAS_END = 32,
+    HAS_SEQ = 64, /* the value is a message's ordinal */
+    HAS_ALL = 127
+};
 
 typedef struct collect_state {
     otfx_defs *defs;
@@ -65,10 +75,11 @@ static int collect_event(const otfx_event *event, void *user)
     case OTFX_EV_RECV:
     case OTFX_EV_ISEND:
     case OTFX_EV_IRECV:
-        fields = HAS_PEER | HAS_TAG | HAS_BYTES;
+        fields = HAS_PEER | HAS_TAG | HAS_BYTES | (event->u.msg.seq ? HAS_SEQ : 0);
         peer = event->u.msg.peer;
         tag = event->u.msg.tag;
         bytes = event->u.msg.bytes;
+        value = event->u.msg.seq;
         break;
     case OTFX_EV_COLL_END:
     case OTFX_EV_NBC_COMPLETE: {
@@ -388,6 +399,8 @@ static bool events_finish(const otfx_command *query, const void *merged, size_t 
                 otfx_kv_u64(reply, "tag", tag);
             if (fields & HAS_BYTES)
                 otfx_kv_u64(reply, "bytes", bytes);
+            if (fields & HAS_SEQ)
+                otfx_kv_u64(reply, "seq", value);
             if (fields & HAS_VALUE)
                 otfx_kv_u64(reply, "value", value);
             if (fields & HAS_END)

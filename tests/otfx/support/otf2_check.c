@@ -199,6 +199,56 @@ static bool same_metric(const otfx_defs *defs_a, otfx_ref a, const otfx_defs *de
     return true;
 }
 
+static int compare_ids(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void otf2_check_expect_requests(otf2_check_events *events)
+{
+    uint64_t *started = malloc((events->count + 1) * sizeof *started);
+    if (!started)
+        abort();
+    size_t count = 0;
+    for (size_t e = 0; e < events->count; e++) {
+        const otfx_event *event = &events->events[e];
+        if (event->type == OTFX_EV_ISEND)
+            started[count++] = event->u.msg.request;
+        else if (event->type == OTFX_EV_IRECV_REQUEST || event->type == OTFX_EV_NBC_REQUEST)
+            started[count++] = event->u.request.request;
+    }
+    qsort(started, count, sizeof *started, compare_ids);
+    size_t kept = 0;
+    for (size_t e = 0; e < events->count; e++) {
+        otfx_event event = events->events[e];
+        bool completion = true;
+        uint64_t request = 0;
+        switch (event.type) {
+        case OTFX_EV_ISEND_COMPLETE:
+        case OTFX_EV_REQUEST_CANCELLED:
+            request = event.u.request.request;
+            break;
+        case OTFX_EV_NBC_COMPLETE:
+            request = event.u.coll.request;
+            break;
+        case OTFX_EV_IRECV:
+            completion = false;
+            if (!count || !bsearch(&event.u.msg.request, started, count, sizeof *started, compare_ids))
+                event.type = OTFX_EV_RECV;
+            break;
+        default:
+            completion = false;
+            break;
+        }
+        if (completion && (!count || !bsearch(&request, started, count, sizeof *started, compare_ids)))
+            continue;
+        events->events[kept++] = event;
+    }
+    events->count = kept;
+    free(started);
+}
+
 bool otf2_check_same_event(const otfx_defs *defs_a, const otfx_event *a, const otfx_defs *defs_b,
                            const otfx_event *b, char *why, size_t size)
 {

@@ -38,6 +38,11 @@ typedef struct otf2_check_events {
 void otf2_check_collect(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
                         otf2_check_events *out);
 void otf2_check_events_free(otf2_check_events *events);
+/* What an export writes of a rank's events (one trace per rank), by the rule for requests (trace.h,
+ * otfx_otf2_export_shared): a completion whose request's start (ISEND, IRECV_REQUEST, NBC_REQUEST) is not
+ * among the events is left out, an IRECV whose IRECV_REQUEST is not among them becomes a RECV. For
+ * events without message ordinals (seq 0), which are not paired. */
+void otf2_check_expect_requests(otf2_check_events *events);
 
 /* Compares two events of (possibly) different definition stores by what their references mean.
  * Returns true when equal; otherwise writes a description of the difference. */

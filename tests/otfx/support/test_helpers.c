@@ -55,12 +55,13 @@ bool events_equal(const otfx_event *a, const otfx_event *b)
     case OTFX_EV_SEND:
     case OTFX_EV_RECV:
         return a->u.msg.comm == b->u.msg.comm && a->u.msg.peer == b->u.msg.peer &&
-               a->u.msg.tag == b->u.msg.tag && a->u.msg.bytes == b->u.msg.bytes;
+               a->u.msg.tag == b->u.msg.tag && a->u.msg.bytes == b->u.msg.bytes &&
+               a->u.msg.seq == b->u.msg.seq;
     case OTFX_EV_ISEND:
     case OTFX_EV_IRECV:
         return a->u.msg.comm == b->u.msg.comm && a->u.msg.peer == b->u.msg.peer &&
                a->u.msg.tag == b->u.msg.tag && a->u.msg.bytes == b->u.msg.bytes &&
-               a->u.msg.request == b->u.msg.request;
+               a->u.msg.request == b->u.msg.request && a->u.msg.seq == b->u.msg.seq;
     case OTFX_EV_ISEND_COMPLETE:
     case OTFX_EV_IRECV_REQUEST:
     case OTFX_EV_REQUEST_CANCELLED:

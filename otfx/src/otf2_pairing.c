@@ -1,0 +1,708 @@
+/* otf2_pairing.c — which point-to-point records an OTF2 export writes (otf2_pairing.h). */
+#include "otf2_pairing.h"
+
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sets of ordinals or request ids, as runs of consecutive values ---------------------------------- */
+
+typedef struct run {
+    uint64_t first, last;
+} run;
+
+typedef struct run_set {
+    run *runs;
+    size_t count, capacity;
+    bool sorted; /* runs ordered and disjoint */
+} run_set;
+
+static bool runs_reserve(run_set *set, size_t needed)
+{
+    if (needed <= set->capacity)
+        return true;
+    size_t capacity = set->capacity ? 2 * set->capacity : 4;
+    while (capacity < needed)
+        capacity *= 2;
+    run *grown = realloc(set->runs, capacity * sizeof *grown);
+    if (!grown)
+        return false;
+    set->runs = grown;
+    set->capacity = capacity;
+    return true;
+}
+
+static int compare_runs(const void *a, const void *b)
+{
+    const run *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Sorted, overlapping and touching runs merged. */
+static void runs_normalize(run_set *set)
+{
+    if (set->sorted)
+        return;
+    if (set->count > 1)
+        qsort(set->runs, set->count, sizeof *set->runs, compare_runs);
+    size_t kept = 0;
+    for (size_t i = 0; i < set->count; i++) {
+        if (kept &&
+            (set->runs[kept - 1].last == UINT64_MAX || set->runs[i].first <= set->runs[kept - 1].last + 1)) {
+            if (set->runs[i].last > set->runs[kept - 1].last)
+                set->runs[kept - 1].last = set->runs[i].last;
+        } else {
+            set->runs[kept++] = set->runs[i];
+        }
+    }
+    set->count = kept;
+    set->sorted = true;
+}
+
+/* Values mostly come in increasing order: each extends the last run or starts the next. Others (another
+ * thread's trace of the same rank, an imported archive) make the set unsorted until runs_normalize; an
+ * unsorted set is normalized before it grows, so interleaved values cost no more than their runs. */
+static bool runs_add(run_set *set, uint64_t value)
+{
+    if (set->count) {
+        run *last = &set->runs[set->count - 1];
+        if (value >= last->first && value <= last->last)
+            return true;
+        if (last->last != UINT64_MAX && value == last->last + 1) {
+            last->last = value;
+            return true;
+        }
+    }
+    if (set->count == set->capacity && !set->sorted)
+        runs_normalize(set);
+    if (!runs_reserve(set, set->count + 1))
+        return false;
+    set->sorted = !set->count || (set->sorted && value > set->runs[set->count - 1].last);
+    set->runs[set->count++] = (run){value, value};
+    return true;
+}
+
+static bool runs_contain(const run_set *set, uint64_t value)
+{
+    size_t low = 0, high = set->count;
+    while (low < high) {
+        const size_t middle = low + (high - low) / 2;
+        if (set->runs[middle].last < value)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < set->count && set->runs[low].first <= value;
+}
+
+static uint64_t runs_size(const run *runs, size_t count)
+{
+    uint64_t size = 0;
+    for (size_t i = 0; i < count; i++)
+        size += runs[i].last - runs[i].first + 1;
+    return size;
+}
+
+/* Appends the intersection of two sorted run lists to `out` (left unsorted: normalize after). */
+static bool runs_intersect(run_set *out, const run *a, size_t a_count, const run *b, size_t b_count)
+{
+    size_t i = 0, j = 0;
+    while (i < a_count && j < b_count) {
+        const uint64_t first = a[i].first > b[j].first ? a[i].first : b[j].first;
+        const uint64_t last = a[i].last < b[j].last ? a[i].last : b[j].last;
+        if (first <= last) {
+            if (!runs_reserve(out, out->count + 1))
+                return false;
+            out->runs[out->count++] = (run){first, last};
+        }
+        if (a[i].last < b[j].last)
+            i++;
+        else
+            j++;
+    }
+    out->sorted = false;
+    return true;
+}
+
+static void runs_free(run_set *set)
+{
+    free(set->runs);
+    *set = (run_set){0};
+}
+
+/* ---- channel ends and ranks --------------------------------------------------------------------------- */
+
+typedef struct end_key {
+    uint32_t comm; /* this process's reference (notes) or the exchange's communicator index (decide) */
+    uint32_t sender, receiver, tag;
+    uint32_t receiving; /* 0: the sender's end, 1: the receiver's */
+} end_key;
+
+typedef struct channel_end {
+    end_key key;
+    run_set held;   /* ordinals this process's traces hold in the window */
+    run_set paired; /* of these, the ones whose other end is held too (after decide) */
+} channel_end;
+
+typedef struct rank_requests {
+    uint32_t rank;
+    run_set started; /* ids of the requests whose start the window holds */
+    run_set dropped; /* ids of the requests of the messages left out */
+} rank_requests;
+
+struct otfx_pairing {
+    channel_end *ends;
+    size_t end_count, end_capacity;
+    size_t *slots; /* hash of the ends: index + 1, 0 free */
+    size_t slot_count;
+    rank_requests *ranks;
+    size_t rank_count, rank_capacity;
+    uint64_t unpaired, unpaired_everywhere;
+    bool decided;
+    bool dropped_sorted;
+};
+
+static bool same_key(const end_key *a, const end_key *b)
+{
+    return a->comm == b->comm && a->sender == b->sender && a->receiver == b->receiver && a->tag == b->tag &&
+           a->receiving == b->receiving;
+}
+
+static size_t key_hash(const end_key *key)
+{
+    uint64_t hash = ((uint64_t)key->comm << 32 | key->sender) * UINT64_C(0x9e3779b97f4a7c15);
+    hash ^= ((uint64_t)key->receiver << 33 | (uint64_t)key->tag << 1 | key->receiving) *
+            UINT64_C(0xc2b2ae3d27d4eb4f);
+    return (size_t)(hash ^ hash >> 31);
+}
+
+static channel_end *find_end(const otfx_pairing *pairing, const end_key *key)
+{
+    if (!pairing->slot_count)
+        return NULL;
+    for (size_t i = key_hash(key) & (pairing->slot_count - 1);; i = (i + 1) & (pairing->slot_count - 1)) {
+        if (!pairing->slots[i])
+            return NULL;
+        channel_end *end = &pairing->ends[pairing->slots[i] - 1];
+        if (same_key(&end->key, key))
+            return end;
+    }
+}
+
+static bool rehash(otfx_pairing *pairing, size_t slot_count)
+{
+    size_t *slots = calloc(slot_count, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t e = 0; e < pairing->end_count; e++) {
+        size_t i = key_hash(&pairing->ends[e].key) & (slot_count - 1);
+        while (slots[i])
+            i = (i + 1) & (slot_count - 1);
+        slots[i] = e + 1;
+    }
+    free(pairing->slots);
+    pairing->slots = slots;
+    pairing->slot_count = slot_count;
+    return true;
+}
+
+static channel_end *find_or_add_end(otfx_pairing *pairing, const end_key *key)
+{
+    channel_end *end = find_end(pairing, key);
+    if (end)
+        return end;
+    if (pairing->end_count == pairing->end_capacity) {
+        size_t capacity = pairing->end_capacity ? 2 * pairing->end_capacity : 64;
+        channel_end *grown = realloc(pairing->ends, capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        pairing->ends = grown;
+        pairing->end_capacity = capacity;
+    }
+    if ((pairing->end_count + 1) * 2 > pairing->slot_count &&
+        !rehash(pairing, pairing->slot_count ? 2 * pairing->slot_count : 128))
+        return NULL;
+    end = &pairing->ends[pairing->end_count++];
+    *end = (channel_end){.key = *key};
+    size_t i = key_hash(key) & (pairing->slot_count - 1);
+    while (pairing->slots[i])
+        i = (i + 1) & (pairing->slot_count - 1);
+    pairing->slots[i] = pairing->end_count;
+    return end;
+}
+
+static rank_requests *find_rank(const otfx_pairing *pairing, uint32_t rank)
+{
+    for (size_t r = 0; r < pairing->rank_count; r++) /* a process holds few ranks */
+        if (pairing->ranks[r].rank == rank)
+            return &pairing->ranks[r];
+    return NULL;
+}
+
+static rank_requests *find_or_add_rank(otfx_pairing *pairing, uint32_t rank)
+{
+    rank_requests *found = find_rank(pairing, rank);
+    if (found)
+        return found;
+    if (pairing->rank_count == pairing->rank_capacity) {
+        size_t capacity = pairing->rank_capacity ? 2 * pairing->rank_capacity : 8;
+        rank_requests *grown = realloc(pairing->ranks, capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        pairing->ranks = grown;
+        pairing->rank_capacity = capacity;
+    }
+    rank_requests *added = &pairing->ranks[pairing->rank_count++];
+    *added = (rank_requests){.rank = rank};
+    return added;
+}
+
+static bool is_message(otfx_event_type type)
+{
+    return type == OTFX_EV_SEND || type == OTFX_EV_RECV || type == OTFX_EV_ISEND || type == OTFX_EV_IRECV;
+}
+
+static end_key key_of(uint32_t rank, const otfx_event *event)
+{
+    const bool receiving = event->type == OTFX_EV_RECV || event->type == OTFX_EV_IRECV;
+    return (end_key){event->u.msg.comm, receiving ? event->u.msg.peer : rank,
+                     receiving ? rank : event->u.msg.peer, event->u.msg.tag, receiving};
+}
+
+static otfx_status out_of_memory(void)
+{
+    return otfx_fail(OTFX_ERR_NOMEM, "OTF2 export: out of memory pairing the messages");
+}
+
+otfx_pairing *otfx_pairing_create(void)
+{
+    return calloc(1, sizeof(otfx_pairing));
+}
+
+void otfx_pairing_destroy(otfx_pairing *pairing)
+{
+    if (!pairing)
+        return;
+    for (size_t e = 0; e < pairing->end_count; e++) {
+        runs_free(&pairing->ends[e].held);
+        runs_free(&pairing->ends[e].paired);
+    }
+    for (size_t r = 0; r < pairing->rank_count; r++) {
+        runs_free(&pairing->ranks[r].started);
+        runs_free(&pairing->ranks[r].dropped);
+    }
+    free(pairing->ends);
+    free(pairing->slots);
+    free(pairing->ranks);
+    free(pairing);
+}
+
+otfx_status otfx_pairing_note(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
+{
+    if (is_message(event->type) && event->u.msg.seq != 0) {
+        const end_key key = key_of(rank, event);
+        channel_end *end = find_or_add_end(pairing, &key);
+        if (!end || !runs_add(&end->held, event->u.msg.seq))
+            return out_of_memory();
+    }
+    uint64_t started = 0;
+    if (event->type == OTFX_EV_ISEND)
+        started = event->u.msg.request;
+    else if (event->type == OTFX_EV_IRECV_REQUEST || event->type == OTFX_EV_NBC_REQUEST)
+        started = event->u.request.request;
+    else
+        return OTFX_OK;
+    rank_requests *requests = find_or_add_rank(pairing, rank);
+    if (!requests || !runs_add(&requests->started, started))
+        return out_of_memory();
+    return OTFX_OK;
+}
+
+/* ---- the exchange ---------------------------------------------------------------------------------------
+ * A process's part: its communicators (those its channel ends name), then its channel ends.
+ *   u32 communicators; per communicator: u32 reference, text name, u32 size, u32 members[size]
+ *   u64 ends; per end: u32 communicator reference, sender, receiver, tag, receiving, u64 runs, runs (u64
+ * first, u64 last), sorted
+ */
+
+static int compare_refs(const void *a, const void *b)
+{
+    const otfx_ref x = *(const otfx_ref *)a, y = *(const otfx_ref *)b;
+    return (x > y) - (x < y);
+}
+
+otfx_status otfx_pairing_write(otfx_pairing *pairing, otfx_defs *defs, otfx_bytes *out)
+{
+    otfx_ref *comms = malloc((pairing->end_count + 1) * sizeof *comms);
+    if (!comms)
+        return out_of_memory();
+    size_t comm_count = 0;
+    for (size_t e = 0; e < pairing->end_count; e++) {
+        runs_normalize(&pairing->ends[e].held);
+        comms[comm_count++] = pairing->ends[e].key.comm;
+    }
+    for (size_t r = 0; r < pairing->rank_count; r++)
+        runs_normalize(&pairing->ranks[r].started);
+    if (comm_count > 1)
+        qsort(comms, comm_count, sizeof *comms, compare_refs);
+    size_t distinct = 0;
+    for (size_t c = 0; c < comm_count; c++)
+        if (!distinct || comms[distinct - 1] != comms[c])
+            comms[distinct++] = comms[c];
+    otfx_bytes_u32(out, (uint32_t)distinct);
+    for (size_t c = 0; c < distinct; c++) {
+        otfx_comm_def def = {0};
+        otfx_status status = otfx_defs_get_comm(defs, comms[c], &def);
+        if (status != OTFX_OK) {
+            free(comms);
+            return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: a message names undefined communicator %u",
+                             comms[c]);
+        }
+        otfx_bytes_u32(out, comms[c]);
+        otfx_bytes_text(out, def.name);
+        otfx_bytes_u32(out, def.size);
+        for (uint32_t m = 0; m < def.size; m++)
+            otfx_bytes_u32(out, def.world_ranks[m]);
+    }
+    free(comms);
+    otfx_bytes_u64(out, pairing->end_count);
+    for (size_t e = 0; e < pairing->end_count; e++) {
+        const channel_end *end = &pairing->ends[e];
+        otfx_bytes_u32(out, end->key.comm);
+        otfx_bytes_u32(out, end->key.sender);
+        otfx_bytes_u32(out, end->key.receiver);
+        otfx_bytes_u32(out, end->key.tag);
+        otfx_bytes_u32(out, end->key.receiving);
+        otfx_bytes_u64(out, end->held.count);
+        for (size_t i = 0; i < end->held.count; i++) {
+            otfx_bytes_u64(out, end->held.runs[i].first);
+            otfx_bytes_u64(out, end->held.runs[i].last);
+        }
+    }
+    return out->out_of_memory ? out_of_memory() : OTFX_OK;
+}
+
+/* A communicator as the exchange names it: every process has its own references, the same communicator
+ * has the same name and members everywhere. */
+typedef struct comm_identity {
+    const char *name;
+    uint32_t size;
+    const unsigned char *members; /* `size` u32s inside the gathered bytes (maybe unaligned) */
+    uint64_t hash;
+} comm_identity;
+
+typedef struct comm_table {
+    comm_identity *items;
+    size_t count, capacity;
+    size_t *slots; /* index + 1 */
+    size_t slot_count;
+} comm_table;
+
+static bool same_identity(const comm_identity *a, const comm_identity *b)
+{
+    return a->hash == b->hash && a->size == b->size && strcmp(a->name, b->name) == 0 &&
+           memcmp(a->members, b->members, (size_t)a->size * sizeof(uint32_t)) == 0;
+}
+
+/* The index of `identity` in the table (added when new); SIZE_MAX when out of memory. */
+static size_t comm_index(comm_table *table, const comm_identity *identity)
+{
+    if ((table->count + 1) * 2 > table->slot_count) {
+        size_t slot_count = table->slot_count ? 2 * table->slot_count : 64;
+        size_t *slots = calloc(slot_count, sizeof *slots);
+        if (!slots)
+            return SIZE_MAX;
+        for (size_t c = 0; c < table->count; c++) {
+            size_t i = table->items[c].hash & (slot_count - 1);
+            while (slots[i])
+                i = (i + 1) & (slot_count - 1);
+            slots[i] = c + 1;
+        }
+        free(table->slots);
+        table->slots = slots;
+        table->slot_count = slot_count;
+    }
+    size_t i = identity->hash & (table->slot_count - 1);
+    for (; table->slots[i]; i = (i + 1) & (table->slot_count - 1))
+        if (same_identity(&table->items[table->slots[i] - 1], identity))
+            return table->slots[i] - 1;
+    if (table->count == table->capacity) {
+        size_t capacity = table->capacity ? 2 * table->capacity : 16;
+        comm_identity *grown = realloc(table->items, capacity * sizeof *grown);
+        if (!grown)
+            return SIZE_MAX;
+        table->items = grown;
+        table->capacity = capacity;
+    }
+    table->items[table->count] = *identity;
+    table->slots[i] = ++table->count;
+    return table->count - 1;
+}
+
+/* One channel end of some process, its communicator named by the exchange's index. */
+typedef struct gathered_end {
+    end_key key;
+    const unsigned char *runs; /* inside the gathered bytes: u64 first, u64 last per run */
+    uint64_t run_count;
+    uint32_t part;
+    size_t own; /* the part that is this process's: index of its channel end */
+} gathered_end;
+
+static int compare_gathered(const void *a, const void *b)
+{
+    const end_key *x = &((const gathered_end *)a)->key, *y = &((const gathered_end *)b)->key;
+    if (x->comm != y->comm)
+        return x->comm < y->comm ? -1 : 1;
+    if (x->sender != y->sender)
+        return x->sender < y->sender ? -1 : 1;
+    if (x->receiver != y->receiver)
+        return x->receiver < y->receiver ? -1 : 1;
+    if (x->tag != y->tag)
+        return x->tag < y->tag ? -1 : 1;
+    return (x->receiving > y->receiving) - (x->receiving < y->receiving);
+}
+
+/* A run list inside the gathered bytes, unpacked (the bytes need not be aligned). */
+static bool unpack_runs(const gathered_end *end, run_set *into)
+{
+    into->count = 0;
+    if (!runs_reserve(into, (size_t)end->run_count))
+        return false;
+    for (uint64_t i = 0; i < end->run_count; i++)
+        memcpy(&into->runs[i], end->runs + i * sizeof(run), sizeof(run));
+    into->count = (size_t)end->run_count;
+    into->sorted = true;
+    return true;
+}
+
+typedef struct part_comm {
+    uint32_t ref;
+    size_t index;
+} part_comm;
+
+static int compare_part_comms(const void *a, const void *b)
+{
+    const uint32_t x = ((const part_comm *)a)->ref, y = ((const part_comm *)b)->ref;
+    return (x > y) - (x < y);
+}
+
+/* Reads one process's part into `table` and `ends` (appended). */
+static otfx_status read_part(otfx_byte_reader *in, uint32_t part, comm_table *table, gathered_end **ends,
+                             size_t *end_count, size_t *end_capacity)
+{
+    const uint32_t comm_count = otfx_read_u32(in);
+    if (in->bad || comm_count > in->left / 12)
+        return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed messages from process %u", part);
+    part_comm *comms = malloc(((size_t)comm_count + 1) * sizeof *comms);
+    if (!comms)
+        return out_of_memory();
+    otfx_status status = OTFX_OK;
+    for (uint32_t c = 0; c < comm_count && status == OTFX_OK; c++) {
+        comm_identity identity = {0};
+        comms[c].ref = otfx_read_u32(in);
+        identity.name = otfx_read_text(in);
+        identity.size = otfx_read_u32(in);
+        if (in->bad || identity.size > in->left / sizeof(uint32_t)) {
+            status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed messages from process %u", part);
+            break;
+        }
+        identity.members = in->at;
+        in->at += (size_t)identity.size * sizeof(uint32_t);
+        in->left -= (size_t)identity.size * sizeof(uint32_t);
+        uint64_t hash = UINT64_C(0xcbf29ce484222325) ^ identity.size;
+        for (const char *letter = identity.name; *letter; letter++)
+            hash = (hash ^ (unsigned char)*letter) * UINT64_C(0x100000001b3);
+        for (size_t b = 0; b < (size_t)identity.size * sizeof(uint32_t); b++)
+            hash = (hash ^ identity.members[b]) * UINT64_C(0x100000001b3);
+        identity.hash = hash;
+        comms[c].index = comm_index(table, &identity);
+        if (comms[c].index == SIZE_MAX)
+            status = out_of_memory();
+    }
+    if (status == OTFX_OK)
+        qsort(comms, comm_count, sizeof *comms, compare_part_comms);
+    const uint64_t count = status == OTFX_OK ? otfx_read_u64(in) : 0;
+    if (status == OTFX_OK && (in->bad || count > in->left / 28))
+        status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed messages from process %u", part);
+    for (uint64_t e = 0; e < count && status == OTFX_OK; e++) {
+        gathered_end end = {.part = part, .own = (size_t)e};
+        part_comm key = {otfx_read_u32(in), 0};
+        end.key.sender = otfx_read_u32(in);
+        end.key.receiver = otfx_read_u32(in);
+        end.key.tag = otfx_read_u32(in);
+        end.key.receiving = otfx_read_u32(in);
+        end.run_count = otfx_read_u64(in);
+        const part_comm *comm =
+            comm_count ? bsearch(&key, comms, comm_count, sizeof *comms, compare_part_comms) : NULL;
+        if (in->bad || !comm || end.key.receiving > 1 || end.run_count > in->left / sizeof(run)) {
+            status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed messages from process %u", part);
+            break;
+        }
+        end.key.comm = (uint32_t)comm->index;
+        end.runs = in->at;
+        in->at += (size_t)end.run_count * sizeof(run);
+        in->left -= (size_t)end.run_count * sizeof(run);
+        if (*end_count == *end_capacity) {
+            size_t capacity = *end_capacity ? 2 * *end_capacity : 64;
+            gathered_end *grown = realloc(*ends, capacity * sizeof *grown);
+            if (!grown) {
+                status = out_of_memory();
+                break;
+            }
+            *ends = grown;
+            *end_capacity = capacity;
+        }
+        (*ends)[(*end_count)++] = end;
+    }
+    free(comms);
+    return status;
+}
+
+/* The paired ordinals of `end`: those some process holds at the other end. */
+static otfx_status pair_end(const gathered_end *end, const gathered_end *all, size_t count, run_set *mine,
+                            run_set *theirs, run_set *paired)
+{
+    gathered_end partner = *end;
+    partner.key.receiving ^= 1u;
+    paired->count = 0;
+    size_t low = 0, high = count; /* the first end with the partner's key */
+    while (low < high) {
+        const size_t middle = low + (high - low) / 2;
+        if (compare_gathered(&all[middle], &partner) < 0)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    if (low < count && compare_gathered(&all[low], &partner) == 0 && !unpack_runs(end, mine))
+        return out_of_memory();
+    for (; low < count && compare_gathered(&all[low], &partner) == 0; low++) {
+        if (!unpack_runs(&all[low], theirs) ||
+            !runs_intersect(paired, mine->runs, mine->count, theirs->runs, theirs->count))
+            return out_of_memory();
+    }
+    runs_normalize(paired);
+    return OTFX_OK;
+}
+
+otfx_status otfx_pairing_decide(otfx_pairing *pairing, otfx_byte_reader *parts, uint32_t count, uint32_t self)
+{
+    comm_table table = {0};
+    gathered_end *ends = NULL;
+    size_t end_count = 0, end_capacity = 0;
+    otfx_status status = OTFX_OK;
+    for (uint32_t p = 0; p < count && status == OTFX_OK; p++)
+        status = read_part(&parts[p], p, &table, &ends, &end_count, &end_capacity);
+    if (status == OTFX_OK && end_count > 1)
+        qsort(ends, end_count, sizeof *ends, compare_gathered);
+    run_set mine = {0}, theirs = {0}, paired = {0};
+    pairing->unpaired = pairing->unpaired_everywhere = 0;
+    for (size_t e = 0; e < end_count && status == OTFX_OK; e++) {
+        status = pair_end(&ends[e], ends, end_count, &mine, &theirs, &paired);
+        if (status != OTFX_OK)
+            break;
+        uint64_t held = 0;
+        for (uint64_t i = 0; i < ends[e].run_count; i++) {
+            run r;
+            memcpy(&r, ends[e].runs + i * sizeof r, sizeof r);
+            if (r.last < r.first) {
+                status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed messages from process %u",
+                                   ends[e].part);
+                break;
+            }
+            held += r.last - r.first + 1;
+        }
+        const uint64_t left_out = held - runs_size(paired.runs, paired.count);
+        pairing->unpaired_everywhere += left_out;
+        if (ends[e].part != self)
+            continue;
+        if (ends[e].own >= pairing->end_count) {
+            status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed messages from this process");
+            break;
+        }
+        pairing->unpaired += left_out;
+        run_set *kept = &pairing->ends[ends[e].own].paired;
+        runs_free(kept);
+        *kept = paired;
+        paired = (run_set){0};
+    }
+    runs_free(&mine);
+    runs_free(&theirs);
+    runs_free(&paired);
+    free(ends);
+    free(table.items);
+    free(table.slots);
+    pairing->decided = status == OTFX_OK;
+    return status;
+}
+
+bool otfx_pairing_needs_dropped(const otfx_pairing *pairing)
+{
+    return pairing->unpaired > 0;
+}
+
+static bool paired(const otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
+{
+    const end_key key = key_of(rank, event);
+    const channel_end *end = find_end(pairing, &key);
+    return end && runs_contain(&end->paired, event->u.msg.seq);
+}
+
+otfx_status otfx_pairing_note_dropped(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
+{
+    if ((event->type != OTFX_EV_ISEND && event->type != OTFX_EV_IRECV) || event->u.msg.seq == 0 ||
+        paired(pairing, rank, event))
+        return OTFX_OK;
+    rank_requests *requests = find_or_add_rank(pairing, rank);
+    if (!requests || !runs_add(&requests->dropped, event->u.msg.request))
+        return out_of_memory();
+    return OTFX_OK;
+}
+
+otfx_pairing_verdict otfx_pairing_judge(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
+{
+    if (!pairing->decided)
+        return OTFX_PAIRING_WRITE;
+    if (!pairing->dropped_sorted) { /* the first event written: every note is in */
+        for (size_t r = 0; r < pairing->rank_count; r++)
+            runs_normalize(&pairing->ranks[r].dropped);
+        pairing->dropped_sorted = true;
+    }
+    const rank_requests *requests = find_rank(pairing, rank);
+    switch (event->type) {
+    case OTFX_EV_SEND:
+    case OTFX_EV_RECV:
+    case OTFX_EV_ISEND:
+        return event->u.msg.seq == 0 || paired(pairing, rank, event) ? OTFX_PAIRING_WRITE
+                                                                     : OTFX_PAIRING_LEAVE;
+    case OTFX_EV_IRECV:
+        if (event->u.msg.seq != 0 && !paired(pairing, rank, event))
+            return OTFX_PAIRING_LEAVE;
+        return requests && runs_contain(&requests->started, event->u.msg.request) ? OTFX_PAIRING_WRITE
+                                                                                  : OTFX_PAIRING_AS_RECV;
+    case OTFX_EV_IRECV_REQUEST:
+        return requests && runs_contain(&requests->dropped, event->u.request.request) ? OTFX_PAIRING_LEAVE
+                                                                                      : OTFX_PAIRING_WRITE;
+    case OTFX_EV_ISEND_COMPLETE:
+    case OTFX_EV_REQUEST_CANCELLED:
+        return requests && runs_contain(&requests->started, event->u.request.request) &&
+                       !runs_contain(&requests->dropped, event->u.request.request)
+                   ? OTFX_PAIRING_WRITE
+                   : OTFX_PAIRING_LEAVE;
+    case OTFX_EV_NBC_COMPLETE:
+        return requests && runs_contain(&requests->started, event->u.coll.request) ? OTFX_PAIRING_WRITE
+                                                                                   : OTFX_PAIRING_LEAVE;
+    default:
+        return OTFX_PAIRING_WRITE;
+    }
+}
+
+uint64_t otfx_pairing_unpaired(const otfx_pairing *pairing)
+{
+    return pairing->unpaired;
+}
+
+uint64_t otfx_pairing_unpaired_everywhere(const otfx_pairing *pairing)
+{
+    return pairing->unpaired_everywhere;
+}
