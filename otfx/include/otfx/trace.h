@@ -411,6 +411,12 @@ typedef struct otfx_export_stats {
     /* Point-to-point messages its traces held in the window but left out because the other end of the
      * message is in no process's traces (see otfx_otf2_export_shared); and every process's. */
     uint64_t messages_unpaired, messages_unpaired_everywhere;
+    /* Clock condition (every process's): events written later than recorded because a receive ended
+     * before its send began, the largest such correction in ns, and the messages whose send time was
+     * still being corrected when the export's rounds ran out (0 unless the archive may hold receives
+     * earlier than their sends). The archive properties OTFX::CLOCK_CORRECTED_EVENTS,
+     * OTFX::CLOCK_MAX_CORRECTION_NS and OTFX::CLOCK_UNRESOLVED_MESSAGES say the same. */
+    uint64_t clock_corrected_events, clock_max_correction_ns, clock_unresolved_messages;
 } otfx_export_stats;
 
 /* Collective: see otfx_otf2_collective. Refusals are agreed on: when any process fails (its
@@ -428,7 +434,12 @@ typedef struct otfx_export_stats {
  * message left out goes with it (its request's start or completion), and a completion whose request's
  * start is not in the archive is left out too (an MPI_Irecv's becomes an MpiRecv: the message stays).
  * Ends without an ordinal (0) are written as they are. How many were left out: otfx_export_stats and
- * the archive property OTFX::UNPAIRED_MESSAGES. docs/otfx-format.md, "Messages". */
+ * the archive property OTFX::UNPAIRED_MESSAGES. docs/otfx-format.md, "Messages".
+ *
+ * Clocks: a receive written is never earlier than its send (messages with ordinals): one that would be is
+ * moved forward to its send's time, and the events after it on its location with it, the move decaying
+ * slowly (a controlled logical clock; the processes exchange corrected send times until nothing changes).
+ * docs/otfx-format.md, "Clock condition". */
 otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otfx_defs *defs,
                                     otfx_trace *const *traces, size_t trace_count,
                                     const otfx_export_options *options,
