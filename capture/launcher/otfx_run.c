@@ -431,17 +431,70 @@ static int guarded_place_rank(void)
     return p > 0 && r >= n - p && r < n ? r : -1;
 }
 
+/* Every other process hydra's proxy started on this node, with its program: hydra ends a job whose
+ * process died of a signal most of the time, not always (seen with -disable-auto-cleanup: the others went
+ * on waiting for the dead place). Ranks on other nodes are left to hydra, which sees this node's end. */
+static void end_sibling_processes(void)
+{
+    const pid_t proxy = getppid(), self = getpid();
+    const pid_t proxy_group = getpgid(proxy);
+    DIR *processes = opendir("/proc");
+    if (!processes)
+        return;
+    struct dirent *entry;
+    while ((entry = readdir(processes))) {
+        char *end;
+        const long pid = strtol(entry->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == self)
+            continue;
+        char path[64], line[512];
+        snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+        FILE *stat_file = fopen(path, "r");
+        if (!stat_file)
+            continue;
+        const bool read = fgets(line, sizeof(line), stat_file) != NULL;
+        fclose(stat_file);
+        /* pid (comm) state ppid ...: comm may hold spaces and parentheses, the last ')' ends it */
+        const char *after = read ? strrchr(line, ')') : NULL;
+        long parent = 0;
+        if (!after || sscanf(after + 1, " %*c %ld", &parent) != 1 || parent != proxy)
+            continue;
+        const pid_t group = getpgid((pid_t)pid);
+        if (group > 0 && group != proxy_group && group != getpgid(0))
+            kill(-group, SIGKILL); /* the guard and its program */
+        else
+            kill((pid_t)pid, SIGKILL);
+    }
+    closedir(processes);
+}
+
 /* A place that died of a signal is a defect of otfx: the ranks it served would wait for it forever (the
  * job runs with -disable-auto-cleanup), and the other places cannot write a shared archive without it.
- * The guard dies of the same signal, so that hydra ends the whole job at once, after one clear line. */
+ * The guard ends this node's other processes and dies of the same signal, so that hydra ends the whole job
+ * at once; otfx-run's last line says why (OTFX_RUN_STATUS, `ending=tool-failed`). */
 static void end_job_for_dead_place(int world_rank, int signal_number)
 {
+    char cause[256];
+    snprintf(cause, sizeof(cause),
+             "the tool place on world rank %d died of signal %d (%s): the job cannot go on without it and is "
+             "ended",
+             world_rank, signal_number, strsignal(signal_number));
+    /* For otfx-run's last line: this process's own output may not make it through hydra once the job is
+     * being torn down. Written as the root writes it (a temporary file renamed). */
+    const char *status_path = getenv("OTFX_RUN_STATUS");
+    if (status_path && *status_path) {
+        char temporary[PATH_MAX + 32];
+        snprintf(temporary, sizeof(temporary), "%s.guard-%ld", status_path, (long)getpid());
+        FILE *file = fopen(temporary, "w");
+        if (file) {
+            fprintf(file, "ending=tool-failed\ncause=%s\nsnapshot=none\n", cause);
+            if (fclose(file) != 0 || rename(temporary, status_path) != 0)
+                unlink(temporary);
+        }
+    }
     const bool crashed = signal_number == SIGSEGV || signal_number == SIGBUS || signal_number == SIGILL ||
                          signal_number == SIGFPE || signal_number == SIGABRT || signal_number == SIGSYS;
-    fprintf(stderr,
-            "otfx-run: the tool place on world rank %d died of signal %d (%s): the job cannot go on "
-            "without it and is ended%s\n",
-            world_rank, signal_number, strsignal(signal_number),
+    fprintf(stderr, "otfx-run: %s%s\n", cause,
             crashed ? "; this is a defect of otfx: please report it with the lines above" : "");
     fflush(stderr);
     struct sigaction fatal;
@@ -449,6 +502,7 @@ static void end_job_for_dead_place(int world_rank, int signal_number)
     fatal.sa_handler = SIG_DFL;
     sigemptyset(&fatal.sa_mask);
     sigaction(signal_number, &fatal, NULL);
+    end_sibling_processes();
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core); /* the place's own core is the useful one */
     raise(signal_number);
@@ -777,6 +831,10 @@ static int report_end(const struct run_options *options, int wait_status, bool k
         fprintf(stderr, "otfx-run: interrupted by %s%s; %s%s\n", signal_name(signal),
                 finished ? " after the application finished" : "", snapshot, killed_note);
         return 128 + signal;
+    }
+    if (status->present && strcmp(status->ending, "tool-failed") == 0) {
+        fprintf(stderr, "otfx-run: %s; no trace was written\n", status->cause);
+        return job_code ? job_code : 1;
     }
     if (status->present && strcmp(status->ending, "finished") != 0) {
         fprintf(stderr, "otfx-run: the application failed: %s; %s\n", status->cause, snapshot);
