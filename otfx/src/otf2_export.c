@@ -181,6 +181,8 @@ typedef struct trace_export {
     export_pass pass;
     otfx_time position; /* time of the record being placed: records never go back in time */
     uint64_t enter_sequence;
+    /* A collective's COLL_BEGIN was met and its COLL_END not yet: range boundaries wait (on_event). */
+    bool in_collective;
     bool wrote_any;
     otfx_time first_written, last_written;
 
@@ -840,6 +842,14 @@ static int on_event(const otfx_event *event, void *user)
         te->status = otfx_pairing_note(te->x->pairing, te->rank, event);
         return te->status != OTFX_OK;
     }
+    /* A reduced range's boundary inside a blocking collective would put its begin and end into different
+     * regions (the range's pieces are regions): the boundaries met between them wait for its end. Both
+     * the plan and the write wait alike, whatever the pairing keeps. */
+    const bool in_collective = te->in_collective;
+    if (event->type == OTFX_EV_COLL_BEGIN)
+        te->in_collective = true;
+    else if (event->type == OTFX_EV_COLL_END)
+        te->in_collective = false;
     otfx_event as_receive;
     if (te->pass == PASS_WRITE) {
         switch (otfx_pairing_judge(te->x->pairing, te->rank, event)) {
@@ -861,7 +871,7 @@ static int on_event(const otfx_event *event, void *user)
     /* A region still open after the last range's end outlives every range: the plan can stop there. */
     if (te->pass == PASS_PLAN && time > te->last_range_end)
         return 1;
-    te->status = pass_boundaries(te, time, false);
+    te->status = in_collective ? OTFX_OK : pass_boundaries(te, time, false);
     if (te->status == OTFX_OK) {
         te->position = time;
         te->status = te->pass == PASS_PLAN ? plan_record(te, event) : place_record(te, event);
@@ -890,6 +900,7 @@ static otfx_status run_pass(trace_export *te, otfx_trace *trace, export_pass pas
     te->pass = pass;
     te->position = te->from;
     te->enter_sequence = 0;
+    te->in_collective = false;
     te->next_begin = te->next_end = 0;
     for (size_t r = 0; r < te->range_count; r++)
         te->ranges[r] = (reduced_range){.record = te->ranges[r].record,
@@ -990,6 +1001,7 @@ static otfx_status prepare_trace(exporter *x, otfx_trace *live, const otfx_locat
                                   .position = options->from,
                                   .status = OTFX_OK};
     OTFX_TRY(otfx_trace_copy(live, &prepared->copy));
+    OTFX_TRY(otfx_pairing_cover(x->pairing, where->rank));
     return collect_trace_events(&prepared->te, prepared->copy);
 }
 
@@ -1887,6 +1899,12 @@ static otfx_status pair_messages(exporter *x, const shared_run *run, otfx_status
                  (unsigned long long)otfx_pairing_unpaired_everywhere(x->pairing));
         status = otf2_step(OTF2_Archive_SetProperty(x->archive, "OTFX::UNPAIRED_MESSAGES", unpaired, true),
                            "setting the archive's properties");
+        snprintf(unpaired, sizeof unpaired, "%llu",
+                 (unsigned long long)otfx_pairing_collectives_left_out_everywhere(x->pairing));
+        if (status == OTFX_OK)
+            status = otf2_step(
+                OTF2_Archive_SetProperty(x->archive, "OTFX::INCOMPLETE_COLLECTIVES", unpaired, true),
+                "setting the archive's properties");
     }
     return status;
 }
@@ -2076,6 +2094,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
             stats->events += x.own[l].events;
         stats->messages_unpaired = otfx_pairing_unpaired(x.pairing);
         stats->messages_unpaired_everywhere = otfx_pairing_unpaired_everywhere(x.pairing);
+        stats->collectives_incomplete = otfx_pairing_collectives_left_out(x.pairing);
+        stats->collectives_incomplete_everywhere = otfx_pairing_collectives_left_out_everywhere(x.pairing);
     }
     exporter_free(&x);
     archive_paths_free(&paths);

@@ -335,6 +335,7 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
         result->events_written = stats.events;
         result->locations = stats.locations;
         result->messages_unpaired = stats.messages_unpaired;
+        result->collectives_incomplete = stats.collectives_incomplete;
     } else {
         say(result->error, sizeof result->error, "%s", otfx_last_error());
     }

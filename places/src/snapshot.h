@@ -37,6 +37,9 @@ typedef struct place_snapshot_result {
     /* Point-to-point messages of this place's traces left out because the other end of the message is
      * in no place's traces (reduced away, outside the window, a rank not selected): otfx_export_stats */
     uint64_t messages_unpaired;
+    /* Collective instances of this place's traces left out because a member of the communicator does not
+     * hold them (otfx_export_stats.collectives_incomplete) */
+    uint64_t collectives_incomplete;
     char error[512]; /* when !ok: why (the same on every place when the path was refused) */
 } place_snapshot_result;
 

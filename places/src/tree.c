@@ -890,6 +890,7 @@ static void snapshot_line(struct place_runtime *runtime, struct tree_request *re
         otfx_kv_u64(&request->lines, "events", result->events_written);
         otfx_kv_u64(&request->lines, "locations", result->locations);
         otfx_kv_u64(&request->lines, "unpaired", result->messages_unpaired);
+        otfx_kv_u64(&request->lines, "incomplete_collectives", result->collectives_incomplete);
     } else {
         otfx_kv_str(&request->lines, "error", result->error);
     }
