@@ -147,8 +147,9 @@ typedef struct channel_end {
 
 typedef struct rank_requests {
     uint32_t rank;
-    run_set started; /* ids of the requests whose start the window holds */
-    run_set dropped; /* ids of the requests of the messages left out */
+    run_set started;           /* ids of the requests whose start the window holds */
+    run_set dropped;           /* ids of the requests of the messages left out */
+    bool numbered_collectives; /* its traces hold collectives with ordinals */
 } rank_requests;
 
 /* A communicator member's collectives on this process (otf2_pairing.h, "Collectives"). */
@@ -395,6 +396,10 @@ otfx_status otfx_pairing_note(otfx_pairing *pairing, uint32_t rank, const otfx_e
     if ((event->type == OTFX_EV_COLL_BEGIN || event->type == OTFX_EV_COLL_END ||
          event->type == OTFX_EV_NBC_COMPLETE) &&
         event->u.coll.seq != 0) {
+        rank_requests *requests = find_or_add_rank(pairing, rank);
+        if (!requests)
+            return out_of_memory();
+        requests->numbered_collectives = true;
         const otfx_status noted = note_collective(pairing, rank, event);
         if (noted != OTFX_OK)
             return noted;
@@ -1001,12 +1006,16 @@ bool otfx_pairing_needs_dropped(const otfx_pairing *pairing)
     return pairing->unpaired > 0 || pairing->collectives_left_out > 0;
 }
 
-/* Whether the collective instance of `event` is written: its ordinal is unknown, or every covered member
- * of its communicator holds it. */
+/* Whether the collective instance of `event` is written: every covered member of its communicator holds
+ * it. Without an ordinal: when the rank's traces have none (imported, filled by hand); a rank with
+ * ordinals lost the ordinal only where a drop cut its collective short, and an instance no other member
+ * can match would shift its sequence. */
 static bool collective_kept(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
 {
-    if (event->u.coll.seq == 0)
-        return true;
+    if (event->u.coll.seq == 0) {
+        const rank_requests *requests = find_rank(pairing, rank);
+        return !requests || !requests->numbered_collectives;
+    }
     const coll_member *member = find_member(pairing, event->u.coll.comm, rank);
     return member && runs_contain(&member->kept, event->u.coll.seq);
 }

@@ -36,9 +36,10 @@
  *  3. an instance is written when every member of its communicator that some process exports holds it
  *     (members not exported do not veto: an export of some ranks keeps what they share);
  *  4. judge: an instance left out loses its COLL_BEGIN and COLL_END (the MPI call's ENTER and LEAVE
- *     stay, so nesting stays valid), or its NBC_COMPLETE and NBC_REQUEST. Instances without an ordinal
- *     (seq 0: imported archives, a collective inside which the rank recorded other events) are written
- *     as they are.
+ *     stay, so nesting stays valid), or its NBC_COMPLETE and NBC_REQUEST. Collectives without an
+ *     ordinal (seq 0) are written as they are when the rank has no ordinals at all (imported archives),
+ *     left out otherwise (a drop cut them short). A COLL_BEGIN the place wrote before it knew the
+ *     ordinal is judged by the export as the COLL_END that closes it (otf2_export.c).
  *
  * Memory: a few words per channel end and per run of consecutive ordinals or request ids, not per
  * message; all processes' channel ends are held on every process while deciding.
