@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -420,6 +421,40 @@ static char *find_capture_library(void)
 static const int guard_ignores[] = {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGQUIT};
 #define GUARD_IGNORED (sizeof(guard_ignores) / sizeof(guard_ignores[0]))
 
+/* The world rank of this process when it is a tool place (the last OTFX_PLACES ranks), else -1. */
+static int guarded_place_rank(void)
+{
+    const char *rank = getenv("PMI_RANK"), *size = getenv("PMI_SIZE"), *places = getenv("OTFX_PLACES");
+    if (!rank || !size || !places)
+        return -1;
+    const int r = atoi(rank), n = atoi(size), p = atoi(places);
+    return p > 0 && r >= n - p && r < n ? r : -1;
+}
+
+/* A place that died of a signal is a defect of otfx: the ranks it served would wait for it forever (the
+ * job runs with -disable-auto-cleanup), and the other places cannot write a shared archive without it.
+ * The guard dies of the same signal, so that hydra ends the whole job at once, after one clear line. */
+static void end_job_for_dead_place(int world_rank, int signal_number)
+{
+    const bool crashed = signal_number == SIGSEGV || signal_number == SIGBUS || signal_number == SIGILL ||
+                         signal_number == SIGFPE || signal_number == SIGABRT || signal_number == SIGSYS;
+    fprintf(stderr,
+            "otfx-run: the tool place on world rank %d died of signal %d (%s): the job cannot go on "
+            "without it and is ended%s\n",
+            world_rank, signal_number, strsignal(signal_number),
+            crashed ? "; this is a defect of otfx: please report it with the lines above" : "");
+    fflush(stderr);
+    struct sigaction fatal;
+    memset(&fatal, 0, sizeof(fatal));
+    fatal.sa_handler = SIG_DFL;
+    sigemptyset(&fatal.sa_mask);
+    sigaction(signal_number, &fatal, NULL);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core); /* the place's own core is the useful one */
+    raise(signal_number);
+    raise(SIGKILL); /* a signal the guard does not die of by default (SIGCHLD, …) */
+}
+
 static int run_guarded(char **program)
 {
     if (!program[0]) {
@@ -460,7 +495,12 @@ static int run_guarded(char **program)
         ;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 1;
+    if (!WIFSIGNALED(status))
+        return 1;
+    const int world_rank = guarded_place_rank();
+    if (world_rank >= 0)
+        end_job_for_dead_place(world_rank, WTERMSIG(status));
+    return WTERMSIG(status);
 }
 
 /* ---- snapshots that would replace an archive ------------------------------------------------------ */

@@ -325,6 +325,42 @@ bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
     return true;
 }
 
+/* The ranks of one node read one TSC: calibrated separately, their rates would differ by the measurement's
+ * error (about 0.5 ppm over 20 ms, microseconds of drift within seconds) and their messages invert. So
+ * the node's first rank measures and the others install the same calibration. On a communicator of the
+ * node's application ranks split off the application's world (a collective the application cannot
+ * observe: it is done before MPI_Init returns and matches no point-to-point message), freed at once.
+ * A rank whose timer differs from the first one's (OTFX_TIMER set differently) measures its own. */
+static void calibrate_per_node(int world_rank)
+{
+    MPI_Comm node;
+    int node_rank = 0;
+    if (PMPI_Comm_split_type(capture_app_world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS) {
+        const struct capture_clock_calibration own = capture_timer_measure(20 * 1000 * 1000);
+        capture_timer_install(&own, world_rank);
+        return;
+    }
+    PMPI_Comm_rank(node, &node_rank);
+    struct capture_clock_calibration measured = {.ns_per_tick = 1.0};
+    if (node_rank == 0)
+        measured = capture_timer_measure(20 * 1000 * 1000); /* 20 ms against CLOCK_MONOTONIC */
+    uint64_t shared[4] = {capture_timer_tsc, 0, measured.ref_ticks, measured.ref_ns};
+    memcpy(&shared[1], &measured.ns_per_tick, sizeof(double));
+    PMPI_Bcast(shared, 4, MPI_UINT64_T, 0, node);
+    PMPI_Comm_free(&node);
+    if (node_rank != 0) {
+        if (shared[0] == (uint64_t)capture_timer_tsc) {
+            memcpy(&measured.ns_per_tick, &shared[1], sizeof(double));
+            measured.ref_ticks = shared[2];
+            measured.ref_ns = shared[3];
+        } else {
+            measured = capture_timer_measure(20 * 1000 * 1000);
+        }
+    }
+    capture_timer_install(&measured, world_rank);
+}
+
 /* Splits the world after PMPI_Init: application ranks return with capture_app_world set, places run the
  * place loop and never return. Returns whether MPI_Init's ENTER was recorded (its LEAVE must be then,
  * whatever steering did meanwhile, e.g. with OTFX_START_PAUSED). */
@@ -368,7 +404,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
             fprintf(stderr, "otfx-capture: %s: aborting\n", timer_problem);
         abort_job(capture_app_world, world_rank == 0);
     }
-    capture_timer_calibrate(20 * 1000 * 1000); /* 20 ms against CLOCK_MONOTONIC */
+    calibrate_per_node(world_rank);
     measure_place_offset(world_rank);
     if (!capture_user_functions_start(world_rank)) {
         abort_job(capture_app_world, true);

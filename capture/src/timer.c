@@ -100,26 +100,51 @@ double capture_timer_local_ns(uint64_t ticks)
            ((double)ticks - (double)init_calibration.ref_ticks) * init_calibration.ns_per_tick;
 }
 
-void capture_timer_calibrate(uint64_t interval_ns)
+struct capture_clock_calibration capture_timer_measure(uint64_t interval_ns)
 {
-    if (!capture_timer_tsc) {
-        calibration = (struct capture_clock_calibration){.ns_per_tick = 1.0};
-        init_calibration = calibration;
-        return;
-    }
+    if (!capture_timer_tsc)
+        return (struct capture_clock_calibration){.ns_per_tick = 1.0};
     uint64_t ticks0 = 0, ns0 = 0, ticks1 = 0, ns1 = 0;
     capture_timer_reference_pair(&ticks0, &ns0);
     const struct timespec pause = {.tv_sec = (time_t)(interval_ns / 1000000000u),
                                    .tv_nsec = (long)(interval_ns % 1000000000u)};
     nanosleep(&pause, NULL);
     capture_timer_reference_pair(&ticks1, &ns1);
-    calibration.ns_per_tick = ticks1 > ticks0 ? (double)(ns1 - ns0) / (double)(ticks1 - ticks0) : 1.0;
-    calibration.ref_ticks = ticks1;
-    calibration.ref_ns = ns1;
+    return (struct capture_clock_calibration){
+        .ns_per_tick = ticks1 > ticks0 ? (double)(ns1 - ns0) / (double)(ticks1 - ticks0) : 1.0,
+        .ref_ticks = ticks1,
+        .ref_ns = ns1};
+}
+
+/* Test-only: whether OTFX_TEST_CLOCK_SKEW_RANK (unset or empty: every rank) names this rank. */
+static bool skewed_rank(int world_rank)
+{
+    const char *which = getenv("OTFX_TEST_CLOCK_SKEW_RANK");
+    if (!which || !*which)
+        return true;
+    char *end = NULL;
+    const long rank = strtol(which, &end, 10);
+    if (end == which || *end) {
+        fprintf(stderr, "otfx-capture: OTFX_TEST_CLOCK_SKEW_RANK=%s is not a rank: ignored\n", which);
+        return false;
+    }
+    return rank == world_rank;
+}
+
+void capture_timer_install(const struct capture_clock_calibration *measured, int world_rank)
+{
+    if (!capture_timer_tsc) {
+        calibration = (struct capture_clock_calibration){.ns_per_tick = 1.0};
+        init_calibration = calibration;
+        return;
+    }
+    calibration.ns_per_tick = measured->ns_per_tick;
+    calibration.ref_ticks = measured->ref_ticks;
+    calibration.ref_ns = measured->ref_ns;
     /* Test-only: a rate error of PPM parts per million, as a bad calibration or a drifting clock would
-     * make, for the clock re-synchronisation's tests (tests/capture). */
+     * make, for the clock re-synchronisation's and the export's clock condition tests (tests/places). */
     const char *skew = getenv("OTFX_TEST_CLOCK_SKEW_PPM");
-    if (skew && *skew) {
+    if (skew && *skew && skewed_rank(world_rank)) {
         char *end = NULL;
         const double ppm = strtod(skew, &end);
         if (end == skew || *end || !(ppm > -1e5 && ppm < 1e5))

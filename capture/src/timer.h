@@ -58,9 +58,15 @@ struct capture_clock_calibration {
 /* Chooses the timer from OTFX_TIMER and the CPU. Returns NULL, or why OTFX_TIMER is unusable (the
  * caller reports it from rank 0 once MPI is up and aborts). */
 CAPTURE_TIMER_INTERNAL const char *capture_timer_select(void);
-/* Measures ticks against CLOCK_MONOTONIC over `interval_ns` (MPI_Init: 20 ms; finalize: the whole
- * run, from the init reference) and makes it the current calibration. */
-CAPTURE_TIMER_INTERNAL void capture_timer_calibrate(uint64_t interval_ns);
+/* Measures ticks against CLOCK_MONOTONIC over `interval_ns` (MPI_Init: 20 ms); the identity for
+ * CLOCK_MONOTONIC. The ranks of one node share its TSC: one of them measures and all install the same
+ * calibration (manual_wrappers.c), so their records convert to one time base. */
+CAPTURE_TIMER_INTERNAL struct capture_clock_calibration capture_timer_measure(uint64_t interval_ns);
+/* Makes `measured` the current calibration and MPI_Init's (the test knob OTFX_TEST_CLOCK_SKEW_PPM, for
+ * the rank OTFX_TEST_CLOCK_SKEW_RANK or every rank, is applied here). */
+CAPTURE_TIMER_INTERNAL void capture_timer_install(const struct capture_clock_calibration *measured,
+                                                  int world_rank);
+/* Finalize: the rate over the whole run, from the init reference (reported, not applied). */
 CAPTURE_TIMER_INTERNAL void capture_timer_recalibrate(void);
 CAPTURE_TIMER_INTERNAL struct capture_clock_calibration capture_timer_calibration(void);
 /* The offset to the place measured by the caller (manual_wrappers.c), sent with the calibration. */

@@ -5,6 +5,7 @@
  * definition files, then the global definitions. How events, windows and reduced ranges map to OTF2
  * is described in docs/otfx-format.md, "OTF2 export and import". */
 #define _POSIX_C_SOURCE 200809L
+#include "otf2_clock_condition.h"
 #include "otf2_common.h"
 #include "otf2_pairing.h"
 #include "otf2_unify.h"
@@ -133,7 +134,8 @@ typedef struct exporter {
     exported_location *own; /* this process's */
     size_t own_count, own_capacity;
 
-    otfx_pairing *pairing; /* which point-to-point records are written (otf2_pairing.h) */
+    otfx_pairing *pairing;       /* which point-to-point records are written (otf2_pairing.h) */
+    otfx_clock_condition *clock; /* receives moved after their sends (otf2_clock_condition.h) */
 } exporter;
 
 /* A reduction record and the region that shows its range (see "Reduced ranges" below). */
@@ -171,7 +173,7 @@ typedef struct outliving_enter {
     otfx_ref region;
 } outliving_enter;
 
-typedef enum export_pass { PASS_COLLECT, PASS_PLAN, PASS_WRITE } export_pass;
+typedef enum export_pass { PASS_COLLECT, PASS_CLOCK, PASS_PLAN, PASS_WRITE } export_pass;
 
 typedef struct trace_export {
     exporter *x;
@@ -179,7 +181,8 @@ typedef struct trace_export {
     uint32_t rank, thread;
     otfx_time from, to;
     export_pass pass;
-    otfx_time position; /* time of the record being placed: records never go back in time */
+    otfx_time position;        /* time of the record being placed: records never go back in time */
+    otfx_clock_location clock; /* PASS_CLOCK, PASS_WRITE: the correction at position */
     uint64_t enter_sequence;
     /* A collective's COLL_BEGIN was met and its COLL_END not yet: range boundaries wait (on_event). */
     bool in_collective;
@@ -217,6 +220,12 @@ typedef struct trace_export {
 
     otfx_status status;
 } trace_export;
+
+/* Where the archive gets what is placed at te->position: its time corrected (otf2_clock_condition.h). */
+static OTF2_TimeStamp stamp(const trace_export *te)
+{
+    return otfx_clock_map(&te->clock, te->position);
+}
 
 static void wrote(trace_export *te, otfx_time time)
 {
@@ -681,18 +690,17 @@ static otfx_status write_piece_enter(trace_export *te, size_t index)
         OTFX_TRY(add_attribute(x, OTFX_OTF2_ATTR_RECORD_TIME, value));
     }
     range->pieces++;
-    OTF2_TRY(OTF2_EvtWriter_Enter(te->writer, x->attributes, te->position, record->u.reduction.strategy),
+    OTF2_TRY(OTF2_EvtWriter_Enter(te->writer, x->attributes, stamp(te), record->u.reduction.strategy),
              "writing a reduced range");
-    wrote(te, te->position);
+    wrote(te, stamp(te));
     return OTFX_OK;
 }
 
 static otfx_status write_piece_leave(trace_export *te, size_t index)
 {
-    OTF2_TRY(
-        OTF2_EvtWriter_Leave(te->writer, NULL, te->position, te->ranges[index].record.u.reduction.strategy),
-        "writing a reduced range");
-    wrote(te, te->position);
+    OTF2_TRY(OTF2_EvtWriter_Leave(te->writer, NULL, stamp(te), te->ranges[index].record.u.reduction.strategy),
+             "writing a reduced range");
+    wrote(te, stamp(te));
     return OTFX_OK;
 }
 
@@ -799,7 +807,7 @@ static otfx_status place_record(trace_export *te, const otfx_event *event)
     if (event->type == OTFX_EV_ENTER) {
         otfx_time leave = outliving_leave(te, event, te->position);
         OTFX_TRY(lift_ranges(te, leave, false, &lifted));
-        OTFX_TRY(write_event(te, te->position, event));
+        OTFX_TRY(write_event(te, stamp(te), event));
         OTFX_TRY(push_frame(te, (open_frame){false, event->u.region.region}));
     } else if (event->type == OTFX_EV_LEAVE) {
         OTFX_TRY(lift_ranges(te, OTFX_TIME_MAX, true, &lifted));
@@ -809,12 +817,12 @@ static otfx_status place_record(trace_export *te, const otfx_event *event)
                              "OTF2 export: the trace of rank %u thread %u leaves region %u, which is not the "
                              "innermost open region",
                              te->rank, te->thread, event->u.region.region);
-        OTFX_TRY(write_event(te, te->position, event));
+        OTFX_TRY(write_event(te, stamp(te), event));
         te->depth--;
     } else {
-        OTFX_TRY(write_event(te, te->position, event));
+        OTFX_TRY(write_event(te, stamp(te), event));
     }
-    wrote(te, te->position);
+    wrote(te, stamp(te));
     OTFX_TRY(restore_lifted(te, lifted));
     return leave_closing(te);
 }
@@ -863,12 +871,21 @@ static otfx_status note_unnumbered_begin(trace_export *te, const otfx_event *eve
     return OTFX_OK;
 }
 
+/* A record placed at te->position: the location's correction advances to it. */
+static otfx_status clock_event(trace_export *te, const otfx_event *event)
+{
+    uint32_t channel = 0;
+    const bool named = otfx_pairing_channel(te->x->pairing, te->rank, event, &channel);
+    otfx_time corrected;
+    return otfx_clock_event(te->x->clock, &te->clock, te->position, event, named, channel, &corrected);
+}
+
 static int on_event(const otfx_event *event, void *user)
 {
     trace_export *te = user;
     if (event->type == OTFX_EV_REDUCTION) {
         reduced_range range;
-        if (te->pass != PASS_PLAN && clip_range(te, event, &range))
+        if ((te->pass == PASS_COLLECT || te->pass == PASS_WRITE) && clip_range(te, event, &range))
             te->status = te->pass == PASS_COLLECT ? add_range(te, &range) : place_late_range(te, &range);
         return te->status != OTFX_OK;
     }
@@ -887,7 +904,7 @@ static int on_event(const otfx_event *event, void *user)
     else if (event->type == OTFX_EV_COLL_END)
         te->in_collective = false;
     otfx_event as_receive, numbered;
-    if (te->pass == PASS_WRITE) {
+    if (te->pass == PASS_WRITE || te->pass == PASS_CLOCK) {
         const otfx_event *judged = event;
         if (event->type == OTFX_EV_COLL_BEGIN && event->u.coll.seq == 0 &&
             te->next_unnumbered < te->unnumbered_count) {
@@ -916,10 +933,18 @@ static int on_event(const otfx_event *event, void *user)
     /* A region still open after the last range's end outlives every range: the plan can stop there. */
     if (te->pass == PASS_PLAN && time > te->last_range_end)
         return 1;
+    if (te->pass == PASS_CLOCK) { /* range boundaries never move records: the same times as the write */
+        te->position = time;
+        te->status = clock_event(te, event);
+        return te->status != OTFX_OK;
+    }
     te->status = in_collective ? OTFX_OK : pass_boundaries(te, time, false);
     if (te->status == OTFX_OK) {
         te->position = time;
-        te->status = te->pass == PASS_PLAN ? plan_record(te, event) : place_record(te, event);
+        if (te->pass == PASS_WRITE)
+            te->status = clock_event(te, event);
+        if (te->status == OTFX_OK)
+            te->status = te->pass == PASS_PLAN ? plan_record(te, event) : place_record(te, event);
     }
     return te->status != OTFX_OK;
 }
@@ -944,6 +969,7 @@ static otfx_status run_pass(trace_export *te, otfx_trace *trace, export_pass pas
 {
     te->pass = pass;
     te->position = te->from;
+    te->clock = (otfx_clock_location){.last = te->from, .shift = 0};
     te->enter_sequence = 0;
     te->in_collective = false;
     te->next_unnumbered = 0;
@@ -991,9 +1017,9 @@ static otfx_status write_trace_events(trace_export *te, otfx_trace *trace)
             OTFX_TRY(write_piece_leave(te, frame.index));
             continue;
         }
-        OTF2_TRY(OTF2_EvtWriter_Leave(te->writer, NULL, te->position, REGION_REF_OFFSET + frame.index),
+        OTF2_TRY(OTF2_EvtWriter_Leave(te->writer, NULL, stamp(te), REGION_REF_OFFSET + frame.index),
                  "writing a leave at the window's end");
-        wrote(te, te->position);
+        wrote(te, stamp(te));
     }
     return OTFX_OK;
 }
@@ -1959,6 +1985,50 @@ static otfx_status pair_messages(exporter *x, const shared_run *run, otfx_status
     return status;
 }
 
+/* The receives that would end before their sends began are moved (otf2_clock_condition.h): rounds of
+ * a pass over this process's traces and an exchange of the send times that changed, until none changed
+ * anywhere or the rounds run out. On every process, whatever failed before (each round's exchange says
+ * so). Process 0 records the result in the archive's properties. Returns this process's status. */
+static otfx_status correct_clocks(exporter *x, const shared_run *run, otfx_status status,
+                                  prepared_trace *prepared, size_t trace_count)
+{
+    for (uint32_t round = 0; round < CLOCK_MAX_ROUNDS; round++) {
+        otfx_clock_round_begin(x->clock);
+        for (size_t t = 0; status == OTFX_OK && t < trace_count; t++)
+            status = run_pass(&prepared[t].te, prepared[t].copy, PASS_CLOCK);
+        otfx_bytes mine = {0};
+        put_status(&mine, status);
+        if (status == OTFX_OK)
+            otfx_clock_write_round(x->clock, &mine);
+        gathered g;
+        otfx_status agreed = exchange(run, &mine, &g);
+        otfx_bytes_free(&mine);
+        bool settled = false;
+        if (agreed == OTFX_OK)
+            agreed = otfx_clock_read_round(x->clock, g.parts, run->size, run->rank, &settled);
+        gathered_free(&g);
+        keep_first(&status, agreed);
+        if (status != OTFX_OK || settled)
+            break; /* every process reads the same parts: all of them stop at the same round */
+    }
+    otfx_clock_settle(x->clock);
+    if (status == OTFX_OK && x->master) {
+        const struct {
+            const char *name;
+            uint64_t value;
+        } properties[] = {{"OTFX::CLOCK_CORRECTED_EVENTS", otfx_clock_events_moved(x->clock)},
+                          {"OTFX::CLOCK_MAX_CORRECTION_NS", otfx_clock_max_correction(x->clock)},
+                          {"OTFX::CLOCK_UNRESOLVED_MESSAGES", otfx_clock_unresolved(x->clock)}};
+        for (size_t p = 0; status == OTFX_OK && p < sizeof properties / sizeof *properties; p++) {
+            char value[32];
+            snprintf(value, sizeof value, "%llu", (unsigned long long)properties[p].value);
+            status = otf2_step(OTF2_Archive_SetProperty(x->archive, properties[p].name, value, true),
+                               "setting the archive's properties");
+        }
+    }
+    return status;
+}
+
 /* Everything after exchange 1. `status` says whether the archive was created here; the exchanges
  * happen on every process whatever failed. Returns this process's status. */
 static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx_status status,
@@ -1983,6 +2053,7 @@ static otfx_status write_shared_archive(exporter *x, const shared_run *run, otfx
     if (status == OTFX_OK)
         status = prepare_traces(x, traces, trace_count, options, &prepared);
     status = pair_messages(x, run, status, prepared, trace_count);
+    status = correct_clocks(x, run, status, prepared, trace_count);
     if (status == OTFX_OK)
         status = export_traces(x, prepared, trace_count);
     free_prepared(prepared, trace_count);
@@ -2037,6 +2108,7 @@ static void discard_partial_archive(const archive_paths *paths, otfx_status fail
 static void exporter_free(exporter *x)
 {
     otfx_pairing_destroy(x->pairing);
+    otfx_clock_destroy(x->clock);
     for (size_t c = 0; c < x->comm_capacity; c++)
         free(x->comms[c].by_world);
     free(x->comms);
@@ -2110,8 +2182,9 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
                   .master = master,
                   .next_string = 0,
                   .definition_chunk = definition_chunk,
-                  .pairing = otfx_pairing_create()};
-    if (!x.pairing)
+                  .pairing = otfx_pairing_create(),
+                  .clock = otfx_clock_create()};
+    if (!x.pairing || !x.clock)
         status = out_of_memory(); /* still takes part in every exchange: the others learn of it */
     x.archive = OTF2_Archive_Open(directory, name, OTF2_FILEMODE_WRITE, EVENT_CHUNK_BYTES, definition_chunk,
                                   OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -2146,6 +2219,9 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
         stats->messages_unpaired_everywhere = otfx_pairing_unpaired_everywhere(x.pairing);
         stats->collectives_incomplete = otfx_pairing_collectives_left_out(x.pairing);
         stats->collectives_incomplete_everywhere = otfx_pairing_collectives_left_out_everywhere(x.pairing);
+        stats->clock_corrected_events = otfx_clock_events_moved(x.clock);
+        stats->clock_max_correction_ns = otfx_clock_max_correction(x.clock);
+        stats->clock_unresolved_messages = otfx_clock_unresolved(x.clock);
     }
     exporter_free(&x);
     archive_paths_free(&paths);

@@ -141,8 +141,9 @@ typedef struct end_key {
 
 typedef struct channel_end {
     end_key key;
-    run_set held;   /* ordinals this process's traces hold in the window */
-    run_set paired; /* of these, the ones whose other end is held too (after decide) */
+    run_set held;     /* ordinals this process's traces hold in the window */
+    run_set paired;   /* of these, the ones whose other end is held too (after decide) */
+    uint32_t channel; /* the channel's number, the same on every process (after decide) */
 } channel_end;
 
 typedef struct rank_requests {
@@ -962,7 +963,14 @@ otfx_status otfx_pairing_decide(otfx_pairing *pairing, otfx_byte_reader *parts, 
         qsort(ends, end_count, sizeof *ends, compare_gathered);
     run_set mine = {0}, theirs = {0}, paired = {0};
     pairing->unpaired = pairing->unpaired_everywhere = 0;
+    uint32_t channel = 0; /* ends sorted by channel: both ends of one channel get the same number */
     for (size_t e = 0; e < end_count && status == OTFX_OK; e++) {
+        if (e > 0) {
+            end_key previous = ends[e - 1].key, current = ends[e].key;
+            previous.receiving = current.receiving = 0;
+            if (!same_key(&previous, &current))
+                channel++;
+        }
         status = pair_end(&ends[e], ends, end_count, &mine, &theirs, &paired);
         if (status != OTFX_OK)
             break;
@@ -986,6 +994,7 @@ otfx_status otfx_pairing_decide(otfx_pairing *pairing, otfx_byte_reader *parts, 
             break;
         }
         pairing->unpaired += left_out;
+        pairing->ends[ends[e].own].channel = channel;
         run_set *kept = &pairing->ends[ends[e].own].paired;
         runs_free(kept);
         *kept = paired;
@@ -1025,6 +1034,19 @@ static bool paired(const otfx_pairing *pairing, uint32_t rank, const otfx_event 
     const end_key key = key_of(rank, event);
     const channel_end *end = find_end(pairing, &key);
     return end && runs_contain(&end->paired, event->u.msg.seq);
+}
+
+bool otfx_pairing_channel(const otfx_pairing *pairing, uint32_t rank, const otfx_event *event,
+                          uint32_t *channel)
+{
+    if (!pairing->decided || !is_message(event->type) || event->u.msg.seq == 0)
+        return false;
+    const end_key key = key_of(rank, event);
+    const channel_end *end = find_end(pairing, &key);
+    if (!end || !runs_contain(&end->paired, event->u.msg.seq))
+        return false;
+    *channel = end->channel;
+    return true;
 }
 
 otfx_status otfx_pairing_note_dropped(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)

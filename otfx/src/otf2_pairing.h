@@ -82,6 +82,12 @@ otfx_status otfx_pairing_note_dropped(otfx_pairing *pairing, uint32_t rank, cons
 /* Step 4: what to do with an event of a trace of `rank` (after otfx_pairing_decide). */
 otfx_pairing_verdict otfx_pairing_judge(otfx_pairing *pairing, uint32_t rank, const otfx_event *event);
 
+/* A written message end's channel (sender, receiver, communicator, tag) as a number that is the same on
+ * every process, so that (channel, otfx_event.u.msg.seq) names one message everywhere. False for an end
+ * that is not written or has no ordinal. */
+bool otfx_pairing_channel(const otfx_pairing *pairing, uint32_t rank, const otfx_event *event,
+                          uint32_t *channel);
+
 /* Messages left out because their other end is not held: this process's ends, and every process's. */
 uint64_t otfx_pairing_unpaired(const otfx_pairing *pairing);
 uint64_t otfx_pairing_unpaired_everywhere(const otfx_pairing *pairing);

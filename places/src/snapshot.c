@@ -336,6 +336,9 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
         result->locations = stats.locations;
         result->messages_unpaired = stats.messages_unpaired;
         result->collectives_incomplete = stats.collectives_incomplete;
+        result->clock_corrected_events = stats.clock_corrected_events;
+        result->clock_max_correction_ns = stats.clock_max_correction_ns;
+        result->clock_unresolved_messages = stats.clock_unresolved_messages;
     } else {
         say(result->error, sizeof result->error, "%s", otfx_last_error());
     }

@@ -40,6 +40,9 @@ typedef struct place_snapshot_result {
     /* Collective instances of this place's traces left out because a member of the communicator does not
      * hold them (otfx_export_stats.collectives_incomplete) */
     uint64_t collectives_incomplete;
+    /* The archive's clock correction, every place's (otfx_export_stats): events moved, the largest move
+     * in ns, messages still moving when the export's rounds ran out */
+    uint64_t clock_corrected_events, clock_max_correction_ns, clock_unresolved_messages;
     char error[512]; /* when !ok: why (the same on every place when the path was refused) */
 } place_snapshot_result;
 

@@ -6,7 +6,7 @@
 Runs tests/capture/dying_app.c on 4 ranks under otfx-run with --snapshot-at-exit (or, for on-failure,
 --snapshot-on-failure) and makes it fail as MODE says: segv, abort, exit, kill (the test sends rank 1
 SIGKILL), sigint and sigterm (the test interrupts otfx-run), on-failure (segv, its own archive), or not
-at all (finish); existing checks that an archive already there is refused (exit 2) unless
+at all (finish); place-crash sends the first place SIGSEGV (the job must end, not hang); existing checks that an archive already there is refused (exit 2) unless
 --overwrite-snapshot. Every state is waited for (the program's "ready" and "pid" lines), never slept for.
 Checks: otfx-run's exit status (the failure's: the signal's number, MPI_Abort's code, exit()'s status, 128 +
 the signal of an interruption), its last line (one line saying what happened and where the trace is), the
@@ -52,11 +52,39 @@ def wait_for(path, pattern, process):
     raise Failure(f"no /{pattern}/ after {CEILING} s")
 
 
+def place_process(world_rank, program):
+    """The pid of the process that is the tool place on `world_rank` (the program run by otfx-run's guard)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environment = handle.read().split(b"\0")
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if f"PMI_RANK={world_rank}".encode() in environment and b"--guard" not in command and \
+                b"OTFX_PLACES=2" in environment and os.path.basename(command[0]) == os.path.basename(program).encode():
+            return int(entry)
+    raise Failure(f"no process is the place on world rank {world_rank}")
+
+
+def place_crash(args):
+    """A place that crashes ends the job at once with one clear line: it never hangs."""
+    status, output = run(args, "place-crash", "--snapshot-at-exit", "place-crash-trace")
+    check(status != 0, f"otfx-run exits non-zero (got {status})")
+    check(re.search(rf"^otfx-run: the tool place on world rank {RANKS} died of signal 11 \(Segmentation fault\): "
+                    r"the job cannot go on without it and is ended; this is a defect of otfx", output, re.M)
+          is not None, "a line says which place died of what")
+    no_leftovers(args.work)
+
+
 def run(args, mode, archive_option, archive, extra=()):
     log_path = os.path.join(args.work, f"{mode}.log")
     command = [args.otfx_run, "-n", str(RANKS), "--places", "2", archive_option, archive, *extra, "--",
                args.program]
-    program_mode = {"sigint": "wait", "sigterm": "wait", "on-failure": "segv"}.get(mode, mode)
+    program_mode = {"sigint": "wait", "sigterm": "wait", "on-failure": "segv", "place-crash": "wait"}.get(mode, mode)
     iterations = KILL_ITERATIONS if mode == "kill" else ITERATIONS
     command += [program_mode, str(iterations)]
     print("job: " + " ".join(command), flush=True)
@@ -67,6 +95,9 @@ def run(args, mode, archive_option, archive, extra=()):
             if mode == "kill":
                 pid = int(wait_for(log_path, r"dying-app: rank 1 ends at iteration \d+ pid (\d+)", process).group(1))
                 os.kill(pid, signal.SIGKILL)
+            elif mode == "place-crash":
+                wait_for(log_path, r"^dying-app: ready", process)
+                os.kill(place_process(RANKS, args.program), signal.SIGSEGV)
             elif mode in ("sigint", "sigterm"):
                 wait_for(log_path, r"^dying-app: ready", process)
                 process.send_signal(signal.SIGINT if mode == "sigint" else signal.SIGTERM)
@@ -211,7 +242,8 @@ def main():
     parser.add_argument("--otfx-run", required=True)
     parser.add_argument("--program", required=True)
     parser.add_argument("--work", required=True)
-    parser.add_argument("mode", choices=[*EXPECTED, "finish", "existing", "snapshot-fails", "no-snapshot"])
+    parser.add_argument("mode", choices=[*EXPECTED, "finish", "existing", "snapshot-fails", "no-snapshot",
+                                             "place-crash"])
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
@@ -224,6 +256,8 @@ def main():
             snapshot_fails(args)
         elif args.mode == "no-snapshot":
             untraced_failure(args)
+        elif args.mode == "place-crash":
+            place_crash(args)
         else:
             failing(args, args.mode)
     except Failure as failure:

@@ -15,7 +15,8 @@ int main(void)
         fprintf(stderr, "timer-calibration: %s\n", problem);
         return 1;
     }
-    capture_timer_calibrate(20 * 1000 * 1000);
+    const struct capture_clock_calibration measured = capture_timer_measure(20 * 1000 * 1000);
+    capture_timer_install(&measured, 0);
     const uint64_t ns0 = capture_monotonic_ns();
     const uint64_t ticks0 = capture_ticks();
     const struct timespec pause = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};

@@ -82,7 +82,8 @@ static void test_one_process_writes_what_the_serial_export_writes(void **state)
         otfx_otf2_export_shared(dir, "shared", job.defs, job.traces, job.count, &options, &one, &stats),
         OTFX_OK);
     assert_int_equal(hooks.opened, 1);
-    assert_int_equal(hooks.exchanges, 4);
+    /* arguments, pairing, one clock round (these messages have no ordinals), events, the end */
+    assert_int_equal(hooks.exchanges, 5);
     assert_int_equal(stats.locations, job.count);
 
     char *plain = anchor_path(dir, "plain"), *shared = anchor_path(dir, "shared");
@@ -750,6 +751,154 @@ static void test_messages_without_their_other_end_are_left_out(void **state)
     free(dir);
 }
 
+/* ---- receives that end before their sends began (otf2_clock_condition.h) ----
+ * Six ranks, two per process, clocks off against each other:
+ *   rank 0 (process 0) sends to rank 2 (process 1) at 10000, which receives at 5000: rank 2 moves by 5000
+ *   and sends to rank 4 (process 2) at 6000, written at 10990 (the shift decays by 1 ns per 100), which
+ *   rank 4 receives at 8000: it moves too — a chain across three processes, more than one round;
+ *   rank 1 sends to rank 0 (both on process 0, rank 0's trace read first) at 20000, received at 14000.
+ * Expected times: what each location's events must be written at. */
+enum { CLOCK_TAG = 7, CLOCK_TAG_LOCAL = 8 };
+
+typedef struct timed_event {
+    otfx_event_type type;
+    otfx_time time, written;
+    uint32_t peer, tag;
+} timed_event;
+
+static const timed_event clock_ranks[WORLD][6] = {
+    {{OTFX_EV_ENTER, 1000, 1000, 0, 0},
+     {OTFX_EV_SEND, 10000, 10000, 2, CLOCK_TAG},
+     {OTFX_EV_RECV, 14000, 20000, 1, CLOCK_TAG_LOCAL},
+     {OTFX_EV_LEAVE, 16000, 21980, 0, 0}},
+    {{OTFX_EV_ENTER, 1000, 1000, 0, 0},
+     {OTFX_EV_SEND, 20000, 20000, 0, CLOCK_TAG_LOCAL},
+     {OTFX_EV_LEAVE, 21000, 21000, 0, 0}},
+    {{OTFX_EV_ENTER, 4000, 4000, 0, 0},
+     {OTFX_EV_RECV, 5000, 10000, 0, CLOCK_TAG},
+     {OTFX_EV_SEND, 6000, 10990, 4, CLOCK_TAG},
+     {OTFX_EV_LEAVE, 7000, 11980, 0, 0}},
+    {{OTFX_EV_ENTER, 1000, 1000, 0, 0}, {OTFX_EV_LEAVE, 2000, 2000, 0, 0}},
+    {{OTFX_EV_ENTER, 7000, 7000, 0, 0},
+     {OTFX_EV_RECV, 8000, 10990, 2, CLOCK_TAG},
+     {OTFX_EV_LEAVE, 9000, 11980, 0, 0},
+     /* 391 µs later the shift of 2990 ns has decayed: the recorded times again */
+     {OTFX_EV_ENTER, 400000, 400000, 0, 0},
+     {OTFX_EV_LEAVE, 401000, 401000, 0, 0}},
+    {{OTFX_EV_ENTER, 1000, 1000, 0, 0}, {OTFX_EV_LEAVE, 2000, 2000, 0, 0}},
+};
+
+static size_t clock_rank_events(uint32_t rank)
+{
+    size_t count = 0;
+    while (count < 6 && clock_ranks[rank][count].time)
+        count++;
+    return count;
+}
+
+static void build_clock_process(process *p, uint32_t index)
+{
+    p->defs = otfx_defs_create();
+    assert_non_null(p->defs);
+    const uint32_t world_members[WORLD] = {0, 1, 2, 3, 4, 5};
+    otfx_ref world, region;
+    assert_int_equal(otfx_defs_comm(p->defs, "MPI_COMM_WORLD", world_members, WORLD, &world), OTFX_OK);
+    assert_int_equal(otfx_defs_region(p->defs, "work", OTFX_ROLE_USER_FUNCTION, &region), OTFX_OK);
+    for (uint32_t t = 0; t < TRACES_PER_PROCESS; t++) {
+        const uint32_t rank = index * TRACES_PER_PROCESS + t;
+        otfx_event events[6];
+        const size_t count = clock_rank_events(rank);
+        for (size_t e = 0; e < count; e++) {
+            const timed_event *planned = &clock_ranks[rank][e];
+            events[e] = (otfx_event){.type = planned->type, .time = planned->time};
+            if (planned->type == OTFX_EV_ENTER || planned->type == OTFX_EV_LEAVE) {
+                events[e].u.region.region = region;
+            } else {
+                events[e].u.msg.comm = world;
+                events[e].u.msg.peer = planned->peer;
+                events[e].u.msg.tag = planned->tag;
+                events[e].u.msg.bytes = 8;
+                events[e].u.msg.seq = 1;
+            }
+        }
+        otfx_ref location;
+        assert_int_equal(otfx_defs_location(p->defs, rank, 0, &location), OTFX_OK);
+        otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+        assert_int_equal(otfx_trace_create(&config, p->defs, location, &p->traces[t]), OTFX_OK);
+        size_t appended;
+        assert_int_equal(otfx_trace_append(p->traces[t], events, count, &appended), OTFX_OK);
+        p->count++;
+    }
+}
+
+static void assert_property(OTF2_Reader *reader, const char *name, const char *expected)
+{
+    char *property = NULL;
+    assert_int_equal(OTF2_Reader_GetProperty(reader, name, &property), OTF2_SUCCESS);
+    assert_string_equal(property, expected);
+    free(property);
+}
+
+static void test_receives_never_end_before_their_sends(void **state)
+{
+    (void)state;
+    process processes[GROUP];
+    memset(processes, 0, sizeof processes);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        processes[p].context = (OTF2_CollectiveContext){&the_group, p};
+        build_clock_process(&processes[p], p);
+    }
+    char *dir = otf2_check_scratch_dir("shared-clocks");
+    otfx_export_options options = otfx_export_options_default();
+    export_together(processes, dir, "clocks", &options);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        if (processes[p].status != OTFX_OK)
+            fail_msg("process %u: %s", p, processes[p].error);
+        /* every process's totals: rank 0 moves 2 events, rank 2 3, rank 4 2; the largest move 6000 ns */
+        assert_int_equal(processes[p].stats.clock_corrected_events, 7);
+        assert_int_equal(processes[p].stats.clock_max_correction_ns, 6000);
+        assert_int_equal(processes[p].stats.clock_unresolved_messages, 0);
+        assert_int_equal(processes[p].stats.messages_unpaired_everywhere, 0);
+    }
+    char *anchor = anchor_path(dir, "clocks");
+    OTF2_Reader *reader = OTF2_Reader_Open(anchor);
+    assert_non_null(reader);
+    assert_property(reader, "OTFX::CLOCK_CORRECTED_EVENTS", "7");
+    assert_property(reader, "OTFX::CLOCK_MAX_CORRECTION_NS", "6000");
+    assert_property(reader, "OTFX::CLOCK_UNRESOLVED_MESSAGES", "0");
+    OTF2_Reader_Close(reader);
+
+    otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+    otfx_defs *defs;
+    otfx_trace **traces;
+    size_t count;
+    assert_int_equal(otfx_otf2_import(anchor, &config, &defs, &traces, &count), OTFX_OK);
+    assert_int_equal(count, WORLD);
+    for (uint32_t rank = 0; rank < WORLD; rank++) {
+        otf2_check_events events;
+        otf2_check_collect(traces[rank], 0, OTFX_TIME_MAX, false, &events);
+        const size_t expected = clock_rank_events(rank);
+        if (events.count != expected)
+            fail_msg("rank %u: %zu events, expected %zu", rank, events.count, expected);
+        for (size_t e = 0; e < expected; e++) {
+            if (events.events[e].type != clock_ranks[rank][e].type ||
+                events.events[e].time != clock_ranks[rank][e].written)
+                fail_msg("rank %u event %zu: type %d at %llu, expected type %d at %llu", rank, e,
+                         (int)events.events[e].type, (unsigned long long)events.events[e].time,
+                         (int)clock_ranks[rank][e].type, (unsigned long long)clock_ranks[rank][e].written);
+        }
+        otf2_check_events_free(&events);
+        otfx_trace_destroy(traces[rank]);
+    }
+    free(traces);
+    otfx_defs_destroy(defs);
+    for (uint32_t p = 0; p < GROUP; p++)
+        destroy_process(&processes[p]);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+}
+
 /* ---- collectives some member does not hold (otf2_pairing.h, "Collectives") ----
  * Ranks 0..4 exported (two per process, process 2 only rank 4); rank 5 is a member of MPI_COMM_WORLD but
  * not exported, so it vetoes nothing.
@@ -1099,6 +1248,7 @@ int main(void)
         cmocka_unit_test(test_failures_and_refusals_are_agreed),
         cmocka_unit_test(test_messages_without_their_other_end_are_left_out),
         cmocka_unit_test(test_collectives_some_member_lacks_are_left_out),
+        cmocka_unit_test(test_receives_never_end_before_their_sends),
         cmocka_unit_test(test_live_trace_keeps_taking_appends),
     };
     return cmocka_run_group_tests(tests, setup_group, teardown_group);

@@ -35,6 +35,24 @@ if(TARGET otfx_example_common AND TARGET otfx-capture AND TARGET places_stencil_
       EXPECT_OUTPUT ${pairs_expect} "verification OK" "otfx-place: rank 0 events .* reduced=[1-9]"
       REJECT_OUTPUT "malformed" "FAIL" "ERROR: AddressSanitizer" "runtime error")
   endforeach()
+  # A rank whose clock runs 2000 ppm fast (test knobs, no re-synchronisation): its messages invert by up
+  # to milliseconds against the others'; the export moves the receives (docs/otfx-format.md, "Clock
+  # condition"), so the snapshot has none, lossy (a 64 KiB ring) or whole, and says how many moved.
+  set(skewed_env OTFX_TIMER=tsc OTFX_TEST_CLOCK_SKEW_PPM=2000 OTFX_TEST_CLOCK_SKEW_RANK=1 OTFX_CLOCK_SYNC=0)
+  otfx_add_mpi_test(NAME places.pairs_skewed_clock_lossy_linked_n4 RANKS 6 TIMEOUT 90
+    LAUNCHER ${pairs_check} --min-messages 1000 ${MPIEXEC_EXECUTABLE}
+    COMMAND $<TARGET_FILE:places_stencil_linked> --iterations 3000
+    ENV ${pairs_env} OTFX_PLACES=2 OTFX_REDUCTION=ring ${skewed_env}
+    EXPECT_OUTPUT "check-message-pairs: OK" "verification OK" "places ok, 0 failed"
+                  "command=snapshot ok=1 .* clock_moved=[1-9][0-9]* clock_max_ns=[1-9][0-9]* clock_unresolved=0 "
+    REJECT_OUTPUT "malformed" "FAIL" "ERROR: AddressSanitizer" "runtime error")
+  otfx_add_mpi_test(NAME places.pairs_skewed_clock_whole_linked_n4 RANKS 5 TIMEOUT 90
+    LAUNCHER ${pairs_check} --min-messages 1000 ${MPIEXEC_EXECUTABLE}
+    COMMAND $<TARGET_FILE:places_stencil_linked> --iterations 1000
+    ENV OTFX_PLACES=1 HWLOC_COMPONENTS=-pci ${skewed_env}
+    EXPECT_OUTPUT "check-message-pairs: OK" "verification OK" "places ok, 0 failed"
+                  "command=snapshot ok=1 .* unpaired=0 clock_moved=[1-9][0-9]* clock_max_ns=[1-9][0-9]* clock_unresolved=0 "
+    REJECT_OUTPUT "malformed" "FAIL" "ERROR: AddressSanitizer" "runtime error")
   # Every kind of point-to-point call (p2p_mix.c: MPI_Isendrecv and MPI_Isendrecv_replace, persistent
   # requests, matched probes, MPI_Issend to MPI_ANY_SOURCE, MPI_Testsome, MPI_PROC_NULL, a cancelled
   # receive) on 3 ranks: whole traces, then reduced.

@@ -421,6 +421,12 @@ typedef struct otfx_export_stats {
      * but left out because a member of the communicator that some process exports does not hold it; and
      * every process's (each instance counted once). */
     uint64_t collectives_incomplete, collectives_incomplete_everywhere;
+    /* Clock condition (every process's): events written later than recorded because a receive ended
+     * before its send began, the largest such correction in ns, and the messages whose send time was
+     * still being corrected when the export's rounds ran out (0 unless the archive may hold receives
+     * earlier than their sends). The archive properties OTFX::CLOCK_CORRECTED_EVENTS,
+     * OTFX::CLOCK_MAX_CORRECTION_NS and OTFX::CLOCK_UNRESOLVED_MESSAGES say the same. */
+    uint64_t clock_corrected_events, clock_max_correction_ns, clock_unresolved_messages;
 } otfx_export_stats;
 
 /* Collective: see otfx_otf2_collective. Refusals are agreed on: when any process fails (its
@@ -445,7 +451,12 @@ typedef struct otfx_export_stats {
  * collective instance is written only when every member of its communicator that some process exports
  * holds it; otherwise its MpiCollectiveBegin/End (or its nonblocking request and completion) are left
  * out and the MPI call's Enter/Leave stay. How many: otfx_export_stats and the archive property
- * OTFX::INCOMPLETE_COLLECTIVES. docs/otfx-format.md, "Collectives". */
+ * OTFX::INCOMPLETE_COLLECTIVES. docs/otfx-format.md, "Collectives".
+ *
+ * Clocks: a receive written is never earlier than its send (messages with ordinals): one that would be is
+ * moved forward to its send's time, and the events after it on its location with it, the move decaying
+ * slowly (a controlled logical clock; the processes exchange corrected send times until nothing changes).
+ * docs/otfx-format.md, "Clock condition". */
 otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otfx_defs *defs,
                                     otfx_trace *const *traces, size_t trace_count,
                                     const otfx_export_options *options,

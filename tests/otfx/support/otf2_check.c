@@ -463,7 +463,8 @@ char *otf2_check_print_listing(const char *anchor, uint64_t location)
     FILE *pipe = popen(command, "r");
     if (!pipe)
         fail("cannot run %s", command);
-    char *listing = checked_realloc(NULL, 1), *line = NULL;
+    size_t listing_capacity = 4096;
+    char *listing = checked_realloc(NULL, listing_capacity), *line = NULL;
     size_t length = 0, capacity = 0;
     listing[0] = '\0';
     bool in_events = false;
@@ -484,7 +485,12 @@ char *otf2_check_print_listing(const char *anchor, uint64_t location)
                      region + 9);
         else
             snprintf(entry, sizeof entry, "%s %" PRIu64 "\n", name, time);
-        listing = checked_realloc(listing, length + strlen(entry) + 1);
+        /* Doubling: otf2-print lists hundreds of thousands of events, and ASan's realloc always copies. */
+        if (length + strlen(entry) + 1 > listing_capacity) {
+            while (length + strlen(entry) + 1 > listing_capacity)
+                listing_capacity *= 2;
+            listing = checked_realloc(listing, listing_capacity);
+        }
         strcpy(listing + length, entry);
         length += strlen(entry);
     }
