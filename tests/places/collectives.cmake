@@ -4,14 +4,11 @@
 # (tests/harness/check-snapshot). With a 64 KiB buffer per rank, 4 ranks and 2 places, every strategy
 # reduces each rank's trace on its own, so each trace holds collectives another member's lost: the export
 # writes only the instances every member holds. Linked programs, so they run in the sanitizer build too.
-#
-# --ignore-message-time-order: until the export corrects the ranks' clocks, a receive may end a few
-# microseconds "before" its send began; these tests check everything else.
 if(TARGET otfx_example_common AND TARGET otfx-capture AND TARGET places_stencil_linked)
   add_executable(places_collectives_linked ${PROJECT_SOURCE_DIR}/examples/collectives.c)
   target_link_options(places_collectives_linked PRIVATE "LINKER:--no-as-needed")
   target_link_libraries(places_collectives_linked PRIVATE otfx-capture otfx_example_common)
-  set(collectives_check ${CMAKE_CURRENT_LIST_DIR}/check-snapshot-at-exit --ignore-message-time-order --)
+  set(collectives_check ${CMAKE_CURRENT_LIST_DIR}/check-snapshot-at-exit --)
   set(collectives_env OTFX_PLACES=2 OTFX_BUFFER=64K HWLOC_COMPONENTS=-pci)
   set(collectives_expect "check-snapshot: OK" "verification OK" "snapshot at exit snapshot: [0-9] places ok, 0 failed"
       "otfx-place: rank 0 events .* (reduced|dropped)=[1-9]")
