@@ -171,7 +171,8 @@ typedef struct nbc_done {
 struct otfx_pairing {
     coll_member *members;
     size_t member_count, member_capacity;
-    size_t last_member; /* the one found last: collectives come in long runs on one communicator */
+    size_t *member_slots; /* hash of the members: index + 1, 0 free (programs may split many communicators) */
+    size_t member_slot_count;
     nbc_done *nbcs;
     size_t nbc_count, nbc_capacity;
     run_set covered; /* ranks whose traces this process exports */
@@ -282,19 +283,40 @@ static rank_requests *find_or_add_rank(otfx_pairing *pairing, uint32_t rank)
     return added;
 }
 
-static coll_member *find_member(otfx_pairing *pairing, uint32_t comm, uint32_t rank)
+static size_t member_hash(uint32_t comm, uint32_t rank)
 {
-    if (pairing->last_member < pairing->member_count) {
-        coll_member *last = &pairing->members[pairing->last_member];
-        if (last->comm == comm && last->rank == rank)
-            return last;
+    uint64_t hash = ((uint64_t)comm << 32 | rank) * UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(hash ^ hash >> 29);
+}
+
+static coll_member *find_member(const otfx_pairing *pairing, uint32_t comm, uint32_t rank)
+{
+    if (!pairing->member_slot_count)
+        return NULL;
+    const size_t mask = pairing->member_slot_count - 1;
+    for (size_t i = member_hash(comm, rank) & mask; pairing->member_slots[i]; i = (i + 1) & mask) {
+        coll_member *member = &pairing->members[pairing->member_slots[i] - 1];
+        if (member->comm == comm && member->rank == rank)
+            return member;
     }
-    for (size_t m = 0; m < pairing->member_count; m++) /* a process holds few (communicator, rank)s */
-        if (pairing->members[m].comm == comm && pairing->members[m].rank == rank) {
-            pairing->last_member = m;
-            return &pairing->members[m];
-        }
     return NULL;
+}
+
+static bool rehash_members(otfx_pairing *pairing, size_t slot_count)
+{
+    size_t *slots = calloc(slot_count, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t m = 0; m < pairing->member_count; m++) {
+        size_t i = member_hash(pairing->members[m].comm, pairing->members[m].rank) & (slot_count - 1);
+        while (slots[i])
+            i = (i + 1) & (slot_count - 1);
+        slots[i] = m + 1;
+    }
+    free(pairing->member_slots);
+    pairing->member_slots = slots;
+    pairing->member_slot_count = slot_count;
+    return true;
 }
 
 static coll_member *find_or_add_member(otfx_pairing *pairing, uint32_t comm, uint32_t rank)
@@ -310,9 +332,15 @@ static coll_member *find_or_add_member(otfx_pairing *pairing, uint32_t comm, uin
         pairing->members = grown;
         pairing->member_capacity = capacity;
     }
-    pairing->last_member = pairing->member_count;
+    if ((pairing->member_count + 1) * 2 > pairing->member_slot_count &&
+        !rehash_members(pairing, pairing->member_slot_count ? 2 * pairing->member_slot_count : 32))
+        return NULL;
     coll_member *added = &pairing->members[pairing->member_count++];
     *added = (coll_member){.comm = comm, .rank = rank};
+    size_t i = member_hash(comm, rank) & (pairing->member_slot_count - 1);
+    while (pairing->member_slots[i])
+        i = (i + 1) & (pairing->member_slot_count - 1);
+    pairing->member_slots[i] = pairing->member_count;
     return added;
 }
 
@@ -358,6 +386,7 @@ void otfx_pairing_destroy(otfx_pairing *pairing)
     }
     runs_free(&pairing->covered);
     free(pairing->members);
+    free(pairing->member_slots);
     free(pairing->nbcs);
     free(pairing->ends);
     free(pairing->slots);
@@ -900,7 +929,10 @@ static otfx_status decide_collectives(otfx_pairing *pairing, const comm_table *t
             }
             if (!append_packed(&held, members[m].runs, members[m].run_count, &bad) ||
                 !runs_copy(&pairing->members[members[m].own].kept, &kept))
-                status = out_of_memory();
+                status =
+                    bad ? otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from process %u",
+                                    members[m].part)
+                        : out_of_memory();
         }
         if (status != OTFX_OK || held.count == 0)
             continue;

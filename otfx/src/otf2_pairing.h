@@ -41,8 +41,10 @@
  *     left out otherwise (a drop cut them short). A COLL_BEGIN the place wrote before it knew the
  *     ordinal is judged by the export as the COLL_END that closes it (otf2_export.c).
  *
- * Memory: a few words per channel end and per run of consecutive ordinals or request ids, not per
- * message; all processes' channel ends are held on every process while deciding.
+ * Memory: a few words per channel end, per (communicator, rank) with collectives and per run of
+ * consecutive ordinals or request ids, not per message; 24 bytes per nonblocking collective completion
+ * held (its instance counts only if its request's start is held too, known once every trace is read);
+ * all processes' channel ends and collective members are held on every process while deciding.
  */
 #ifndef OTFX_OTF2_PAIRING_H
 #define OTFX_OTF2_PAIRING_H
