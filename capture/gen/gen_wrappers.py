@@ -259,16 +259,21 @@ def body_lines(function, record=True):
                   f"        capture_message_request_on({fid(f)}, capture_probed_comm, *request, {rec});"]
     elif cls in ("collective", "icollective", "collective-init"):
         if not record:
+            # Instance ordinals count unrecorded collectives too (channels.h, capture_collective_next).
             if cls == "collective":
-                return None
+                return [f"    capture_result = {call};",
+                        "    if (capture_result == MPI_SUCCESS)",
+                        "        capture_collective_unrecorded(comm);"]
             persistent = "true" if cls == "collective-init" else "false"
             return [f"    capture_result = {call};",
                     "    if (capture_result == MPI_SUCCESS)",
-                    f"        capture_collective_request_unrecorded(*request, {persistent});"]
+                    f"        capture_collective_request_unrecorded(comm, *request, {persistent});"]
         lines += ["    {"]
         lines += collective_payload(f, "        ")
         lines += [f"        capture_result = {call};",
                   "        if (capture_result == MPI_SUCCESS) {"]
+        if cls != "collective-init":  # a persistent one counts at each start
+            lines += ["            capture_info.sequence = capture_collective_next(capture_info.comm_id);"]
         if cls == "collective":
             lines += [f"            capture_collective({fid(f)}, &capture_info);"]
         elif cls == "icollective":
@@ -775,7 +780,7 @@ def write_ids(functions, path):
 def write_wrappers(functions, path):
     with open(path, "w") as out:
         out.write(HEADER_NOTE)
-        out.write('#include "capture_functions.h"\n#include "recorder.h"\n#include "runtime.h"\n#include "steered.h"\n\n')
+        out.write('#include "capture_functions.h"\n#include "channels.h"\n#include "recorder.h"\n#include "runtime.h"\n#include "steered.h"\n\n')
         out.write("#include <mpi.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n")
         out.write("const char *const capture_function_names[CAPTURE_FUNCTION_COUNT] = {\n")
         for f in functions:

@@ -12,6 +12,12 @@
  * allocates nothing. It holds one entry per channel the rank ever used, 24 bytes each — programs that
  * make up a new tag per message grow it without bound (counting them is what pairing needs).
  *
+ * Collectives are numbered the same way, per communicator (capture_collective_next): the n-th
+ * collective a rank started on a communicator is the n-th one of every other member, since MPI has every
+ * member call a communicator's collectives in the same order. A snapshot keeps a collective only when
+ * every member's trace holds it. Communicator ids are dense per rank (communicators.c), so the counts are
+ * an array indexed by id, 8 bytes per communicator the rank ever knew.
+ *
  * Threads: at MPI_THREAD_MULTIPLE every operation holds channel_lock (capture_lock: nothing without
  * concurrency).
  */
@@ -34,6 +40,9 @@ static struct channel *table;
 static size_t table_size; /* power of two */
 static size_t table_used;
 static pthread_mutex_t channel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t *collective_counts; /* indexed by communicator id */
+static size_t collective_capacity;
 
 static inline size_t slot_of(uint32_t comm_id, int32_t peer, int32_t tag, uint32_t end)
 {
@@ -109,4 +118,26 @@ bool capture_channel_withdraw(uint32_t comm_id, int32_t peer, int32_t tag, enum 
         channel->count--;
     capture_unlock(&channel_lock);
     return last;
+}
+
+uint64_t capture_collective_next(uint32_t comm_id)
+{
+    capture_lock(&channel_lock);
+    if (comm_id >= collective_capacity) {
+        size_t capacity = collective_capacity ? 2 * collective_capacity : 64;
+        while (capacity <= comm_id)
+            capacity *= 2;
+        uint64_t *grown = realloc(collective_counts, capacity * sizeof(*grown));
+        if (!grown) {
+            fprintf(stderr, "otfx-capture: out of memory for the collective ordinals: aborting\n");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (size_t i = collective_capacity; i < capacity; i++)
+            grown[i] = 0;
+        collective_counts = grown;
+        collective_capacity = capacity;
+    }
+    const uint64_t ordinal = ++collective_counts[comm_id];
+    capture_unlock(&channel_lock);
+    return ordinal;
 }

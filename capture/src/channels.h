@@ -26,4 +26,10 @@ CAPTURE_INTERNAL uint64_t capture_channel_next(uint32_t comm_id, int32_t peer, i
 CAPTURE_INTERNAL bool capture_channel_withdraw(uint32_t comm_id, int32_t peer, int32_t tag,
                                                enum capture_channel_end end, uint64_t ordinal);
 
+/* The next collective's ordinal (1, 2, …) on the communicator with this id: counted for every blocking
+ * collective, nonblocking collective (at the call that starts it) and start of a persistent collective the
+ * rank makes while it has a place, recorded or not, so that the n-th collective on a communicator is the
+ * same operation on every member. */
+CAPTURE_INTERNAL uint64_t capture_collective_next(uint32_t comm_id);
+
 #endif

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
-#define CAPTURE_BATCH_VERSION 4
+#define CAPTURE_BATCH_VERSION 5
 #define CAPTURE_BATCH_TAG     4242
 /* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
  * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, and its
@@ -219,8 +219,9 @@ struct capture_p2p_record {
      * counts this rank's sends to `peer` with `tag` on the communicator, a receive's this rank's
      * completed receives from `peer` with `tag` on it, in completion order (the order OTF2 readers
      * pair by). The rank counts whenever it has a place, recording or not, so the n-th send of a channel
-     * is the n-th receive at the other end however recording was steered. 0: not a message (probes,
-     * posted receives, collectives, MPI_PROC_NULL). */
+     * is the n-th receive at the other end however recording was steered. COLLECTIVE_REQUEST and
+     * REQUEST_DONE of a nonblocking collective: its instance ordinal, as in capture_collective_record.
+     * 0: none (probes, posted receives, MPI_PROC_NULL). */
     uint64_t sequence;
 };
 
@@ -230,6 +231,11 @@ struct capture_collective_record {
     int32_t root;            /* world rank of the root, -1 if the operation has none */
     uint64_t bytes_sent;     /* size of this rank's send buffer data as the arguments describe it */
     uint64_t bytes_received; /* size of this rank's receive buffer data */
+    /* The collective's instance ordinal on its communicator, 1-based: the n-th collective (blocking,
+     * nonblocking or a start of a persistent one) this rank started on the communicator. Every member
+     * calls a communicator's collectives in the same order, so the n-th is one operation on all of them;
+     * the rank counts whenever it has a place, recording or not (capture/src/channels.c). */
+    uint64_t sequence;
 };
 
 struct capture_comm_record {

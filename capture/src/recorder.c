@@ -361,6 +361,7 @@ void capture_collective(int function_id, const struct capture_collective_info *i
     record->root = info->root_world;
     record->bytes_sent = info->bytes_sent > 0 ? (uint64_t)info->bytes_sent : 0;
     record->bytes_received = info->bytes_received > 0 ? (uint64_t)info->bytes_received : 0;
+    record->sequence = info->sequence;
 }
 
 void capture_user_event_at(enum capture_record_kind kind, const void *address, uint64_t timestamp)

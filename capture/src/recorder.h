@@ -159,6 +159,7 @@ struct capture_collective_info {
     int32_t root_world;
     int64_t bytes_sent;
     int64_t bytes_received;
+    uint64_t sequence; /* instance ordinal on the communicator (capture_collective_next) */
 };
 CAPTURE_INTERNAL void capture_collective(int function_id, const struct capture_collective_info *info);
 /* A nonblocking or persistent collective's request (a recorded call). An unrecorded call's is tracked by

@@ -52,7 +52,8 @@ struct tracked_request {
     MPI_Comm *new_comm; /* MPI_Comm_idup: where the communicator appears on completion */
     uint64_t id;        /* this activation's request id (0 for a persistent request not started yet) */
     uint64_t recv_id;   /* sendrecv: the receive half's */
-    uint64_t sequence;  /* sends: the message's ordinal on its channel */
+    uint64_t sequence;  /* sends: the message's ordinal on its channel; collectives: this activation's
+                         * instance ordinal on its communicator (tag) */
     uint64_t serial;    /* MPI_THREAD_MULTIPLE: which insertion this is (a handle's reuse differs) */
 };
 
@@ -446,7 +447,8 @@ static void write_collective_request(enum capture_record_kind kind, int function
                                      const struct tracked_request *entry)
 {
     capture_write_p2p(kind, function_id, (uint32_t)entry->tag, entry->peer, entry->function_id,
-                      entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, entry->id, 0, 0);
+                      entry->bytes + entry->bytes_received, CAPTURE_REQUEST_COLLECTIVE, entry->id,
+                      entry->sequence, 0);
 }
 
 /* The COLLECTIVE record of a tracked nonblocking collective, right before its request record at MPI_Start
@@ -457,7 +459,8 @@ static void write_collective_payload(const struct tracked_request *entry)
     struct capture_collective_info info = {.comm_id = (uint32_t)entry->tag,
                                            .root_world = entry->peer,
                                            .bytes_sent = entry->bytes,
-                                           .bytes_received = entry->bytes_received};
+                                           .bytes_received = entry->bytes_received,
+                                           .sequence = entry->sequence};
     capture_comm_announce(info.comm_id); /* another thread may have created the request */
     capture_collective(entry->function_id, &info);
 }
@@ -475,18 +478,27 @@ void capture_collective_request(int function_id, MPI_Request request,
                                       .tag = (int32_t)info->comm_id,
                                       .bytes = info->bytes_sent,
                                       .bytes_received = info->bytes_received,
-                                      .id = persistent ? 0 : new_request_id()};
+                                      .id = persistent ? 0 : new_request_id(),
+                                      .sequence = persistent ? 0 : info->sequence};
     track(&tracked);
     if (!persistent) /* the wrapper has just written the COLLECTIVE record; persistent ones start later */
         write_collective_request(CAPTURE_RECORD_COLLECTIVE_REQUEST, function_id, &tracked);
 }
 
-void capture_collective_request_unrecorded(MPI_Request request, bool persistent)
+void capture_collective_unrecorded(MPI_Comm comm)
 {
+    capture_collective_next(capture_comm_find(comm)->id);
+}
+
+void capture_collective_request_unrecorded(MPI_Comm comm, MPI_Request request, bool persistent)
+{
+    const uint32_t comm_id = capture_comm_find(comm)->id;
     struct tracked_request tracked = {.handle = request,
                                       .kind = CAPTURE_REQUEST_COLLECTIVE,
                                       .persistent = persistent,
-                                      .id = persistent ? 0 : new_request_id()};
+                                      .tag = (int32_t)comm_id, /* its starts count on it */
+                                      .id = persistent ? 0 : new_request_id(),
+                                      .sequence = persistent ? 0 : capture_collective_next(comm_id)};
     track(&tracked);
 }
 
@@ -514,6 +526,8 @@ static bool start_entry(MPI_Request handle, bool record, struct tracked_request 
         if (entry->kind == CAPTURE_REQUEST_SEND)
             entry->sequence =
                 capture_channel_next(entry->comm_id, entry->peer, entry->tag, CAPTURE_CHANNEL_SEND);
+        else if (entry->kind == CAPTURE_REQUEST_COLLECTIVE)
+            entry->sequence = capture_collective_next((uint32_t)entry->tag);
         *copy = *entry;
     }
     capture_unlock(&table_lock);

@@ -88,8 +88,12 @@ CAPTURE_INTERNAL void capture_message_received_on(int function_id, MPI_Comm prob
                                                   const MPI_Status *status, bool record);
 CAPTURE_INTERNAL void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Request request,
                                                  bool record);
-/* A nonblocking or persistent collective of an unrecorded call (recorder.h, capture_request_unrecorded). */
-CAPTURE_INTERNAL void capture_collective_request_unrecorded(MPI_Request request, bool persistent);
+/* A blocking collective of an unrecorded call: counts its instance ordinal (channels.h). */
+CAPTURE_INTERNAL void capture_collective_unrecorded(MPI_Comm comm);
+/* A nonblocking or persistent collective of an unrecorded call (recorder.h, capture_request_unrecorded):
+ * a nonblocking one counts its instance ordinal now, a persistent one at each start. */
+CAPTURE_INTERNAL void capture_collective_request_unrecorded(MPI_Comm comm, MPI_Request request,
+                                                            bool persistent);
 /* A record of this thread names communicator `comm_id` without a capture_comm_lookup (persistent
  * collectives started, collective requests completed, possibly by another thread than the one that
  * created them): announces it in this thread's stream first if it has not yet. */

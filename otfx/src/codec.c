@@ -15,6 +15,8 @@ typedef enum field_kind {
     FIELD_MESSAGE,     /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes and
                         * the zigzag difference of the ordinal (u.msg.seq) to its prediction; a cached
                         * tuple's ordinal is the prediction (codec.h, codec_channel) */
+    FIELD_COLL_SEQ,    /* zigzag varint of the difference of u.coll.seq to its prediction (codec.h,
+                        * codec_comm); after u.coll.comm */
 } field_kind;
 
 typedef struct field_layout {
@@ -22,7 +24,7 @@ typedef struct field_layout {
     uint8_t offset; /* of the field inside otfx_event */
 } field_layout;
 
-#define MAX_FIELDS 6
+#define MAX_FIELDS 7
 
 typedef struct event_layout {
     const char *name;
@@ -65,13 +67,16 @@ static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
                                    OTFX_CLASS_MPI_P2P,
                                    1,
                                    {FIELD(FIELD_REQUEST, u.request.request)}},
-    [OTFX_EV_COLL_BEGIN] = {"collective begin", OTFX_CLASS_MPI_COLLECTIVE, 0, {{0, 0}}},
+    [OTFX_EV_COLL_BEGIN] = {"collective begin",
+                            OTFX_CLASS_MPI_COLLECTIVE,
+                            2,
+                            {FIELD(FIELD_U32_OR_NONE, u.coll.comm), FIELD(FIELD_COLL_SEQ, u.coll.seq)}},
     [OTFX_EV_COLL_END] = {"collective end",
                           OTFX_CLASS_MPI_COLLECTIVE,
-                          5,
+                          6,
                           {FIELD(FIELD_U32, u.coll.comm), FIELD(FIELD_U32, u.coll.op),
                            FIELD(FIELD_U32_OR_NONE, u.coll.root), FIELD(FIELD_U64, u.coll.sent),
-                           FIELD(FIELD_U64, u.coll.received)}},
+                           FIELD(FIELD_U64, u.coll.received), FIELD(FIELD_COLL_SEQ, u.coll.seq)}},
     [OTFX_EV_METRIC] = {"metric",
                         OTFX_CLASS_OTHER,
                         2,
@@ -91,10 +96,11 @@ static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
                              {FIELD(FIELD_REQUEST, u.request.request)}},
     [OTFX_EV_NBC_COMPLETE] = {"nonblocking collective complete",
                               OTFX_CLASS_MPI_COLLECTIVE,
-                              6,
+                              7,
                               {FIELD(FIELD_U32, u.coll.comm), FIELD(FIELD_U32, u.coll.op),
                                FIELD(FIELD_U32_OR_NONE, u.coll.root), FIELD(FIELD_U64, u.coll.sent),
-                               FIELD(FIELD_U64, u.coll.received), FIELD(FIELD_REQUEST, u.coll.request)}},
+                               FIELD(FIELD_U64, u.coll.received), FIELD(FIELD_REQUEST, u.coll.request),
+                               FIELD(FIELD_COLL_SEQ, u.coll.seq)}},
 };
 
 const char *otfx_event_type_name(otfx_event_type type)
@@ -262,6 +268,26 @@ static void seq_seen(codec_state *state, const otfx_event *event)
     *channel = (codec_channel){event->u.msg.comm, event->u.msg.peer, event->u.msg.tag, end, event->u.msg.seq};
 }
 
+static codec_comm *comm_slot(codec_state *state, otfx_ref comm)
+{
+    uint32_t hash = comm * 0x9e3779b1u;
+    return &state->comms[(hash ^ hash >> 15) % CODEC_COMM_SLOTS];
+}
+
+/* The ordinal the decoder will expect for the collective `event` (its comm already known). */
+static uint64_t coll_seq_prediction(codec_state *state, const otfx_event *event)
+{
+    const codec_comm *slot = comm_slot(state, event->u.coll.comm);
+    if (slot->last_seq == 0 || slot->comm != event->u.coll.comm)
+        return 0;
+    return event->type == OTFX_EV_COLL_END ? slot->last_seq : slot->last_seq + 1;
+}
+
+static void coll_seq_seen(codec_state *state, const otfx_event *event)
+{
+    *comm_slot(state, event->u.coll.comm) = (codec_comm){event->u.coll.comm, event->u.coll.seq};
+}
+
 static bool is_packed(uint8_t kind)
 {
     return kind == FIELD_REGION || kind == FIELD_MESSAGE;
@@ -339,6 +365,11 @@ size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, u
             state->request = request;
             break;
         }
+        case FIELD_COLL_SEQ:
+            out = varint_put(out,
+                             zigzag_encode((int64_t)(event->u.coll.seq - coll_seq_prediction(state, event))));
+            coll_seq_seen(state, event);
+            break;
         case FIELD_REGION:
             if (nibble == CODEC_ESCAPE)
                 out = varint_put(out, load_u32(event, field->offset));
@@ -423,6 +454,12 @@ bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t
                 return false;
             state->request += (uint64_t)zigzag_decode(wide);
             store_u64(event, field->offset, state->request);
+            break;
+        case FIELD_COLL_SEQ:
+            if (!varint_get(&in, operands_end, &wide))
+                return false;
+            event->u.coll.seq = coll_seq_prediction(state, event) + (uint64_t)zigzag_decode(wide);
+            coll_seq_seen(state, event);
             break;
         case FIELD_STRATEGY:
             if (!get_u32(&in, operands_end, &narrow) || narrow >= OTFX_REDUCE_COUNT)

@@ -12,7 +12,7 @@
 #include "otfx/trace.h"
 
 /* Upper bound of the operand bytes of one event (time delta and the largest field list). */
-#define CODEC_MAX_OPERAND_BYTES 64
+#define CODEC_MAX_OPERAND_BYTES 80
 /* Caches of recently used values; the token's high nibble names a slot, CODEC_ESCAPE says the
  * value follows explicitly in the operand stream. Regions: nibbles 0-7 name the last callees of the
  * region on top of the stack (call trees repeat), 8-14 the regions used last anywhere. Message
@@ -42,6 +42,15 @@ typedef struct codec_channel {
     uint64_t last_seq;
 } codec_channel;
 
+/* A collective's instance ordinal (otfx_event.u.coll.seq) is predicted from the last one of the same
+ * communicator in the chunk: a COLL_BEGIN or NBC_COMPLETE after ordinal n > 0 predicts n + 1, a COLL_END
+ * n (its begin's), otherwise 0. Direct-mapped by the communicator. */
+#define CODEC_COMM_SLOTS 16
+typedef struct codec_comm {
+    otfx_ref comm;
+    uint64_t last_seq; /* 0: unused */
+} codec_comm;
+
 /* Time deltas are coded either as they are or, in predicted mode, as the difference to the delta seen
  * last time in the same situation: the same token (type and packed operand) with the same region on
  * top of the calling stack. In iterative codes the same call sequence repeats with similar timing and
@@ -61,6 +70,7 @@ typedef struct codec_state {
     otfx_ref regions[CODEC_RECENT_SLOTS];
     codec_message messages[CODEC_CACHE_SLOTS];
     codec_channel channels[CODEC_CHANNEL_SLOTS];
+    codec_comm comms[CODEC_COMM_SLOTS];
     uint8_t next_region_victim, next_message_victim;
     uint8_t regions_used, messages_used;
 } codec_state;

@@ -184,6 +184,17 @@ typedef struct trace_export {
     otfx_time position;        /* time of the record being placed: records never go back in time */
     otfx_clock_location clock; /* PASS_CLOCK, PASS_WRITE: the correction at position */
     uint64_t enter_sequence;
+    /* A collective's COLL_BEGIN was met and its COLL_END not yet: range boundaries wait (on_event). */
+    bool in_collective;
+    /* COLL_BEGINs without an ordinal (the place wrote one before its record came: something was recorded
+     * inside the call), in trace order, with the communicator and ordinal of the COLL_END that closed
+     * each (0: none); found by the first read, used by the write to judge such a begin as its end. */
+    struct unnumbered_begin {
+        otfx_ref comm;
+        uint64_t seq;
+    } * unnumbered;
+    size_t unnumbered_count, unnumbered_capacity, next_unnumbered;
+    bool unnumbered_open;
     bool wrote_any;
     otfx_time first_written, last_written;
 
@@ -835,6 +846,31 @@ static otfx_status place_late_range(trace_export *te, const reduced_range *range
  * One trace
  * -------------------------------------------------------------------------------------------- */
 
+/* The first read: a COLL_BEGIN without an ordinal takes its COLL_END's (unnumbered_begin). */
+static otfx_status note_unnumbered_begin(trace_export *te, const otfx_event *event)
+{
+    if (event->type == OTFX_EV_COLL_BEGIN && event->u.coll.seq == 0) {
+        if (!reserve((void **)&te->unnumbered, &te->unnumbered_capacity, te->unnumbered_count + 1,
+                     sizeof *te->unnumbered))
+            return out_of_memory();
+        te->unnumbered[te->unnumbered_count++] = (struct unnumbered_begin){OTFX_REF_NONE, 0};
+        te->unnumbered_open = true;
+    } else if (event->type == OTFX_EV_COLL_BEGIN) {
+        te->unnumbered_open = false;
+    } else if (event->type == OTFX_EV_COLL_END && te->unnumbered_open) {
+        te->unnumbered_open = false;
+        te->unnumbered[te->unnumbered_count - 1] =
+            (struct unnumbered_begin){event->u.coll.comm, event->u.coll.seq};
+        if (event->u.coll.seq != 0) {
+            const otfx_event begin = {.time = event->time,
+                                      .type = OTFX_EV_COLL_BEGIN,
+                                      .u.coll = {.comm = event->u.coll.comm, .seq = event->u.coll.seq}};
+            return otfx_pairing_note(te->x->pairing, te->rank, &begin);
+        }
+    }
+    return OTFX_OK;
+}
+
 /* A record placed at te->position: the location's correction advances to it. */
 static otfx_status clock_event(trace_export *te, const otfx_event *event)
 {
@@ -854,12 +890,31 @@ static int on_event(const otfx_event *event, void *user)
         return te->status != OTFX_OK;
     }
     if (te->pass == PASS_COLLECT) {
-        te->status = otfx_pairing_note(te->x->pairing, te->rank, event);
+        te->status = note_unnumbered_begin(te, event);
+        if (te->status == OTFX_OK)
+            te->status = otfx_pairing_note(te->x->pairing, te->rank, event);
         return te->status != OTFX_OK;
     }
-    otfx_event as_receive;
+    /* A reduced range's boundary inside a blocking collective would put its begin and end into different
+     * regions (the range's pieces are regions): the boundaries met between them wait for its end. Both
+     * the plan and the write wait alike, whatever the pairing keeps. */
+    const bool in_collective = te->in_collective;
+    if (event->type == OTFX_EV_COLL_BEGIN)
+        te->in_collective = true;
+    else if (event->type == OTFX_EV_COLL_END)
+        te->in_collective = false;
+    otfx_event as_receive, numbered;
     if (te->pass == PASS_WRITE || te->pass == PASS_CLOCK) {
-        switch (otfx_pairing_judge(te->x->pairing, te->rank, event)) {
+        const otfx_event *judged = event;
+        if (event->type == OTFX_EV_COLL_BEGIN && event->u.coll.seq == 0 &&
+            te->next_unnumbered < te->unnumbered_count) {
+            numbered = *event;
+            numbered.u.coll.comm = te->unnumbered[te->next_unnumbered].comm;
+            numbered.u.coll.seq = te->unnumbered[te->next_unnumbered++].seq;
+            if (numbered.u.coll.seq != 0)
+                judged = &numbered;
+        }
+        switch (otfx_pairing_judge(te->x->pairing, te->rank, judged)) {
         case OTFX_PAIRING_WRITE:
             break;
         case OTFX_PAIRING_LEAVE:
@@ -883,7 +938,7 @@ static int on_event(const otfx_event *event, void *user)
         te->status = clock_event(te, event);
         return te->status != OTFX_OK;
     }
-    te->status = pass_boundaries(te, time, false);
+    te->status = in_collective ? OTFX_OK : pass_boundaries(te, time, false);
     if (te->status == OTFX_OK) {
         te->position = time;
         if (te->pass == PASS_WRITE)
@@ -916,6 +971,11 @@ static otfx_status run_pass(trace_export *te, otfx_trace *trace, export_pass pas
     te->position = te->from;
     te->clock = (otfx_clock_location){.last = te->from, .shift = 0};
     te->enter_sequence = 0;
+    te->in_collective = false;
+    te->next_unnumbered = 0;
+    te->unnumbered_open = false;
+    if (pass == PASS_COLLECT)
+        te->unnumbered_count = 0;
     te->next_begin = te->next_end = 0;
     for (size_t r = 0; r < te->range_count; r++)
         te->ranges[r] = (reduced_range){.record = te->ranges[r].record,
@@ -974,6 +1034,7 @@ static void trace_export_free(trace_export *te)
     free(te->outliving);
     free(te->frames);
     free(te->lifted);
+    free(te->unnumbered);
 }
 
 static otfx_status add_location(exporter *x, uint32_t rank, uint32_t thread, uint64_t events,
@@ -1016,6 +1077,7 @@ static otfx_status prepare_trace(exporter *x, otfx_trace *live, const otfx_locat
                                   .position = options->from,
                                   .status = OTFX_OK};
     OTFX_TRY(otfx_trace_copy(live, &prepared->copy));
+    OTFX_TRY(otfx_pairing_cover(x->pairing, where->rank));
     return collect_trace_events(&prepared->te, prepared->copy);
 }
 
@@ -1913,6 +1975,12 @@ static otfx_status pair_messages(exporter *x, const shared_run *run, otfx_status
                  (unsigned long long)otfx_pairing_unpaired_everywhere(x->pairing));
         status = otf2_step(OTF2_Archive_SetProperty(x->archive, "OTFX::UNPAIRED_MESSAGES", unpaired, true),
                            "setting the archive's properties");
+        snprintf(unpaired, sizeof unpaired, "%llu",
+                 (unsigned long long)otfx_pairing_collectives_left_out_everywhere(x->pairing));
+        if (status == OTFX_OK)
+            status = otf2_step(
+                OTF2_Archive_SetProperty(x->archive, "OTFX::INCOMPLETE_COLLECTIVES", unpaired, true),
+                "setting the archive's properties");
     }
     return status;
 }
@@ -2149,6 +2217,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
             stats->events += x.own[l].events;
         stats->messages_unpaired = otfx_pairing_unpaired(x.pairing);
         stats->messages_unpaired_everywhere = otfx_pairing_unpaired_everywhere(x.pairing);
+        stats->collectives_incomplete = otfx_pairing_collectives_left_out(x.pairing);
+        stats->collectives_incomplete_everywhere = otfx_pairing_collectives_left_out_everywhere(x.pairing);
         stats->clock_corrected_events = otfx_clock_events_moved(x.clock);
         stats->clock_max_correction_ns = otfx_clock_max_correction(x.clock);
         stats->clock_unresolved_messages = otfx_clock_unresolved(x.clock);

@@ -148,11 +148,35 @@ typedef struct channel_end {
 
 typedef struct rank_requests {
     uint32_t rank;
-    run_set started; /* ids of the requests whose start the window holds */
-    run_set dropped; /* ids of the requests of the messages left out */
+    run_set started;           /* ids of the requests whose start the window holds */
+    run_set dropped;           /* ids of the requests of the messages left out */
+    bool numbered_collectives; /* its traces hold collectives with ordinals */
 } rank_requests;
 
+/* A communicator member's collectives on this process (otf2_pairing.h, "Collectives"). */
+typedef struct coll_member {
+    uint32_t comm;        /* this process's reference */
+    uint32_t rank;        /* world rank */
+    run_set begun, ended; /* ordinals of the blocking collectives whose COLL_BEGIN / COLL_END are held */
+    run_set held;         /* ordinals of the instances held whole (otfx_pairing_write) */
+    run_set kept;         /* of every member's held ones, those all covered members hold (decide) */
+} coll_member;
+
+/* A nonblocking collective's completion: its instance is held when its request's start is too. */
+typedef struct nbc_done {
+    uint32_t comm, rank;
+    uint64_t seq, request;
+} nbc_done;
+
 struct otfx_pairing {
+    coll_member *members;
+    size_t member_count, member_capacity;
+    size_t *member_slots; /* hash of the members: index + 1, 0 free (programs may split many communicators) */
+    size_t member_slot_count;
+    nbc_done *nbcs;
+    size_t nbc_count, nbc_capacity;
+    run_set covered; /* ranks whose traces this process exports */
+    uint64_t collectives_left_out, collectives_left_out_everywhere;
     channel_end *ends;
     size_t end_count, end_capacity;
     size_t *slots; /* hash of the ends: index + 1, 0 free */
@@ -259,6 +283,67 @@ static rank_requests *find_or_add_rank(otfx_pairing *pairing, uint32_t rank)
     return added;
 }
 
+static size_t member_hash(uint32_t comm, uint32_t rank)
+{
+    uint64_t hash = ((uint64_t)comm << 32 | rank) * UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(hash ^ hash >> 29);
+}
+
+static coll_member *find_member(const otfx_pairing *pairing, uint32_t comm, uint32_t rank)
+{
+    if (!pairing->member_slot_count)
+        return NULL;
+    const size_t mask = pairing->member_slot_count - 1;
+    for (size_t i = member_hash(comm, rank) & mask; pairing->member_slots[i]; i = (i + 1) & mask) {
+        coll_member *member = &pairing->members[pairing->member_slots[i] - 1];
+        if (member->comm == comm && member->rank == rank)
+            return member;
+    }
+    return NULL;
+}
+
+static bool rehash_members(otfx_pairing *pairing, size_t slot_count)
+{
+    size_t *slots = calloc(slot_count, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t m = 0; m < pairing->member_count; m++) {
+        size_t i = member_hash(pairing->members[m].comm, pairing->members[m].rank) & (slot_count - 1);
+        while (slots[i])
+            i = (i + 1) & (slot_count - 1);
+        slots[i] = m + 1;
+    }
+    free(pairing->member_slots);
+    pairing->member_slots = slots;
+    pairing->member_slot_count = slot_count;
+    return true;
+}
+
+static coll_member *find_or_add_member(otfx_pairing *pairing, uint32_t comm, uint32_t rank)
+{
+    coll_member *found = find_member(pairing, comm, rank);
+    if (found)
+        return found;
+    if (pairing->member_count == pairing->member_capacity) {
+        size_t capacity = pairing->member_capacity ? 2 * pairing->member_capacity : 8;
+        coll_member *grown = realloc(pairing->members, capacity * sizeof *grown);
+        if (!grown)
+            return NULL;
+        pairing->members = grown;
+        pairing->member_capacity = capacity;
+    }
+    if ((pairing->member_count + 1) * 2 > pairing->member_slot_count &&
+        !rehash_members(pairing, pairing->member_slot_count ? 2 * pairing->member_slot_count : 32))
+        return NULL;
+    coll_member *added = &pairing->members[pairing->member_count++];
+    *added = (coll_member){.comm = comm, .rank = rank};
+    size_t i = member_hash(comm, rank) & (pairing->member_slot_count - 1);
+    while (pairing->member_slots[i])
+        i = (i + 1) & (pairing->member_slot_count - 1);
+    pairing->member_slots[i] = pairing->member_count;
+    return added;
+}
+
 static bool is_message(otfx_event_type type)
 {
     return type == OTFX_EV_SEND || type == OTFX_EV_RECV || type == OTFX_EV_ISEND || type == OTFX_EV_IRECV;
@@ -293,14 +378,62 @@ void otfx_pairing_destroy(otfx_pairing *pairing)
         runs_free(&pairing->ranks[r].started);
         runs_free(&pairing->ranks[r].dropped);
     }
+    for (size_t m = 0; m < pairing->member_count; m++) {
+        runs_free(&pairing->members[m].begun);
+        runs_free(&pairing->members[m].ended);
+        runs_free(&pairing->members[m].held);
+        runs_free(&pairing->members[m].kept);
+    }
+    runs_free(&pairing->covered);
+    free(pairing->members);
+    free(pairing->member_slots);
+    free(pairing->nbcs);
     free(pairing->ends);
     free(pairing->slots);
     free(pairing->ranks);
     free(pairing);
 }
 
+otfx_status otfx_pairing_cover(otfx_pairing *pairing, uint32_t rank)
+{
+    return runs_add(&pairing->covered, rank) ? OTFX_OK : out_of_memory();
+}
+
+static otfx_status note_collective(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
+{
+    if (event->type == OTFX_EV_NBC_COMPLETE) {
+        if (pairing->nbc_count == pairing->nbc_capacity) {
+            size_t capacity = pairing->nbc_capacity ? 2 * pairing->nbc_capacity : 64;
+            nbc_done *grown = realloc(pairing->nbcs, capacity * sizeof *grown);
+            if (!grown)
+                return out_of_memory();
+            pairing->nbcs = grown;
+            pairing->nbc_capacity = capacity;
+        }
+        pairing->nbcs[pairing->nbc_count++] =
+            (nbc_done){event->u.coll.comm, rank, event->u.coll.seq, event->u.coll.request};
+        return find_or_add_member(pairing, event->u.coll.comm, rank) ? OTFX_OK : out_of_memory();
+    }
+    coll_member *member = find_or_add_member(pairing, event->u.coll.comm, rank);
+    if (!member ||
+        !runs_add(event->type == OTFX_EV_COLL_BEGIN ? &member->begun : &member->ended, event->u.coll.seq))
+        return out_of_memory();
+    return OTFX_OK;
+}
+
 otfx_status otfx_pairing_note(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
 {
+    if ((event->type == OTFX_EV_COLL_BEGIN || event->type == OTFX_EV_COLL_END ||
+         event->type == OTFX_EV_NBC_COMPLETE) &&
+        event->u.coll.seq != 0) {
+        rank_requests *requests = find_or_add_rank(pairing, rank);
+        if (!requests)
+            return out_of_memory();
+        requests->numbered_collectives = true;
+        const otfx_status noted = note_collective(pairing, rank, event);
+        if (noted != OTFX_OK)
+            return noted;
+    }
     if (is_message(event->type) && event->u.msg.seq != 0) {
         const end_key key = key_of(rank, event);
         channel_end *end = find_or_add_end(pairing, &key);
@@ -321,11 +454,54 @@ otfx_status otfx_pairing_note(otfx_pairing *pairing, uint32_t rank, const otfx_e
 }
 
 /* ---- the exchange ---------------------------------------------------------------------------------------
- * A process's part: its communicators (those its channel ends name), then its channel ends.
+ * A process's part: its communicators (those its channel ends and collectives name), its channel ends,
+ * the ranks it exports and its collectives.
  *   u32 communicators; per communicator: u32 reference, text name, u32 size, u32 members[size]
  *   u64 ends; per end: u32 communicator reference, sender, receiver, tag, receiving, u64 runs, runs (u64
  * first, u64 last), sorted
+ *   u64 runs, runs: the ranks exported
+ *   u64 members; per member: u32 communicator reference, u32 rank, u64 runs, runs: the instances held
  */
+
+/* A member's instances held whole: blocking ones whose begin and end are held, nonblocking ones whose
+ * completion and request start are held (the start alone says nothing of the instance: it would be
+ * written without a completion, which no member's sequence counts). */
+static bool settle_held(otfx_pairing *pairing)
+{
+    for (size_t r = 0; r < pairing->rank_count; r++)
+        runs_normalize(&pairing->ranks[r].started);
+    for (size_t m = 0; m < pairing->member_count; m++) {
+        coll_member *member = &pairing->members[m];
+        runs_normalize(&member->begun);
+        runs_normalize(&member->ended);
+        member->held.count = 0;
+        if (!runs_intersect(&member->held, member->begun.runs, member->begun.count, member->ended.runs,
+                            member->ended.count))
+            return false;
+    }
+    for (size_t n = 0; n < pairing->nbc_count; n++) {
+        const nbc_done *done = &pairing->nbcs[n];
+        const rank_requests *requests = find_rank(pairing, done->rank);
+        coll_member *member = find_member(pairing, done->comm, done->rank);
+        if (member && requests && runs_contain(&requests->started, done->request) &&
+            !runs_add(&member->held, done->seq))
+            return false;
+    }
+    for (size_t m = 0; m < pairing->member_count; m++) {
+        pairing->members[m].held.sorted = false;
+        runs_normalize(&pairing->members[m].held);
+    }
+    return true;
+}
+
+static void put_runs(otfx_bytes *out, const run_set *set)
+{
+    otfx_bytes_u64(out, set->count);
+    for (size_t i = 0; i < set->count; i++) {
+        otfx_bytes_u64(out, set->runs[i].first);
+        otfx_bytes_u64(out, set->runs[i].last);
+    }
+}
 
 static int compare_refs(const void *a, const void *b)
 {
@@ -335,10 +511,14 @@ static int compare_refs(const void *a, const void *b)
 
 otfx_status otfx_pairing_write(otfx_pairing *pairing, otfx_defs *defs, otfx_bytes *out)
 {
-    otfx_ref *comms = malloc((pairing->end_count + 1) * sizeof *comms);
+    if (!settle_held(pairing))
+        return out_of_memory();
+    otfx_ref *comms = malloc((pairing->end_count + pairing->member_count + 1) * sizeof *comms);
     if (!comms)
         return out_of_memory();
     size_t comm_count = 0;
+    for (size_t m = 0; m < pairing->member_count; m++)
+        comms[comm_count++] = pairing->members[m].comm;
     for (size_t e = 0; e < pairing->end_count; e++) {
         runs_normalize(&pairing->ends[e].held);
         comms[comm_count++] = pairing->ends[e].key.comm;
@@ -357,7 +537,8 @@ otfx_status otfx_pairing_write(otfx_pairing *pairing, otfx_defs *defs, otfx_byte
         otfx_status status = otfx_defs_get_comm(defs, comms[c], &def);
         if (status != OTFX_OK) {
             free(comms);
-            return otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: a message names undefined communicator %u",
+            return otfx_fail(OTFX_ERR_CORRUPT,
+                             "OTF2 export: a message or collective names undefined communicator %u",
                              comms[c]);
         }
         otfx_bytes_u32(out, comms[c]);
@@ -375,11 +556,15 @@ otfx_status otfx_pairing_write(otfx_pairing *pairing, otfx_defs *defs, otfx_byte
         otfx_bytes_u32(out, end->key.receiver);
         otfx_bytes_u32(out, end->key.tag);
         otfx_bytes_u32(out, end->key.receiving);
-        otfx_bytes_u64(out, end->held.count);
-        for (size_t i = 0; i < end->held.count; i++) {
-            otfx_bytes_u64(out, end->held.runs[i].first);
-            otfx_bytes_u64(out, end->held.runs[i].last);
-        }
+        put_runs(out, &end->held);
+    }
+    runs_normalize(&pairing->covered);
+    put_runs(out, &pairing->covered);
+    otfx_bytes_u64(out, pairing->member_count);
+    for (size_t m = 0; m < pairing->member_count; m++) {
+        otfx_bytes_u32(out, pairing->members[m].comm);
+        otfx_bytes_u32(out, pairing->members[m].rank);
+        put_runs(out, &pairing->members[m].held);
     }
     return out->out_of_memory ? out_of_memory() : OTFX_OK;
 }
@@ -488,9 +673,64 @@ static int compare_part_comms(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Reads one process's part into `table` and `ends` (appended). */
+/* One communicator member's instances held on some process, its communicator named by the exchange's
+ * index. */
+typedef struct gathered_member {
+    uint32_t comm, rank;
+    const unsigned char *runs; /* inside the gathered bytes */
+    uint64_t run_count;
+    uint32_t part;
+    size_t own; /* the part that is this process's: index of its member */
+} gathered_member;
+
+typedef struct gathered_collectives {
+    gathered_member *members;
+    size_t count, capacity;
+    run_set covered; /* ranks some process exports */
+} gathered_collectives;
+
+static int compare_members(const void *a, const void *b)
+{
+    const gathered_member *x = a, *y = b;
+    if (x->comm != y->comm)
+        return x->comm < y->comm ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Appends packed runs (inside the gathered bytes) to `set` (left unsorted); false when out of memory or
+ * a run is malformed (*bad). */
+static bool append_packed(run_set *set, const unsigned char *runs, uint64_t count, bool *bad)
+{
+    if (!runs_reserve(set, set->count + (size_t)count))
+        return false;
+    for (uint64_t i = 0; i < count; i++) {
+        run r;
+        memcpy(&r, runs + i * sizeof r, sizeof r);
+        if (r.last < r.first) {
+            *bad = true;
+            return false;
+        }
+        set->runs[set->count++] = r;
+    }
+    set->sorted = false;
+    return true;
+}
+
+/* The packed runs at the reader, skipped; NULL when they do not fit. */
+static const unsigned char *take_runs(otfx_byte_reader *in, uint64_t *count)
+{
+    *count = otfx_read_u64(in);
+    if (in->bad || *count > in->left / sizeof(run))
+        return NULL;
+    const unsigned char *runs = in->at;
+    in->at += (size_t)*count * sizeof(run);
+    in->left -= (size_t)*count * sizeof(run);
+    return runs;
+}
+
+/* Reads one process's part into `table`, `ends` (appended) and `collectives`. */
 static otfx_status read_part(otfx_byte_reader *in, uint32_t part, comm_table *table, gathered_end **ends,
-                             size_t *end_count, size_t *end_capacity)
+                             size_t *end_count, size_t *end_capacity, gathered_collectives *collectives)
 {
     const uint32_t comm_count = otfx_read_u32(in);
     if (in->bad || comm_count > in->left / 12)
@@ -556,7 +796,158 @@ static otfx_status read_part(otfx_byte_reader *in, uint32_t part, comm_table *ta
         }
         (*ends)[(*end_count)++] = end;
     }
+    uint64_t run_count = 0;
+    const unsigned char *runs = status == OTFX_OK ? take_runs(in, &run_count) : NULL;
+    bool bad = false;
+    if (status == OTFX_OK && (!runs || !append_packed(&collectives->covered, runs, run_count, &bad)))
+        status = bad || !runs
+                     ? otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from process %u", part)
+                     : out_of_memory();
+    const uint64_t member_count = status == OTFX_OK ? otfx_read_u64(in) : 0;
+    if (status == OTFX_OK && (in->bad || member_count > in->left / 16))
+        status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from process %u", part);
+    for (uint64_t m = 0; m < member_count && status == OTFX_OK; m++) {
+        gathered_member member = {.part = part, .own = (size_t)m};
+        part_comm key = {otfx_read_u32(in), 0};
+        member.rank = otfx_read_u32(in);
+        member.runs = take_runs(in, &member.run_count);
+        const part_comm *comm =
+            comm_count ? bsearch(&key, comms, comm_count, sizeof *comms, compare_part_comms) : NULL;
+        if (in->bad || !comm || !member.runs) {
+            status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from process %u", part);
+            break;
+        }
+        member.comm = (uint32_t)comm->index;
+        if (collectives->count == collectives->capacity) {
+            size_t capacity = collectives->capacity ? 2 * collectives->capacity : 64;
+            gathered_member *grown = realloc(collectives->members, capacity * sizeof *grown);
+            if (!grown) {
+                status = out_of_memory();
+                break;
+            }
+            collectives->members = grown;
+            collectives->capacity = capacity;
+        }
+        collectives->members[collectives->count++] = member;
+    }
     free(comms);
+    return status;
+}
+
+/* The union of the instances held of communicator member (comm, rank), over every process that holds
+ * some of its traces (members[from, to) sorted). */
+static otfx_status member_held(const gathered_member *members, size_t from, size_t to, uint32_t rank,
+                               run_set *into)
+{
+    into->count = 0;
+    into->sorted = true;
+    for (size_t m = from; m < to; m++) {
+        bool bad = false;
+        if (members[m].rank == rank && !append_packed(into, members[m].runs, members[m].run_count, &bad))
+            return bad ? otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from process %u",
+                                   members[m].part)
+                       : out_of_memory();
+    }
+    runs_normalize(into);
+    return OTFX_OK;
+}
+
+static bool runs_copy(run_set *to, const run_set *from)
+{
+    to->count = 0;
+    if (!runs_reserve(to, from->count))
+        return false;
+    if (from->count)
+        memcpy(to->runs, from->runs, from->count * sizeof *from->runs);
+    to->count = from->count;
+    to->sorted = true;
+    return true;
+}
+
+/* Keeps `kept` ∩ `other` in `kept` (`scratch`: working room). */
+static bool runs_narrow(run_set *kept, const run_set *other, run_set *scratch)
+{
+    scratch->count = 0;
+    if (!runs_intersect(scratch, kept->runs, kept->count, other->runs, other->count))
+        return false;
+    runs_normalize(scratch);
+    return runs_copy(kept, scratch);
+}
+
+/* Every communicator's instances that all its covered members hold: this process's members keep those. */
+static otfx_status decide_collectives(otfx_pairing *pairing, const comm_table *table,
+                                      gathered_collectives *collectives, uint32_t self)
+{
+    gathered_member *members = collectives->members;
+    const size_t count = collectives->count;
+    if (count > 1)
+        qsort(members, count, sizeof *members, compare_members);
+    runs_normalize(&collectives->covered);
+    run_set everyone = {0}, kept = {0}, held = {0}, scratch = {0};
+    otfx_status status = OTFX_OK;
+    for (size_t from = 0, to; from < count && status == OTFX_OK; from = to) {
+        for (to = from; to < count && members[to].comm == members[from].comm;)
+            to++;
+        const comm_identity *identity = &table->items[members[from].comm];
+        /* Every instance any member holds, narrowed by each covered member's own. */
+        everyone.count = 0;
+        bool bad = false;
+        for (size_t m = from; m < to && status == OTFX_OK; m++)
+            if (!append_packed(&everyone, members[m].runs, members[m].run_count, &bad))
+                status =
+                    bad ? otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from process %u",
+                                    members[m].part)
+                        : out_of_memory();
+        if (status != OTFX_OK)
+            break;
+        runs_normalize(&everyone);
+        if (!runs_copy(&kept, &everyone)) {
+            status = out_of_memory();
+            break;
+        }
+        for (uint32_t i = 0; i < identity->size && kept.count && status == OTFX_OK; i++) {
+            uint32_t rank;
+            memcpy(&rank, identity->members + (size_t)i * sizeof rank, sizeof rank);
+            if (!runs_contain(&collectives->covered, rank))
+                continue; /* not exported: it cannot veto */
+            status = member_held(members, from, to, rank, &held);
+            if (status == OTFX_OK && !runs_narrow(&kept, &held, &scratch))
+                status = out_of_memory();
+        }
+        if (status != OTFX_OK)
+            break;
+        pairing->collectives_left_out_everywhere +=
+            runs_size(everyone.runs, everyone.count) - runs_size(kept.runs, kept.count);
+        /* This process's share: the instances its members hold that are left out. */
+        held.count = 0;
+        for (size_t m = from; m < to && status == OTFX_OK; m++) {
+            if (members[m].part != self)
+                continue;
+            if (members[m].own >= pairing->member_count) {
+                status = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from this process");
+                break;
+            }
+            if (!append_packed(&held, members[m].runs, members[m].run_count, &bad) ||
+                !runs_copy(&pairing->members[members[m].own].kept, &kept))
+                status =
+                    bad ? otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed collectives from process %u",
+                                    members[m].part)
+                        : out_of_memory();
+        }
+        if (status != OTFX_OK || held.count == 0)
+            continue;
+        runs_normalize(&held);
+        const uint64_t own = runs_size(held.runs, held.count);
+        if (!runs_narrow(&held, &kept, &scratch)) {
+            status = out_of_memory();
+            break;
+        }
+        pairing->collectives_left_out += own - runs_size(held.runs, held.count);
+    }
+    runs_free(&everyone);
+    runs_free(&kept);
+    runs_free(&held);
+    runs_free(&scratch);
     return status;
 }
 
@@ -591,9 +982,15 @@ otfx_status otfx_pairing_decide(otfx_pairing *pairing, otfx_byte_reader *parts, 
     comm_table table = {0};
     gathered_end *ends = NULL;
     size_t end_count = 0, end_capacity = 0;
+    gathered_collectives collectives = {0};
     otfx_status status = OTFX_OK;
+    pairing->collectives_left_out = pairing->collectives_left_out_everywhere = 0;
     for (uint32_t p = 0; p < count && status == OTFX_OK; p++)
-        status = read_part(&parts[p], p, &table, &ends, &end_count, &end_capacity);
+        status = read_part(&parts[p], p, &table, &ends, &end_count, &end_capacity, &collectives);
+    if (status == OTFX_OK)
+        status = decide_collectives(pairing, &table, &collectives, self);
+    free(collectives.members);
+    runs_free(&collectives.covered);
     if (status == OTFX_OK && end_count > 1)
         qsort(ends, end_count, sizeof *ends, compare_gathered);
     run_set mine = {0}, theirs = {0}, paired = {0};
@@ -647,7 +1044,21 @@ otfx_status otfx_pairing_decide(otfx_pairing *pairing, otfx_byte_reader *parts, 
 
 bool otfx_pairing_needs_dropped(const otfx_pairing *pairing)
 {
-    return pairing->unpaired > 0;
+    return pairing->unpaired > 0 || pairing->collectives_left_out > 0;
+}
+
+/* Whether the collective instance of `event` is written: every covered member of its communicator holds
+ * it. Without an ordinal: when the rank's traces have none (imported, filled by hand); a rank with
+ * ordinals lost the ordinal only where a drop cut its collective short, and an instance no other member
+ * can match would shift its sequence. */
+static bool collective_kept(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
+{
+    if (event->u.coll.seq == 0) {
+        const rank_requests *requests = find_rank(pairing, rank);
+        return !requests || !requests->numbered_collectives;
+    }
+    const coll_member *member = find_member(pairing, event->u.coll.comm, rank);
+    return member && runs_contain(&member->kept, event->u.coll.seq);
 }
 
 static bool paired(const otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
@@ -672,6 +1083,14 @@ bool otfx_pairing_channel(const otfx_pairing *pairing, uint32_t rank, const otfx
 
 otfx_status otfx_pairing_note_dropped(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
 {
+    if (event->type == OTFX_EV_NBC_COMPLETE) { /* its request's start goes with it */
+        if (collective_kept(pairing, rank, event))
+            return OTFX_OK;
+        rank_requests *requests = find_or_add_rank(pairing, rank);
+        if (!requests || !runs_add(&requests->dropped, event->u.coll.request))
+            return out_of_memory();
+        return OTFX_OK;
+    }
     if ((event->type != OTFX_EV_ISEND && event->type != OTFX_EV_IRECV) || event->u.msg.seq == 0 ||
         paired(pairing, rank, event))
         return OTFX_OK;
@@ -712,8 +1131,16 @@ otfx_pairing_verdict otfx_pairing_judge(otfx_pairing *pairing, uint32_t rank, co
                    ? OTFX_PAIRING_WRITE
                    : OTFX_PAIRING_LEAVE;
     case OTFX_EV_NBC_COMPLETE:
-        return requests && runs_contain(&requests->started, event->u.coll.request) ? OTFX_PAIRING_WRITE
-                                                                                   : OTFX_PAIRING_LEAVE;
+        return requests && runs_contain(&requests->started, event->u.coll.request) &&
+                       collective_kept(pairing, rank, event)
+                   ? OTFX_PAIRING_WRITE
+                   : OTFX_PAIRING_LEAVE;
+    case OTFX_EV_NBC_REQUEST:
+        return requests && runs_contain(&requests->dropped, event->u.request.request) ? OTFX_PAIRING_LEAVE
+                                                                                      : OTFX_PAIRING_WRITE;
+    case OTFX_EV_COLL_BEGIN:
+    case OTFX_EV_COLL_END:
+        return collective_kept(pairing, rank, event) ? OTFX_PAIRING_WRITE : OTFX_PAIRING_LEAVE;
     default:
         return OTFX_PAIRING_WRITE;
     }
@@ -727,4 +1154,14 @@ uint64_t otfx_pairing_unpaired(const otfx_pairing *pairing)
 uint64_t otfx_pairing_unpaired_everywhere(const otfx_pairing *pairing)
 {
     return pairing->unpaired_everywhere;
+}
+
+uint64_t otfx_pairing_collectives_left_out(const otfx_pairing *pairing)
+{
+    return pairing->collectives_left_out;
+}
+
+uint64_t otfx_pairing_collectives_left_out_everywhere(const otfx_pairing *pairing)
+{
+    return pairing->collectives_left_out_everywhere;
 }

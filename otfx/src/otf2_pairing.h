@@ -25,8 +25,26 @@
  * Ends without an ordinal (seq 0) are written as they are (their readers pair them by order). Requests
  * are per rank (any thread of a rank may complete a request another one started).
  *
- * Memory: a few words per channel end and per run of consecutive ordinals or request ids, not per
- * message; all processes' channel ends are held on every process while deciding.
+ * Collectives: OTF2 readers match the n-th collective operation of every member of a communicator. A
+ * reduced trace holds collectives another member's trace lost, and the window cuts every trace at its
+ * own place. otfx events carry each collective's instance ordinal on its communicator
+ * (otfx_event.u.coll.seq), so the same four steps decide which instances are written:
+ *  1. note: per (communicator, rank), the instances held whole (as runs): a blocking collective whose
+ *     COLL_BEGIN and COLL_END are held, a nonblocking one whose NBC_COMPLETE and NBC_REQUEST are held;
+ *     and (otfx_pairing_cover) the ranks whose traces the process exports;
+ *  2. exchange: with the channel ends;
+ *  3. an instance is written when every member of its communicator that some process exports holds it
+ *     (members not exported do not veto: an export of some ranks keeps what they share);
+ *  4. judge: an instance left out loses its COLL_BEGIN and COLL_END (the MPI call's ENTER and LEAVE
+ *     stay, so nesting stays valid), or its NBC_COMPLETE and NBC_REQUEST. Collectives without an
+ *     ordinal (seq 0) are written as they are when the rank has no ordinals at all (imported archives),
+ *     left out otherwise (a drop cut them short). A COLL_BEGIN the place wrote before it knew the
+ *     ordinal is judged by the export as the COLL_END that closes it (otf2_export.c).
+ *
+ * Memory: a few words per channel end, per (communicator, rank) with collectives and per run of
+ * consecutive ordinals or request ids, not per message; 24 bytes per nonblocking collective completion
+ * held (its instance counts only if its request's start is held too, known once every trace is read);
+ * all processes' channel ends and collective members are held on every process while deciding.
  */
 #ifndef OTFX_OTF2_PAIRING_H
 #define OTFX_OTF2_PAIRING_H
@@ -46,6 +64,8 @@ typedef enum otfx_pairing_verdict {
 otfx_pairing *otfx_pairing_create(void);
 void otfx_pairing_destroy(otfx_pairing *pairing);
 
+/* Step 1: the export holds traces of `rank` (once per trace, before or while noting its events). */
+otfx_status otfx_pairing_cover(otfx_pairing *pairing, uint32_t rank);
 /* Step 1: an event of a trace of `rank` that the export will meet. */
 otfx_status otfx_pairing_note(otfx_pairing *pairing, uint32_t rank, const otfx_event *event);
 
@@ -73,5 +93,9 @@ bool otfx_pairing_channel(const otfx_pairing *pairing, uint32_t rank, const otfx
 /* Messages left out because their other end is not held: this process's ends, and every process's. */
 uint64_t otfx_pairing_unpaired(const otfx_pairing *pairing);
 uint64_t otfx_pairing_unpaired_everywhere(const otfx_pairing *pairing);
+/* Collective instances left out because a member did not hold them: of this process's members (each
+ * instance once however many of its ranks held it), and of every process's (each instance once). */
+uint64_t otfx_pairing_collectives_left_out(const otfx_pairing *pairing);
+uint64_t otfx_pairing_collectives_left_out_everywhere(const otfx_pairing *pairing);
 
 #endif

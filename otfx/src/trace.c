@@ -907,6 +907,10 @@ static otfx_status validate_event(const otfx_trace *trace, known_counts *known, 
             return otfx_fail(OTFX_ERR_INVALID, "event %zu (%s): unknown communicator %u", index,
                              otfx_event_type_name(event->type), event->u.msg.comm);
         break;
+    case OTFX_EV_COLL_BEGIN:
+        if (event->u.coll.seq == 0) /* the communicator means something with an ordinal only */
+            break;
+        /* fall through */
     case OTFX_EV_COLL_END:
     case OTFX_EV_NBC_COMPLETE:
         if (!comm_known(trace, known, event->u.coll.comm))
@@ -934,7 +938,6 @@ static otfx_status validate_event(const otfx_trace *trace, known_counts *known, 
     case OTFX_EV_ISEND_COMPLETE:
     case OTFX_EV_IRECV_REQUEST:
     case OTFX_EV_REQUEST_CANCELLED:
-    case OTFX_EV_COLL_BEGIN:
     case OTFX_EV_NBC_REQUEST:
     case OTFX_EV_TYPE_COUNT:
         break;

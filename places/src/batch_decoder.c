@@ -7,7 +7,9 @@
  * a half-appended batch would leave the trace's calling context out of step with the next batches.
  *
  * Record → event:
- *   ENTER                       ENTER (+ COLL_BEGIN for a blocking collective)
+ *   ENTER                       ENTER (+ COLL_BEGIN for a blocking collective, held back until its
+ *                               COLLECTIVE record gives it the communicator and instance ordinal, or
+ *                               until another event of the call comes first: then without them)
  *   LEAVE                       LEAVE (+ COLL_END first if the collective failed and sent no record)
  *   SEND                        SEND, or ISEND with its request for nonblocking/persistent sends, at
  *                               the call's ENTER time (the record's), or later when records of the call
@@ -15,25 +17,23 @@
  *   RECV                        RECV
  *   RECV_POSTED                 IRECV_REQUEST
  *   REQUEST_DONE send / recv    ISEND_COMPLETE / IRECV (with the status' peer, tag and bytes)
- *   COLLECTIVE                  blocking collective: COLL_END with op, root and bytes (COLL_BEGIN first
- *                               when none is open). Nonblocking collective (its function is an
+ *   COLLECTIVE                  blocking collective: COLL_END with op, root, bytes and the instance
+ *                               ordinal (COLL_BEGIN first: the one held back, or a new one when none is
+ *                               open). Nonblocking collective (its function is an
  *                               MPI_I<collective> or <collective>_init): no event, the payload of the
  *                               request record that must follow it (kept across batches)
  *   COLLECTIVE_REQUEST          NBC_REQUEST with the request id (MPI_I<collective>, MPI_Start/Startall)
  *   REQUEST_DONE collective     NBC_COMPLETE with op (of the function the record's tag names), comm,
- *                               root, request, and the bytes sent and received of the COLLECTIVE record
- *                               before it (none when that one was dropped at the source)
- *   COMM_CREATED                a communicator definition (members as world ranks; an
- *                               intercommunicator's two groups in a canonical order, the group holding
- *                               the lowest world rank first, so that both sides define the same one)
- *   PHASE                       PHASE on the region "MPI_Pcontrol level" with the level as value
- *   USER_ENTER / USER_LEAVE     ENTER / LEAVE of the user function's region (named from the address)
- *   OBJECT                      the rank's load map grows (no event; not subject to time order)
- *   NAME                        the stream's otfx.h name id → name (no event; no time order)
- *   REGION_BEGIN / REGION_END   ENTER / LEAVE of the named region (role USER_FUNCTION)
- *   NAMED_PHASE                 PHASE on the named region of role PHASE, value 0
- *   THROTTLED                   REDUCTION (strategy throttle; events_removed = 2 x the skipped calls
- *                               reported in the rank's last batch), and the rank's throttled list
+ *                               root, request, instance ordinal, and the bytes sent and received of the
+ * COLLECTIVE record before it (none when that one was dropped at the source) COMM_CREATED                a
+ * communicator definition (members as world ranks; an intercommunicator's two groups in a canonical order,
+ * the group holding the lowest world rank first, so that both sides define the same one) PHASE PHASE on the
+ * region "MPI_Pcontrol level" with the level as value USER_ENTER / USER_LEAVE     ENTER / LEAVE of the user
+ * function's region (named from the address) OBJECT                      the rank's load map grows (no event;
+ * not subject to time order) NAME                        the stream's otfx.h name id → name (no event; no
+ * time order) REGION_BEGIN / REGION_END   ENTER / LEAVE of the named region (role USER_FUNCTION) NAMED_PHASE
+ * PHASE on the named region of role PHASE, value 0 THROTTLED                   REDUCTION (strategy throttle;
+ * events_removed = 2 x the skipped calls reported in the rank's last batch), and the rank's throttled list
  *   RECORDING                   no event: recording stopped / started (steering). After a restart the
  *                               regions open before it stay open (nothing is closed), and a LEAVE that
  *                               would close one of them (depth at the restart, "depth 0" of what
@@ -72,6 +72,8 @@ struct decoder {
     bool any_time;
     uint32_t depth;
     uint32_t collective_depth;
+    bool begin_pending;
+    uint64_t begin_time;
     bool recording_resumed;
     uint32_t resume_floor;
     uint64_t dropped_leaves;
@@ -92,8 +94,19 @@ __attribute__((format(printf, 2, 3))) static bool fail(struct decoder *decoder, 
     return false;
 }
 
+/* A blocking collective's COLL_BEGIN is held back from its ENTER until its COLLECTIVE record names the
+ * communicator and the instance ordinal (the export keeps a collective only where every member holds it,
+ * otf2_pairing.h). Any other event of the call (a callback's, a drop's) brings it out first, without
+ * them, at the ENTER's time. It is the second event of the ENTER's record, within the two per record the
+ * scratch holds (place_ingest_records). */
 static otfx_event *next_event(struct decoder *decoder, otfx_event_type type, uint64_t time)
 {
+    if (decoder->begin_pending && type != OTFX_EV_COLL_BEGIN) {
+        decoder->begin_pending = false;
+        otfx_event *begin = next_event(decoder, OTFX_EV_COLL_BEGIN, decoder->begin_time);
+        begin->u.coll.comm = OTFX_REF_NONE;
+        begin->u.coll.root = UINT32_MAX;
+    }
     otfx_event *event = &decoder->place->events[decoder->event_count++];
     memset(event, 0, sizeof(*event));
     event->type = type;
@@ -369,6 +382,7 @@ static bool decode_collective_request(struct decoder *decoder, const struct capt
     done->u.coll.sent = paired ? payload->bytes_sent : 0;
     done->u.coll.received = paired ? payload->bytes_received : 0;
     done->u.coll.request = record->request;
+    done->u.coll.seq = record->sequence;
     return true;
 }
 
@@ -706,7 +720,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         next_event(decoder, OTFX_EV_ENTER, time)->u.region.region = region;
         decoder->depth++;
         if (place->functions[header->function_id].blocking_collective && !decoder->collective_depth) {
-            next_event(decoder, OTFX_EV_COLL_BEGIN, time);
+            decoder->begin_pending = true;
+            decoder->begin_time = time;
             decoder->collective_depth = decoder->depth;
         }
         return true;
@@ -759,9 +774,16 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
             decoder->nbc_payload = collective;
             return true;
         }
-        if (!decoder->collective_depth)
-            next_event(decoder, OTFX_EV_COLL_BEGIN, time);
+        if (decoder->begin_pending || !decoder->collective_depth) {
+            otfx_event *begin =
+                next_event(decoder, OTFX_EV_COLL_BEGIN, decoder->begin_pending ? decoder->begin_time : time);
+            begin->u.coll.comm = comm;
+            begin->u.coll.root = UINT32_MAX;
+            begin->u.coll.seq = collective.sequence;
+            decoder->begin_pending = false;
+        }
         otfx_event *end = next_event(decoder, OTFX_EV_COLL_END, time);
+        end->u.coll.seq = collective.sequence;
         end->u.coll.comm = comm;
         end->u.coll.op = place->functions[header->function_id].collective_op;
         end->u.coll.root = collective.root < 0 ? UINT32_MAX : (uint32_t)collective.root;
@@ -894,6 +916,8 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .any_time = stream->any_time,
                               .depth = stream->depth,
                               .collective_depth = stream->collective_depth,
+                              .begin_pending = stream->begin_pending,
+                              .begin_time = stream->begin_time,
                               .recording_resumed = stream->recording_resumed,
                               .resume_floor = stream->resume_floor,
                               .drop_gap_count = stream->drop_gap_count,
@@ -946,6 +970,8 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     stream->any_time = decoder.any_time;
     stream->depth = decoder.depth;
     stream->collective_depth = decoder.collective_depth;
+    stream->begin_pending = decoder.begin_pending;
+    stream->begin_time = decoder.begin_time;
     stream->recording_resumed = decoder.recording_resumed;
     stream->resume_floor = decoder.resume_floor;
     stream->dropped_leaves += decoder.dropped_leaves;

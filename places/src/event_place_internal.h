@@ -45,6 +45,8 @@ struct place_stream {
     uint32_t depth; /* regions open */
     uint32_t
         collective_depth; /* depth of a blocking collective's ENTER whose COLL_END is still due; 0: none */
+    bool begin_pending;   /* that collective's COLL_BEGIN is held back (batch_decoder.c, next_event) */
+    uint64_t begin_time;  /* the time it gets: its ENTER's */
     uint64_t blocked_ns;  /* the thread's blocked time as its last batch reported it */
     char **names;         /* otfx.h names by the thread's name id (NULL: not defined) */
     uint32_t name_capacity;

@@ -335,6 +335,7 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
         result->events_written = stats.events;
         result->locations = stats.locations;
         result->messages_unpaired = stats.messages_unpaired;
+        result->collectives_incomplete = stats.collectives_incomplete;
         result->clock_corrected_events = stats.clock_corrected_events;
         result->clock_max_correction_ns = stats.clock_max_correction_ns;
         result->clock_unresolved_messages = stats.clock_unresolved_messages;

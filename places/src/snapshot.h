@@ -37,6 +37,9 @@ typedef struct place_snapshot_result {
     /* Point-to-point messages of this place's traces left out because the other end of the message is
      * in no place's traces (reduced away, outside the window, a rank not selected): otfx_export_stats */
     uint64_t messages_unpaired;
+    /* Collective instances of this place's traces left out because a member of the communicator does not
+     * hold them (otfx_export_stats.collectives_incomplete) */
+    uint64_t collectives_incomplete;
     /* The archive's clock correction, every place's (otfx_export_stats): events moved, the largest move
      * in ns, messages still moving when the export's rounds ran out */
     uint64_t clock_corrected_events, clock_max_correction_ns, clock_unresolved_messages;

@@ -893,6 +893,7 @@ static void snapshot_line(struct place_runtime *runtime, struct tree_request *re
         otfx_kv_u64(&request->lines, "clock_moved", result->clock_corrected_events);
         otfx_kv_u64(&request->lines, "clock_max_ns", result->clock_max_correction_ns);
         otfx_kv_u64(&request->lines, "clock_unresolved", result->clock_unresolved_messages);
+        otfx_kv_u64(&request->lines, "incomplete_collectives", result->collectives_incomplete);
     } else {
         otfx_kv_str(&request->lines, "error", result->error);
     }

@@ -265,6 +265,58 @@ static void test_reduced_traces_show_reduced_ranges(void **state)
     }
 }
 
+/* A reduced range whose begin falls between a collective's begin and end (a chunk the `type` or `depth`
+ * strategy thinned begins there) must not put the end into another region than the begin: the range's
+ * piece waits for the collective's end. */
+static void test_reduced_range_waits_for_a_collective(void **state)
+{
+    (void)state;
+    otfx_defs *defs = otfx_defs_create();
+    otfx_ref location, allreduce, world;
+    const uint32_t members[1] = {0};
+    assert_int_equal(otfx_defs_location(defs, 0, 0, &location), OTFX_OK);
+    assert_int_equal(otfx_defs_region(defs, "MPI_Allreduce", OTFX_ROLE_MPI_COLLECTIVE, &allreduce), OTFX_OK);
+    assert_int_equal(otfx_defs_comm(defs, "MPI_COMM_WORLD", members, 1, &world), OTFX_OK);
+    otfx_trace_config config = otfx_trace_config_default(1 << 20);
+    otfx_trace *trace;
+    assert_int_equal(otfx_trace_create(&config, defs, location, &trace), OTFX_OK);
+    otfx_event events[5] = {
+        {.time = 1000, .type = OTFX_EV_ENTER, .u.region.region = allreduce},
+        {.time = 1000, .type = OTFX_EV_COLL_BEGIN, .u.coll = {.comm = world, .seq = 1}},
+        {.time = 1050,
+         .type = OTFX_EV_COLL_END,
+         .u.coll = {.comm = world, .op = 0, .root = UINT32_MAX, .sent = 8, .received = 8, .seq = 1}},
+        {.time = 1060, .type = OTFX_EV_LEAVE, .u.region.region = allreduce},
+        {.time = 1100, .type = OTFX_EV_REDUCTION},
+    };
+    events[4].u.reduction.strategy = OTFX_REDUCE_TYPE;
+    events[4].u.reduction.begin = 1020;
+    events[4].u.reduction.end = 1080;
+    events[4].u.reduction.events_removed = 5;
+    size_t appended;
+    assert_int_equal(otfx_trace_append(trace, events, 5, &appended), OTFX_OK);
+
+    char *dir = otf2_check_scratch_dir("export-collective-range");
+    otfx_export_options options = otfx_export_options_default();
+    assert_int_equal(otfx_otf2_export(dir, "layout", defs, &trace, 1, &options), OTFX_OK);
+    char *anchor = anchor_path(dir, "layout");
+    char *listing = otf2_check_print_listing(anchor, 0);
+    assert_string_equal(listing, "ENTER 1000 MPI_Allreduce\n"
+                                 "MPI_COLLECTIVE_BEGIN 1000\n"
+                                 "MPI_COLLECTIVE_END 1050\n"
+                                 "ENTER 1050 otfx reduced: type\n" /* after the collective's end */
+                                 "LEAVE 1060 otfx reduced: type\n"
+                                 "LEAVE 1060 MPI_Allreduce\n"
+                                 "ENTER 1060 otfx reduced: type\n"
+                                 "LEAVE 1080 otfx reduced: type\n");
+    free(listing);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+    otfx_trace_destroy(trace);
+    otfx_defs_destroy(defs);
+}
+
 /* A hand-made trace whose reduced ranges (appended records, as capture sends them) meet every case of
  * the layout: a range inside a region, a region entered inside a range that outlives it, a region open
  * before a range that is left inside it. The archive must show exactly this. */
@@ -544,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_window_export_is_well_nested),
         cmocka_unit_test(test_reduced_traces_show_reduced_ranges),
         cmocka_unit_test(test_reduced_range_layout),
+        cmocka_unit_test(test_reduced_range_waits_for_a_collective),
         cmocka_unit_test(test_existing_archive_is_not_overwritten),
         cmocka_unit_test(test_invalid_arguments_are_rejected),
         cmocka_unit_test(test_python_otf2_reads_the_archive),

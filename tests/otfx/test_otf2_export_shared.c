@@ -899,6 +899,162 @@ static void test_receives_never_end_before_their_sends(void **state)
     free(dir);
 }
 
+/* ---- collectives some member does not hold (otf2_pairing.h, "Collectives") ----
+ * Ranks 0..4 exported (two per process, process 2 only rank 4); rank 5 is a member of MPI_COMM_WORLD but
+ * not exported, so it vetoes nothing.
+ *   MPI_COMM_WORLD, MPI_Allreduce (Enter, begin, end, Leave) with ordinals 1..6: rank 1 lost 1 (ring),
+ *   rank 2 the begin of 4 (thinned), rank 3 holds the begin of 6 only (the window's end). Written: 2, 3, 5
+ *   on every rank; the others lose their begin and end but keep their Enter and Leave. Rank 0's begin of 5
+ *   has no ordinal (the place wrote it before its record came): it is judged as its end. Rank 0 also has
+ *   one collective without any ordinal (a drop cut it short): left out, since its other collectives have
+ *   ordinals.
+ *   "pair" {3, 4}, MPI_Ibarrier (request, completion) with ordinals 1..3: rank 4 lost the request of 1.
+ *   Written: 2 and 3; rank 3's request and completion of 1 are left out.
+ * Left out: world 1, 4, 6; pair 1: 4 instances, process 0 3, process 1 4, process 2 3. */
+typedef struct collective_trace {
+    otfx_event events[64];
+    size_t count;
+    otfx_time time;
+} collective_trace;
+
+static otfx_event *collective_event(collective_trace *trace, otfx_event_type type)
+{
+    assert_true(trace->count < sizeof trace->events / sizeof *trace->events);
+    otfx_event *event = &trace->events[trace->count++];
+    *event = (otfx_event){.type = type, .time = trace->time += 1000};
+    return event;
+}
+
+static void allreduce(collective_trace *trace, otfx_ref region, otfx_ref comm, uint64_t seq, bool begin,
+                      bool end, bool begin_numbered)
+{
+    collective_event(trace, OTFX_EV_ENTER)->u.region.region = region;
+    otfx_event *event;
+    if (begin) {
+        event = collective_event(trace, OTFX_EV_COLL_BEGIN);
+        event->u.coll.comm = begin_numbered ? comm : OTFX_REF_NONE;
+        event->u.coll.seq = begin_numbered ? seq : 0;
+    }
+    if (end) {
+        event = collective_event(trace, OTFX_EV_COLL_END);
+        event->u.coll.comm = comm;
+        event->u.coll.op = OTF2_COLLECTIVE_OP_ALLREDUCE;
+        event->u.coll.root = UINT32_MAX;
+        event->u.coll.sent = event->u.coll.received = 8;
+        event->u.coll.seq = seq;
+    }
+    collective_event(trace, OTFX_EV_LEAVE);
+}
+
+static void ibarrier(collective_trace *trace, otfx_ref comm, uint64_t seq, uint64_t request, bool started)
+{
+    if (started)
+        collective_event(trace, OTFX_EV_NBC_REQUEST)->u.request.request = request;
+    otfx_event *done = collective_event(trace, OTFX_EV_NBC_COMPLETE);
+    done->u.coll.comm = comm;
+    done->u.coll.op = OTF2_COLLECTIVE_OP_BARRIER;
+    done->u.coll.root = UINT32_MAX;
+    done->u.coll.request = request;
+    done->u.coll.seq = seq;
+}
+
+static void build_collective_process(process *p, uint32_t index)
+{
+    p->defs = otfx_defs_create();
+    assert_non_null(p->defs);
+    const uint32_t world_members[WORLD] = {0, 1, 2, 3, 4, 5}, pair_members[2] = {3, 4};
+    otfx_ref world, pair = OTFX_REF_NONE, region;
+    if (index == 2) /* other references on process 2 */
+        assert_int_equal(otfx_defs_comm(p->defs, "pair", pair_members, 2, &pair), OTFX_OK);
+    assert_int_equal(otfx_defs_comm(p->defs, "MPI_COMM_WORLD", world_members, WORLD, &world), OTFX_OK);
+    if (index == 1)
+        assert_int_equal(otfx_defs_comm(p->defs, "pair", pair_members, 2, &pair), OTFX_OK);
+    assert_int_equal(otfx_defs_region(p->defs, "MPI_Allreduce", OTFX_ROLE_MPI_COLLECTIVE, &region), OTFX_OK);
+    collective_trace traces[TRACES_PER_PROCESS];
+    memset(traces, 0, sizeof traces);
+    const uint32_t exported = index == 2 ? 1 : TRACES_PER_PROCESS;
+    for (uint32_t t = 0; t < exported; t++) {
+        const uint32_t rank = index * TRACES_PER_PROCESS + t;
+        collective_trace *trace = &traces[t];
+        trace->time = 1000000;
+        for (uint64_t n = rank == 1 ? 2 : 1; n <= 6; n++)
+            allreduce(trace, region, world, n, !(rank == 2 && n == 4), !(rank == 3 && n == 6),
+                      !(rank == 0 && n == 5));
+        if (rank == 0)
+            allreduce(trace, region, world, 0, true, true, true);
+        for (uint64_t n = 1; rank >= 3 && n <= 3; n++)
+            ibarrier(trace, pair, n, 100 * rank + n, !(rank == 4 && n == 1));
+        otfx_ref location;
+        assert_int_equal(otfx_defs_location(p->defs, rank, 0, &location), OTFX_OK);
+        otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+        assert_int_equal(otfx_trace_create(&config, p->defs, location, &p->traces[t]), OTFX_OK);
+        size_t appended;
+        assert_int_equal(otfx_trace_append(p->traces[t], trace->events, trace->count, &appended), OTFX_OK);
+        p->count++;
+    }
+}
+
+static void test_collectives_some_member_lacks_are_left_out(void **state)
+{
+    (void)state;
+    process processes[GROUP];
+    memset(processes, 0, sizeof processes);
+    for (uint32_t p = 0; p < GROUP; p++) {
+        processes[p].context = (OTF2_CollectiveContext){&the_group, p};
+        build_collective_process(&processes[p], p);
+    }
+    char *dir = otf2_check_scratch_dir("shared-collectives");
+    otfx_export_options options = otfx_export_options_default();
+    export_together(processes, dir, "collectives", &options);
+    const uint64_t left_out[GROUP] = {3, 4, 3};
+    for (uint32_t p = 0; p < GROUP; p++) {
+        if (processes[p].status != OTFX_OK)
+            fail_msg("process %u: %s", p, processes[p].error);
+        assert_int_equal(processes[p].stats.collectives_incomplete, left_out[p]);
+        assert_int_equal(processes[p].stats.collectives_incomplete_everywhere, 4);
+    }
+    char *anchor = anchor_path(dir, "collectives");
+    otf2_check_print print;
+    otf2_check_print_run(anchor, &print);
+    assert_int_equal(print.exit_code, 0);
+    otf2_check_print_free(&print);
+    OTF2_Reader *reader = OTF2_Reader_Open(anchor);
+    assert_non_null(reader);
+    char *property = NULL;
+    assert_int_equal(OTF2_Reader_GetProperty(reader, "OTFX::INCOMPLETE_COLLECTIVES", &property),
+                     OTF2_SUCCESS);
+    assert_string_equal(property, "4");
+    free(property);
+    OTF2_Reader_Close(reader);
+
+    otfx_trace_config config = otfx_trace_config_default(BIG_BUDGET);
+    otfx_defs *defs;
+    otfx_trace **traces;
+    size_t count;
+    assert_int_equal(otfx_otf2_import(anchor, &config, &defs, &traces, &count), OTFX_OK);
+    assert_int_equal(count, 5);
+    for (uint32_t rank = 0; rank < 5; rank++) {
+        const size_t extra = rank == 0; /* the call of the collective without an ordinal */
+        assert_int_equal(count_type(traces[rank], OTFX_EV_COLL_BEGIN), 3);
+        assert_int_equal(count_type(traces[rank], OTFX_EV_COLL_END), 3);
+        /* The calls stay, with or without their collective. */
+        assert_int_equal(count_type(traces[rank], OTFX_EV_ENTER), (rank == 1 ? 5 : 6) + extra);
+        assert_int_equal(count_type(traces[rank], OTFX_EV_LEAVE), (rank == 1 ? 5 : 6) + extra);
+        assert_int_equal(count_type(traces[rank], OTFX_EV_NBC_REQUEST), rank >= 3 ? 2 : 0);
+        assert_int_equal(count_type(traces[rank], OTFX_EV_NBC_COMPLETE), rank >= 3 ? 2 : 0);
+    }
+    for (size_t t = 0; t < count; t++)
+        otfx_trace_destroy(traces[t]);
+    free(traces);
+    otfx_defs_destroy(defs);
+
+    for (uint32_t p = 0; p < GROUP; p++)
+        destroy_process(&processes[p]);
+    free(anchor);
+    otf2_check_remove_tree(dir);
+    free(dir);
+}
+
 static void test_failures_and_refusals_are_agreed(void **state)
 {
     (void)state;
@@ -1091,6 +1247,7 @@ int main(void)
         cmocka_unit_test(test_processes_write_one_archive_with_unified_definitions),
         cmocka_unit_test(test_failures_and_refusals_are_agreed),
         cmocka_unit_test(test_messages_without_their_other_end_are_left_out),
+        cmocka_unit_test(test_collectives_some_member_lacks_are_left_out),
         cmocka_unit_test(test_receives_never_end_before_their_sends),
         cmocka_unit_test(test_live_trace_keeps_taking_appends),
     };

@@ -192,12 +192,20 @@ void batch_add_p2p(struct batch_builder *batch, uint16_t kind, uint16_t function
 void batch_add_collective(struct batch_builder *batch, uint16_t function_id, uint64_t time, uint32_t comm_id,
                           int32_t root, uint64_t bytes_sent, uint64_t bytes_received)
 {
+    batch_add_numbered_collective(batch, function_id, time, comm_id, root, bytes_sent, bytes_received, 0);
+}
+
+void batch_add_numbered_collective(struct batch_builder *batch, uint16_t function_id, uint64_t time,
+                                   uint32_t comm_id, int32_t root, uint64_t bytes_sent,
+                                   uint64_t bytes_received, uint64_t sequence)
+{
     struct capture_collective_record record = {
         .header = record_header(CAPTURE_RECORD_COLLECTIVE, function_id, sizeof(record), time),
         .comm_id = comm_id,
         .root = root,
         .bytes_sent = bytes_sent,
-        .bytes_received = bytes_received};
+        .bytes_received = bytes_received,
+        .sequence = sequence};
     batch_add_raw(batch, &record, sizeof(record));
 }
 

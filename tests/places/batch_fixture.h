@@ -73,6 +73,10 @@ void batch_add_message(struct batch_builder *batch, uint16_t kind, uint16_t func
                        uint64_t request, uint64_t sequence);
 void batch_add_collective(struct batch_builder *batch, uint16_t function_id, uint64_t time, uint32_t comm_id,
                           int32_t root, uint64_t bytes_sent, uint64_t bytes_received);
+/* The same with the collective's instance ordinal on its communicator (capture_collective_record). */
+void batch_add_numbered_collective(struct batch_builder *batch, uint16_t function_id, uint64_t time,
+                                   uint32_t comm_id, int32_t root, uint64_t bytes_sent,
+                                   uint64_t bytes_received, uint64_t sequence);
 void batch_add_comm(struct batch_builder *batch, uint16_t function_id, uint64_t time, uint32_t comm_id,
                     const int32_t *members, uint32_t member_count);
 void batch_add_phase(struct batch_builder *batch, uint64_t time, int32_t level);

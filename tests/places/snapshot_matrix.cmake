@@ -14,7 +14,7 @@ set(snapshot_matrix
     stencil_instrumented|lossless|3|1|300 stencil_instrumented|ring|6|2|300 stencil_instrumented|time|5|3|300
     stencil_instrumented|type|2|1|300 stencil_instrumented|depth|4|2|300 stencil_instrumented|stop|8|3|300
     stencil|lossless|6|2|1500 stencil|ring|5|3|1500 stencil|time|2|1|5000
-    stencil|type|4|2|1500 stencil|depth|8|3|1500 stencil|stop|3|1|4000)
+    stencil|type|4|2|2500 stencil|depth|8|3|1500 stencil|stop|3|1|4000)
 set(snapshot_matrix_check ${CMAKE_CURRENT_SOURCE_DIR}/check_snapshot_of_run.py)
 foreach(entry IN LISTS snapshot_matrix)
   string(REPLACE "|" ";" entry "${entry}")

@@ -194,7 +194,7 @@ static void test_collective(void **state)
     struct batch_builder batch;
     batch_begin(&batch, 1);
     batch_add_enter(&batch, FIXTURE_MPI_ALLREDUCE, 50);
-    batch_add_collective(&batch, FIXTURE_MPI_ALLREDUCE, 60, 0, -1, 16, 16);
+    batch_add_numbered_collective(&batch, FIXTURE_MPI_ALLREDUCE, 60, 0, -1, 16, 16, 7);
     batch_add_leave(&batch, FIXTURE_MPI_ALLREDUCE, 70);
     ingest_accepted(fixture, &batch, 3);
 
@@ -205,8 +205,12 @@ static void test_collective(void **state)
     assert_int_equal(after.events[0].u.region.region, region_named(fixture, "MPI_Allreduce"));
     assert_int_equal(after.events[1].type, OTFX_EV_COLL_BEGIN);
     assert_int_equal(after.events[1].time, 50);
+    /* The begin waited for the record: it names the communicator and the instance ordinal. */
+    assert_int_equal(after.events[1].u.coll.comm, fixture->rank.comms[0]);
+    assert_int_equal(after.events[1].u.coll.seq, 7);
     assert_int_equal(after.events[2].type, OTFX_EV_COLL_END);
     assert_int_equal(after.events[2].time, 60);
+    assert_int_equal(after.events[2].u.coll.seq, 7);
     assert_int_equal(after.events[2].u.coll.comm, fixture->rank.comms[0]);
     assert_int_equal(after.events[2].u.coll.op, 11); /* OTF2_COLLECTIVE_OP_ALLREDUCE */
     assert_int_equal(after.events[2].u.coll.root, UINT32_MAX);
@@ -214,6 +218,32 @@ static void test_collective(void **state)
     assert_int_equal(after.events[2].u.coll.received, 16);
     assert_int_equal(after.events[3].type, OTFX_EV_LEAVE);
     assert_int_equal(fixture->stream.collective_depth, 0);
+}
+
+/* The call's ENTER and its COLLECTIVE record in different batches: the begin comes with the second one,
+ * at the ENTER's time, numbered. */
+static void test_collective_across_batches(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_ALLREDUCE, 50);
+    ingest_accepted(fixture, &batch, 1);
+    assert_true(fixture->stream.begin_pending);
+    batch_begin(&batch, 2);
+    batch_add_numbered_collective(&batch, FIXTURE_MPI_ALLREDUCE, 60, 0, -1, 16, 16, 3);
+    batch_add_leave(&batch, FIXTURE_MPI_ALLREDUCE, 70);
+    ingest_accepted(fixture, &batch, 2);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 4);
+    assert_int_equal(after.events[1].type, OTFX_EV_COLL_BEGIN);
+    assert_int_equal(after.events[1].time, 50);
+    assert_int_equal(after.events[1].u.coll.seq, 3);
+    assert_int_equal(after.events[2].type, OTFX_EV_COLL_END);
+    assert_int_equal(after.events[2].u.coll.seq, 3);
+    assert_false(fixture->stream.begin_pending);
 }
 
 static void test_failed_collective_closes_without_payload(void **state)
@@ -1070,6 +1100,7 @@ int main(int argc, char **argv)
         DECODER_TEST(test_enter_send_leave),
         DECODER_TEST(test_nonblocking_send_and_completion),
         DECODER_TEST(test_collective),
+        DECODER_TEST(test_collective_across_batches),
         DECODER_TEST(test_failed_collective_closes_without_payload),
         DECODER_TEST(test_comm_created_then_used),
         DECODER_TEST(test_phase),

@@ -134,7 +134,7 @@ typedef enum otfx_event_type {
     OTFX_EV_IRECV_REQUEST,     /* request: nonblocking receive posted */
     OTFX_EV_IRECV,             /* msg + request: nonblocking receive completed */
     OTFX_EV_REQUEST_CANCELLED, /* request */
-    OTFX_EV_COLL_BEGIN,        /* no payload */
+    OTFX_EV_COLL_BEGIN,        /* coll: comm and seq only (both 0 / OTFX_REF_NONE when unknown) */
     OTFX_EV_COLL_END,          /* coll */
     OTFX_EV_METRIC,            /* metric */
     OTFX_EV_PHASE,             /* phase: a marker (e.g. MPI_Pcontrol level) */
@@ -200,7 +200,13 @@ typedef struct otfx_event {
             uint32_t root; /* world rank, or UINT32_MAX when the operation has none */
             uint64_t sent, received;
             uint64_t request; /* NBC_COMPLETE only: the NBC_REQUEST's request id */
-        } coll;               /* COLL_END, NBC_COMPLETE */
+            /* Instance ordinal of the collective on its communicator, 1-based, 0 unknown: the n-th
+             * collective operation (blocking, nonblocking at its start call, or a start of a persistent
+             * one) the rank started on `comm`. MPI has every member call a communicator's collectives in
+             * the same order, so the n-th is one operation on all of them. A blocking collective's
+             * COLL_BEGIN and COLL_END carry the same one; an NBC_COMPLETE its start's. */
+            uint64_t seq;
+        } coll; /* COLL_BEGIN (comm, seq), COLL_END, NBC_COMPLETE */
         struct {
             otfx_ref metric;
             uint64_t value;
@@ -411,6 +417,10 @@ typedef struct otfx_export_stats {
     /* Point-to-point messages its traces held in the window but left out because the other end of the
      * message is in no process's traces (see otfx_otf2_export_shared); and every process's. */
     uint64_t messages_unpaired, messages_unpaired_everywhere;
+    /* Collective instances (a communicator's n-th collective operation) its traces held in the window
+     * but left out because a member of the communicator that some process exports does not hold it; and
+     * every process's (each instance counted once). */
+    uint64_t collectives_incomplete, collectives_incomplete_everywhere;
     /* Clock condition (every process's): events written later than recorded because a receive ended
      * before its send began, the largest such correction in ns, and the messages whose send time was
      * still being corrected when the export's rounds ran out (0 unless the archive may hold receives
@@ -435,6 +445,13 @@ typedef struct otfx_export_stats {
  * start is not in the archive is left out too (an MPI_Irecv's becomes an MpiRecv: the message stays).
  * Ends without an ordinal (0) are written as they are. How many were left out: otfx_export_stats and
  * the archive property OTFX::UNPAIRED_MESSAGES. docs/otfx-format.md, "Messages".
+ *
+ * Collectives: OTF2 readers match the n-th collective of every member of a communicator. The processes
+ * exchange the instance ordinals (otfx_event.u.coll.seq) each member's traces hold whole, and a
+ * collective instance is written only when every member of its communicator that some process exports
+ * holds it; otherwise its MpiCollectiveBegin/End (or its nonblocking request and completion) are left
+ * out and the MPI call's Enter/Leave stay. How many: otfx_export_stats and the archive property
+ * OTFX::INCOMPLETE_COLLECTIVES. docs/otfx-format.md, "Collectives".
  *
  * Clocks: a receive written is never earlier than its send (messages with ordinals): one that would be is
  * moved forward to its send's time, and the events after it on its location with it, the move decaying
