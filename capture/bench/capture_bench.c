@@ -1,6 +1,6 @@
 /*
  * capture_bench.c — capture-bench: what recording costs, in one run of two application ranks and one
- * place (issue 4). Linked with libotfx-capture (link-time mode), run as
+ * place. Linked with libotfx-capture (link-time mode), run as
  *
  *   OTFX_PLACES=1 mpiexec -n 3 ./capture-bench [calls]
  *

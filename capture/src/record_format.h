@@ -36,7 +36,7 @@
  * millisecond between messages: an answer that late would put the place's time off-centre in the round trip),
  * so the rank's shortest round trip measures transport, not the loop. */
 #define CAPTURE_SYNC_TAG 4243
-/* Steering (issue 5): the place sends struct capture_control messages to an application rank with
+/* Steering: the place sends struct capture_control messages to an application rank with
  * this tag; the rank answers each one with a struct capture_control (same command and sequence, `state`
  * and `classes` filled) once it has carried it out (for CAPTURE_CONTROL_APP_PAUSE: once it is blocked).
  * The rank notices a message within about a millisecond of its own activity: it tests for it in MPI

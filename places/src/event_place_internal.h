@@ -50,12 +50,12 @@ struct place_stream {
     uint64_t blocked_ns;  /* the thread's blocked time as its last batch reported it */
     char **names;         /* otfx.h names by the thread's name id (NULL: not defined) */
     uint32_t name_capacity;
-    /* Steering (H-capture, batch_decoder.c): after a RECORDING "on" record, LEAVEs at depth
+    /* Steering (batch_decoder.c): after a RECORDING "on" record, LEAVEs at depth
      * resume_floor close regions entered before the pause: dropped and counted, not a malformed batch. */
     bool recording_resumed;
     uint32_t resume_floor;
     uint64_t dropped_leaves;
-    /* Back-pressure drops (H-drop, batch_decoder.c, CAPTURE_RECORD_DROPPED): regions entered while the
+    /* Back-pressure drops (batch_decoder.c, CAPTURE_RECORD_DROPPED): regions entered while the
      * rank dropped events have no ENTER here; gap i stands for drop_gaps[i].count of them sitting on top
      * of the first drop_gaps[i].depth regions held open, so a LEAVE at that depth closes one of them
      * (dropped), not a held region. Innermost last; beyond PLACE_MAX_DROP_GAPS the decoder falls back to
@@ -111,7 +111,7 @@ struct served_rank {
     } * throttled; /* user functions the rank switched off (THROTTLED records) */
     uint32_t throttled_count, throttled_capacity;
     struct rank_control_state control; /* steering (rank_control.c) */
-    /* Steering (H-capture, batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
+    /* Steering (batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
      * depth 0 in its other threads' streams are dropped and counted too. */
     bool recording_resumed;
     /* events/s over the last second (place_loop.c samples the traces' events_received once a second) */

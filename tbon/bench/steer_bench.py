@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""steer_bench — the tree's responsiveness on a live job (issue 5's benchmark).
+"""steer_bench — the tree's responsiveness on a live job (a benchmark).
 
     tbon/bench/steer_bench.py --otfx-run build/capture/otfx-run --example build/examples/stencil \\
         [--ranks 8] [--places 3] [--events 1000000] [--repeat 20]
@@ -12,7 +12,7 @@ recording (so every query sees the same data), then measures from a client on th
   profile_query_ms          a `profile` query over everything held (RANKS x EVENTS events), median; _p90
   timeline_query_ms         a `timeline --bins 1000 --rows RANKS` query, median
   status_query_ms           a `status` query, median
-Prints key=value lines. Targets (issue 5): app pause round trip <= 5 ms, profile <= 100 ms for 8 x 1M."""
+Prints key=value lines. Targets: app pause round trip <= 5 ms, profile <= 100 ms for 8 x 1M."""
 import argparse
 import os
 import statistics

@@ -81,7 +81,7 @@ typedef struct otfx_event_place_setup {
     int first_served;   /* application ranks first_served … first_served + served_count - 1 */
     int served_count;   /* may be 0: the place then ends at once */
     otfx_place_functions functions;
-    /* The tree (issue 5). places_comm MPI_COMM_NULL (or layout NULL): a standalone event place, no
+    /* The tree. places_comm MPI_COMM_NULL (or layout NULL): a standalone event place, no
      * tree and no server, that ends once its ranks said goodbye (the tests of places/ run it so). */
     MPI_Comm places_comm; /* the places only, place index = rank in it (from the world split) */
     const struct otfx_tbon_layout *layout;
