@@ -69,6 +69,7 @@ struct decoder {
     size_t new_comm_count;
     /* The stream's state as the batch advances it; committed only when the batch is accepted. */
     uint64_t last_time;
+    uint64_t last_event_time;
     bool any_time;
     uint32_t depth;
     uint32_t collective_depth;
@@ -107,6 +108,10 @@ static otfx_event *next_event(struct decoder *decoder, otfx_event_type type, uin
         begin->u.coll.comm = OTFX_REF_NONE;
         begin->u.coll.root = UINT32_MAX;
     }
+    /* Never before the stream's previous event (place_stream.last_event_time says why). */
+    if (time < decoder->last_event_time)
+        time = decoder->last_event_time;
+    decoder->last_event_time = time;
     otfx_event *event = &decoder->place->events[decoder->event_count++];
     memset(event, 0, sizeof(*event));
     event->type = type;
@@ -913,6 +918,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .rank = rank,
                               .stream = stream,
                               .last_time = stream->last_time,
+                              .last_event_time = stream->last_event_time,
                               .any_time = stream->any_time,
                               .depth = stream->depth,
                               .collective_depth = stream->collective_depth,
@@ -967,6 +973,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
         return false;
     }
     stream->last_time = decoder.last_time;
+    stream->last_event_time = decoder.last_event_time;
     stream->any_time = decoder.any_time;
     stream->depth = decoder.depth;
     stream->collective_depth = decoder.collective_depth;

@@ -41,6 +41,10 @@ struct place_stream {
     uint32_t thread;
     uint64_t next_sequence;
     uint64_t last_time;
+    /* The latest event time given to the trace: the rank's clock model is shared by its threads, and a
+     * re-synchronisation that one thread's records bring in may map another thread's next ticks a few ns
+     * below what that thread's events already got (batch_decoder.c, next_event). */
+    uint64_t last_event_time;
     bool any_time;
     uint32_t depth; /* regions open */
     uint32_t

@@ -690,6 +690,37 @@ static void test_send_before_a_clock_segment(void **state)
     assert_int_equal(rank->clock_segment_count, 1);
 }
 
+/* The rank's clock model is shared by its threads: a re-synchronisation brought in by another thread's
+ * records may map this thread's next ticks below the time its previous event got. The events keep their
+ * order (they get the previous event's time) instead of the trace refusing the batch. */
+static void test_clock_model_change_never_goes_back(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct served_rank *rank = &fixture->rank;
+    rank->clock_known = rank->clock_tsc = true;
+    rank->ns_per_tick = 1.0;
+    rank->ref_ticks = rank->ref_ns = 0;
+    rank->offset_ns = 100;
+    struct batch_builder first;
+    batch_begin(&first, 1);
+    batch_add_enter(&first, FIXTURE_MPI_SEND, 1000);
+    ingest_accepted(fixture, &first, 1);
+    rank->offset_ns = 50; /* as another thread's re-synchronisation would leave it */
+    struct batch_builder second;
+    batch_begin(&second, 2);
+    batch_add_message(&second, CAPTURE_RECORD_SEND, FIXTURE_MPI_SEND, 1000, 0, 2, 7, 64, 0, 0, 1);
+    batch_add_leave(&second, FIXTURE_MPI_SEND, 1080);
+    ingest_accepted(fixture, &second, 2);
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    assert_int_equal(after.event_count, 3);
+    assert_int_equal(after.events[0].time, 1100);
+    assert_int_equal(after.events[1].type, OTFX_EV_SEND);
+    assert_int_equal(after.events[1].time, 1100);
+    assert_int_equal(after.events[2].type, OTFX_EV_LEAVE);
+    assert_int_equal(after.events[2].time, 1130);
+}
+
 /* An intercommunicator is defined with its groups in one order on both sides, whichever is local. */
 static void test_intercommunicator_groups_in_canonical_order(void **state)
 {
@@ -1113,6 +1144,7 @@ int main(int argc, char **argv)
         DECODER_TEST(test_nonblocking_collective_after_drop),
         DECODER_TEST(test_send_at_its_calls_enter),
         DECODER_TEST(test_send_before_a_clock_segment),
+        DECODER_TEST(test_clock_model_change_never_goes_back),
         DECODER_TEST(test_intercommunicator_groups_in_canonical_order),
         DECODER_TEST(test_reject_truncated_record),
         DECODER_TEST(test_reject_record_past_the_end),
