@@ -3,6 +3,7 @@
 #include "otf2_clock_condition.h"
 
 #include "error.h"
+#include "growth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -214,14 +215,9 @@ otfx_status otfx_clock_event(otfx_clock_condition *clock, otfx_clock_location *l
         if (send->time != at || send->used == 1) {
             send->time = at;
             send->used = 2; /* published at least once */
-            if (clock->changed_count == clock->changed_capacity) {
-                const size_t capacity = clock->changed_capacity ? 2 * clock->changed_capacity : 256;
-                published *grown = realloc(clock->changed, capacity * sizeof *grown);
-                if (!grown)
-                    return out_of_memory();
-                clock->changed = grown;
-                clock->changed_capacity = capacity;
-            }
+            if (!otfx_reserve((void **)&clock->changed, &clock->changed_capacity, clock->changed_count + 1,
+                              sizeof *clock->changed, 256))
+                return out_of_memory();
             clock->changed[clock->changed_count++] = (published){event->u.msg.seq, at, channel};
         }
     }

@@ -2,6 +2,7 @@
 #include "otf2_pairing.h"
 
 #include "error.h"
+#include "growth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +23,8 @@ static bool runs_reserve(run_set *set, size_t needed)
 {
     if (needed <= set->capacity)
         return true;
-    size_t capacity = set->capacity ? 2 * set->capacity : 4;
-    while (capacity < needed)
-        capacity *= 2;
-    run *grown = realloc(set->runs, capacity * sizeof *grown);
-    if (!grown)
+    if (!otfx_reserve((void **)&set->runs, &set->capacity, needed, sizeof *set->runs, 4))
         return false;
-    set->runs = grown;
-    set->capacity = capacity;
     return true;
 }
 
@@ -237,14 +232,9 @@ static channel_end *find_or_add_end(otfx_pairing *pairing, const end_key *key)
     channel_end *end = find_end(pairing, key);
     if (end)
         return end;
-    if (pairing->end_count == pairing->end_capacity) {
-        size_t capacity = pairing->end_capacity ? 2 * pairing->end_capacity : 64;
-        channel_end *grown = realloc(pairing->ends, capacity * sizeof *grown);
-        if (!grown)
-            return NULL;
-        pairing->ends = grown;
-        pairing->end_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&pairing->ends, &pairing->end_capacity, pairing->end_count + 1,
+                      sizeof *pairing->ends, 64))
+        return NULL;
     if ((pairing->end_count + 1) * 2 > pairing->slot_count &&
         !rehash(pairing, pairing->slot_count ? 2 * pairing->slot_count : 128))
         return NULL;
@@ -270,14 +260,9 @@ static rank_requests *find_or_add_rank(otfx_pairing *pairing, uint32_t rank)
     rank_requests *found = find_rank(pairing, rank);
     if (found)
         return found;
-    if (pairing->rank_count == pairing->rank_capacity) {
-        size_t capacity = pairing->rank_capacity ? 2 * pairing->rank_capacity : 8;
-        rank_requests *grown = realloc(pairing->ranks, capacity * sizeof *grown);
-        if (!grown)
-            return NULL;
-        pairing->ranks = grown;
-        pairing->rank_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&pairing->ranks, &pairing->rank_capacity, pairing->rank_count + 1,
+                      sizeof *pairing->ranks, 8))
+        return NULL;
     rank_requests *added = &pairing->ranks[pairing->rank_count++];
     *added = (rank_requests){.rank = rank};
     return added;
@@ -324,14 +309,9 @@ static coll_member *find_or_add_member(otfx_pairing *pairing, uint32_t comm, uin
     coll_member *found = find_member(pairing, comm, rank);
     if (found)
         return found;
-    if (pairing->member_count == pairing->member_capacity) {
-        size_t capacity = pairing->member_capacity ? 2 * pairing->member_capacity : 8;
-        coll_member *grown = realloc(pairing->members, capacity * sizeof *grown);
-        if (!grown)
-            return NULL;
-        pairing->members = grown;
-        pairing->member_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&pairing->members, &pairing->member_capacity, pairing->member_count + 1,
+                      sizeof *pairing->members, 8))
+        return NULL;
     if ((pairing->member_count + 1) * 2 > pairing->member_slot_count &&
         !rehash_members(pairing, pairing->member_slot_count ? 2 * pairing->member_slot_count : 32))
         return NULL;
@@ -402,14 +382,9 @@ otfx_status otfx_pairing_cover(otfx_pairing *pairing, uint32_t rank)
 static otfx_status note_collective(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
 {
     if (event->type == OTFX_EV_NBC_COMPLETE) {
-        if (pairing->nbc_count == pairing->nbc_capacity) {
-            size_t capacity = pairing->nbc_capacity ? 2 * pairing->nbc_capacity : 64;
-            nbc_done *grown = realloc(pairing->nbcs, capacity * sizeof *grown);
-            if (!grown)
-                return out_of_memory();
-            pairing->nbcs = grown;
-            pairing->nbc_capacity = capacity;
-        }
+        if (!otfx_reserve((void **)&pairing->nbcs, &pairing->nbc_capacity, pairing->nbc_count + 1,
+                          sizeof *pairing->nbcs, 64))
+            return out_of_memory();
         pairing->nbcs[pairing->nbc_count++] =
             (nbc_done){event->u.coll.comm, rank, event->u.coll.seq, event->u.coll.request};
         return find_or_add_member(pairing, event->u.coll.comm, rank) ? OTFX_OK : out_of_memory();
@@ -613,14 +588,8 @@ static size_t comm_index(comm_table *table, const comm_identity *identity)
     for (; table->slots[i]; i = (i + 1) & (table->slot_count - 1))
         if (same_identity(&table->items[table->slots[i] - 1], identity))
             return table->slots[i] - 1;
-    if (table->count == table->capacity) {
-        size_t capacity = table->capacity ? 2 * table->capacity : 16;
-        comm_identity *grown = realloc(table->items, capacity * sizeof *grown);
-        if (!grown)
-            return SIZE_MAX;
-        table->items = grown;
-        table->capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&table->items, &table->capacity, table->count + 1, sizeof *table->items, 16))
+        return SIZE_MAX;
     table->items[table->count] = *identity;
     table->slots[i] = ++table->count;
     return table->count - 1;
@@ -784,15 +753,9 @@ static otfx_status read_part(otfx_byte_reader *in, uint32_t part, comm_table *ta
         end.runs = in->at;
         in->at += (size_t)end.run_count * sizeof(run);
         in->left -= (size_t)end.run_count * sizeof(run);
-        if (*end_count == *end_capacity) {
-            size_t capacity = *end_capacity ? 2 * *end_capacity : 64;
-            gathered_end *grown = realloc(*ends, capacity * sizeof *grown);
-            if (!grown) {
-                status = out_of_memory();
-                break;
-            }
-            *ends = grown;
-            *end_capacity = capacity;
+        if (!otfx_reserve((void **)ends, end_capacity, *end_count + 1, sizeof **ends, 64)) {
+            status = out_of_memory();
+            break;
         }
         (*ends)[(*end_count)++] = end;
     }
@@ -818,15 +781,10 @@ static otfx_status read_part(otfx_byte_reader *in, uint32_t part, comm_table *ta
             break;
         }
         member.comm = (uint32_t)comm->index;
-        if (collectives->count == collectives->capacity) {
-            size_t capacity = collectives->capacity ? 2 * collectives->capacity : 64;
-            gathered_member *grown = realloc(collectives->members, capacity * sizeof *grown);
-            if (!grown) {
-                status = out_of_memory();
-                break;
-            }
-            collectives->members = grown;
-            collectives->capacity = capacity;
+        if (!otfx_reserve((void **)&collectives->members, &collectives->capacity, collectives->count + 1,
+                          sizeof *collectives->members, 64)) {
+            status = out_of_memory();
+            break;
         }
         collectives->members[collectives->count++] = member;
     }
