@@ -16,7 +16,7 @@ import e2e_job  # noqa: E402
 from e2e_job import check  # noqa: E402
 
 SUMMARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "otf2_summary.py")
-PAIRS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "places", "check_message_pairs.py")
+CHECK_SNAPSHOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness", "check-snapshot")
 MARGIN_NS = 2_000_000  # clock conversion and delivery slack
 LATE_LEAVE_NS = 1_000_000_000  # the LEAVE of a call open at a window's end, on an oversubscribed node
 
@@ -143,8 +143,8 @@ def steer(job, session):
           sum(held.values()) - 2 * unpaired - collective_records <= read <= sum(held.values()) - unpaired,
           f"python3-otf2 reads {read} events, the places held {sum(held.values())} and left out the records of "
           f"{unpaired} messages without their other end and of {incomplete} incomplete collectives")
-    pairs = subprocess.run(["/usr/bin/python3", PAIRS, archive], capture_output=True, text=True, timeout=300)
-    check(pairs.returncode == 0, f"the window's messages pair: {pairs.stdout.strip()}")
+    pairs = subprocess.run(["/usr/bin/python3", CHECK_SNAPSHOT, archive], capture_output=True, text=True, timeout=300)
+    check(pairs.returncode == 0, f"the window's snapshot is consistent (its messages pair): {pairs.stdout.strip()}")
     for rank in range(8):
         data = summary["ranks"].get(str(rank))
         check(data is not None and held[rank] - 2 * unpaired - 2 * incomplete <= data["events"] <= held[rank],
