@@ -542,13 +542,14 @@ static void test_processes_write_one_archive_with_unified_definitions(void **sta
  *   E: rank 4 → rank 5, tag 2, without ordinals (0): written as they are. */
 enum { PAIR_COMM_TAG_A = 5, PAIR_TAG_B = 1, PAIR_TAG_C = 3, PAIR_TAG_D = 9, PAIR_TAG_E = 2 };
 
-typedef struct message_trace {
+/* A trace made by hand for the processes of a test: events 1 µs apart. */
+typedef struct crafted_trace {
     otfx_event events[64];
     size_t count;
     otfx_time time;
-} message_trace;
+} crafted_trace;
 
-static otfx_event *message_event(message_trace *trace, otfx_event_type type)
+static otfx_event *crafted_event(crafted_trace *trace, otfx_event_type type)
 {
     assert_true(trace->count < sizeof trace->events / sizeof *trace->events);
     otfx_event *event = &trace->events[trace->count++];
@@ -556,10 +557,10 @@ static otfx_event *message_event(message_trace *trace, otfx_event_type type)
     return event;
 }
 
-static void message(message_trace *trace, otfx_event_type type, otfx_ref comm, uint32_t peer, uint32_t tag,
+static void message(crafted_trace *trace, otfx_event_type type, otfx_ref comm, uint32_t peer, uint32_t tag,
                     uint64_t seq, uint64_t request)
 {
-    otfx_event *event = message_event(trace, type);
+    otfx_event *event = crafted_event(trace, type);
     event->u.msg.comm = comm;
     event->u.msg.peer = peer;
     event->u.msg.tag = tag;
@@ -568,9 +569,9 @@ static void message(message_trace *trace, otfx_event_type type, otfx_ref comm, u
     event->u.msg.request = request;
 }
 
-static void request(message_trace *trace, otfx_event_type type, uint64_t id)
+static void request(crafted_trace *trace, otfx_event_type type, uint64_t id)
 {
-    message_event(trace, type)->u.request.request = id;
+    crafted_event(trace, type)->u.request.request = id;
 }
 
 static void build_message_process(process *p, uint32_t index)
@@ -585,11 +586,11 @@ static void build_message_process(process *p, uint32_t index)
     assert_int_equal(otfx_defs_comm(p->defs, "unused", pair_members, 1, &other), OTFX_OK);
     if (index == 1)
         assert_int_equal(otfx_defs_comm(p->defs, "pair", pair_members, 2, &pair), OTFX_OK);
-    message_trace traces[TRACES_PER_PROCESS];
+    crafted_trace traces[TRACES_PER_PROCESS];
     memset(traces, 0, sizeof traces);
     for (uint32_t t = 0; t < TRACES_PER_PROCESS; t++)
         traces[t].time = 1000000 * (t + 1);
-    message_trace *first = &traces[0], *second = &traces[1];
+    crafted_trace *first = &traces[0], *second = &traces[1];
     switch (index) {
     case 0: /* rank 0: A's sender, B's receiver; rank 1: B's sender */
         for (uint64_t n = 3; n <= 8; n++)
@@ -911,46 +912,32 @@ static void test_receives_never_end_before_their_sends(void **state)
  *   "pair" {3, 4}, MPI_Ibarrier (request, completion) with ordinals 1..3: rank 4 lost the request of 1.
  *   Written: 2 and 3; rank 3's request and completion of 1 are left out.
  * Left out: world 1, 4, 6; pair 1: 4 instances, process 0 3, process 1 4, process 2 3. */
-typedef struct collective_trace {
-    otfx_event events[64];
-    size_t count;
-    otfx_time time;
-} collective_trace;
-
-static otfx_event *collective_event(collective_trace *trace, otfx_event_type type)
-{
-    assert_true(trace->count < sizeof trace->events / sizeof *trace->events);
-    otfx_event *event = &trace->events[trace->count++];
-    *event = (otfx_event){.type = type, .time = trace->time += 1000};
-    return event;
-}
-
-static void allreduce(collective_trace *trace, otfx_ref region, otfx_ref comm, uint64_t seq, bool begin,
+static void allreduce(crafted_trace *trace, otfx_ref region, otfx_ref comm, uint64_t seq, bool begin,
                       bool end, bool begin_numbered)
 {
-    collective_event(trace, OTFX_EV_ENTER)->u.region.region = region;
+    crafted_event(trace, OTFX_EV_ENTER)->u.region.region = region;
     otfx_event *event;
     if (begin) {
-        event = collective_event(trace, OTFX_EV_COLL_BEGIN);
+        event = crafted_event(trace, OTFX_EV_COLL_BEGIN);
         event->u.coll.comm = begin_numbered ? comm : OTFX_REF_NONE;
         event->u.coll.seq = begin_numbered ? seq : 0;
     }
     if (end) {
-        event = collective_event(trace, OTFX_EV_COLL_END);
+        event = crafted_event(trace, OTFX_EV_COLL_END);
         event->u.coll.comm = comm;
         event->u.coll.op = OTF2_COLLECTIVE_OP_ALLREDUCE;
         event->u.coll.root = UINT32_MAX;
         event->u.coll.sent = event->u.coll.received = 8;
         event->u.coll.seq = seq;
     }
-    collective_event(trace, OTFX_EV_LEAVE);
+    crafted_event(trace, OTFX_EV_LEAVE);
 }
 
-static void ibarrier(collective_trace *trace, otfx_ref comm, uint64_t seq, uint64_t request, bool started)
+static void ibarrier(crafted_trace *trace, otfx_ref comm, uint64_t seq, uint64_t request, bool started)
 {
     if (started)
-        collective_event(trace, OTFX_EV_NBC_REQUEST)->u.request.request = request;
-    otfx_event *done = collective_event(trace, OTFX_EV_NBC_COMPLETE);
+        crafted_event(trace, OTFX_EV_NBC_REQUEST)->u.request.request = request;
+    otfx_event *done = crafted_event(trace, OTFX_EV_NBC_COMPLETE);
     done->u.coll.comm = comm;
     done->u.coll.op = OTF2_COLLECTIVE_OP_BARRIER;
     done->u.coll.root = UINT32_MAX;
@@ -970,12 +957,12 @@ static void build_collective_process(process *p, uint32_t index)
     if (index == 1)
         assert_int_equal(otfx_defs_comm(p->defs, "pair", pair_members, 2, &pair), OTFX_OK);
     assert_int_equal(otfx_defs_region(p->defs, "MPI_Allreduce", OTFX_ROLE_MPI_COLLECTIVE, &region), OTFX_OK);
-    collective_trace traces[TRACES_PER_PROCESS];
+    crafted_trace traces[TRACES_PER_PROCESS];
     memset(traces, 0, sizeof traces);
     const uint32_t exported = index == 2 ? 1 : TRACES_PER_PROCESS;
     for (uint32_t t = 0; t < exported; t++) {
         const uint32_t rank = index * TRACES_PER_PROCESS + t;
-        collective_trace *trace = &traces[t];
+        crafted_trace *trace = &traces[t];
         trace->time = 1000000;
         for (uint64_t n = rank == 1 ? 2 : 1; n <= 6; n++)
             allreduce(trace, region, world, n, !(rank == 2 && n == 4), !(rank == 3 && n == 6),
