@@ -194,7 +194,7 @@ def body_lines(function, record=True):
     f, args, cls = function, call_args(function), function.cls
     call = f"{callee(f)}({args})"
     rec = "true" if record else "false"
-    # A send's record carries the call's ENTER time (record_format.h, CAPTURE_RECORD_SEND): read before
+    # A send's record carries the call's ENTER time (otfx/capture_wire.h, CAPTURE_RECORD_SEND): read before
     # the PMPI call, which may record other things (steering markers, callbacks).
     entered = "capture_send_time" if record else "0"
     send_time = ["    const uint64_t capture_send_time = capture_entered;"] if record else []
@@ -377,7 +377,7 @@ def completion_lines(f, rec):
     raise SystemExit(f"gen_wrappers.py: no completion template for {f.name}")
 
 
-# The table's classes → the steering event classes (record_format.h enum capture_event_class, the same
+# The table's classes → the steering event classes (otfx/capture_wire.h enum capture_event_class, the same
 # bits as otfx_event_class): `enable|disable p2p|collective|mpi-other` switch these.
 EVENT_CLASS_BITS = {
     "CAPTURE_CLASS_P2P": ("p2p-send", "p2p-recv", "p2p-sendrecv", "p2p-isend", "p2p-irecv", "p2p-mrecv",

@@ -1,5 +1,5 @@
 /*
- * channels.c — message ordinals per channel (record_format.h, capture_p2p_record.sequence).
+ * channels.c — message ordinals per channel (otfx/capture_wire.h, capture_p2p_record.sequence).
  *
  * OTF2 readers pair a send with a receive by their order on (sender, receiver, communicator, tag): the
  * n-th send is the n-th receive. otfx makes that order explicit: each end of a channel numbers its

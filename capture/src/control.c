@@ -1,6 +1,6 @@
 /*
  * control.c — steering on an application rank: the place's struct capture_control messages
- * (record_format.h) arrive on the tool communicator with CAPTURE_CONTROL_TAG from the rank's event
+ * (otfx/capture_wire.h) arrive on the tool communicator with CAPTURE_CONTROL_TAG from the rank's event
  * place; the rank carries each one out and answers it.
  *
  * No helper thread: one PMPI_Irecv is always posted, and the rank tests it (PMPI_Test) at check points,

@@ -224,7 +224,7 @@ static void clock_ping_name(char name[MPI_MAX_PROCESSOR_NAME + 2], int *length)
     PMPI_Get_processor_name(name, length);
 }
 
-/* The ping-pong with the shortest round trip of a burst (record_format.h, CAPTURE_SYNC_TAG), timed with
+/* The ping-pong with the shortest round trip of a burst (otfx/capture_wire.h, CAPTURE_SYNC_TAG), timed with
  * `read_clock`: its middle and round trip on that clock, the place's clock when it answered, and whether
  * the place shares this node's clock. */
 struct clock_ping {
@@ -237,7 +237,7 @@ static struct clock_ping ping_burst(int place, int pings, uint64_t (*read_clock)
     char name[MPI_MAX_PROCESSOR_NAME + 2 + sizeof(int32_t)] = {0};
     int length = 0;
     clock_ping_name(name, &length);
-    const int32_t pid = (int32_t)getpid(); /* the place watches this process by it (record_format.h) */
+    const int32_t pid = (int32_t)getpid(); /* the place watches this process by it (otfx/capture_wire.h) */
     memcpy(name + length + 2, &pid, sizeof(pid));
     struct clock_ping best = {.round_trip = UINT64_MAX};
     for (int i = 0; i < pings; i++) {
@@ -301,7 +301,7 @@ static void measure_place_offset(int app_rank)
     capture_timer_set_offset(best.same_node ? 0 : (int64_t)best.place_ns - (int64_t)best.middle);
 }
 
-/* The place's clock minus this rank's tick-derived time (record_format.h's capture_clock_record), now.
+/* The place's clock minus this rank's tick-derived time (otfx/capture_wire.h's capture_clock_record), now.
  * Same node: one CLOCK_MONOTONIC, so no message: a reference pair. Else the ping-pong with the smallest
  * round trip of 5; false when even that one took too long to be trusted (the caller tries again soon,
  * accepting twice as long a round trip). */

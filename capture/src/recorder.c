@@ -1,5 +1,5 @@
 /*
- * recorder.c — per-thread record buffers (see recorder.h and record_format.h).
+ * recorder.c — per-thread record buffers (see recorder.h and otfx/capture_wire.h).
  */
 #include "recorder.h"
 #include "runtime.h"
@@ -150,14 +150,6 @@ static int call_depth_change(uint16_t kind)
     }
 }
 
-/* Not time-ordered records (record_format.h): their timestamps say nothing about the stream's time. */
-static bool time_ordered(uint16_t kind)
-{
-    return kind != CAPTURE_RECORD_OBJECT && kind != CAPTURE_RECORD_NAME && kind != CAPTURE_RECORD_RECORDING &&
-           kind != CAPTURE_RECORD_CLOCK && kind != CAPTURE_RECORD_COMM_CREATED &&
-           kind != CAPTURE_RECORD_COMM_FREED;
-}
-
 /* The caller filled the scratch record after the last reserve: now it can be counted. */
 static void count_dropped(struct thread_recorder *recorder)
 {
@@ -222,7 +214,7 @@ static void end_drop(struct thread_recorder *recorder)
     for (size_t offset = 0; offset < recorder->kept_used;) {
         struct capture_record_header header;
         memcpy(&header, recorder->kept + offset, sizeof(header));
-        if (time_ordered(header.kind) && header.timestamp > latest)
+        if (capture_record_time_ordered(header.kind) && header.timestamp > latest)
             latest = header.timestamp;
         if (recorder->used + header.size > RECORD_CAPACITY)
             send_batch(recorder, 0);

@@ -3,14 +3,14 @@
  *
  * The hot path (enter/leave, payload records) appends a fixed-size record to a per-thread buffer:
  * no system call (rdtsc, or CLOCK_MONOTONIC from the vDSO: timer.h), no lock, no malloc except once per
- * thread. A full buffer goes to capture_flush() (transport.c) as one batch; see record_format.h. Wrappers
+ * thread. A full buffer goes to capture_flush() (transport.c) as one batch; see otfx/capture_wire.h. Wrappers
  * call these only on application ranks with places configured (capture_is_recording()).
  */
 #ifndef OTFX_CAPTURE_RECORDER_H
 #define OTFX_CAPTURE_RECORDER_H
 
-#include "record_format.h"
 #include "timer.h"
+#include <otfx/capture_wire.h>
 
 #include <mpi.h>
 #include <stdbool.h>
@@ -101,7 +101,7 @@ CAPTURE_INTERNAL void capture_control_stop(void);
 CAPTURE_INTERNAL bool capture_enter(int function_id, uint32_t event_class);
 CAPTURE_INTERNAL void capture_leave(int function_id);
 /* The timestamp of this thread's last ENTER record (capture_enter_at sets it): a wrapper reads it before
- * its PMPI call and gives it to the send it records (record_format.h, CAPTURE_RECORD_SEND). */
+ * its PMPI call and gives it to the send it records (otfx/capture_wire.h, CAPTURE_RECORD_SEND). */
 CAPTURE_INTERNAL extern _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
 /* A RECORDING record (control.c, when it turns recording on or off). */
 CAPTURE_INTERNAL void capture_write_recording(bool on, uint32_t reason, uint64_t timestamp);
@@ -248,7 +248,7 @@ CAPTURE_INTERNAL void capture_write_load_map(void);
 /* Recorder life cycle (manual_wrappers.c): start after the world split, stop in MPI_Finalize by
  * sending every thread's remaining records, the calling thread's batch flagged as goodbye.
  * drop_when_full (OTFX_BACKPRESSURE=drop): a thread whose batch is full while the previous one is still
- * being sent does not wait; it drops its records (keeping the definition-like ones, record_format.h's
+ * being sent does not wait; it drops its records (keeping the definition-like ones, otfx/capture_wire.h's
  * CAPTURE_RECORD_DROPPED) until that send completes, then sends a DROPPED record saying what it lost.
  * The hot path is the same in both policies: one compare against the thread's batch limit, which is 0
  * while dropping. */

@@ -441,7 +441,7 @@ void capture_message_request_on(int function_id, MPI_Comm probed_comm, MPI_Reque
                           CAPTURE_REQUEST_RECV, tracked.id, 0, 0);
 }
 
-/* The request record of a nonblocking collective (record_format.h: it follows the collective's COLLECTIVE
+/* The request record of a nonblocking collective (otfx/capture_wire.h: it follows the collective's COLLECTIVE
  * record, and the place pairs the two; tag names the collective, so the completion says which one ended). */
 static void write_collective_request(enum capture_record_kind kind, int function_id,
                                      const struct tracked_request *entry)

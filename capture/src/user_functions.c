@@ -7,7 +7,7 @@
  * no system call, no allocation once the thread's tables hold the function: one fixed-size record, as
  * for MPI calls). Names are found on the
  * place: capture_send_load_map() sends every loaded object's path and load bias once, from MPI_Init,
- * before any user record (record_format.h), and the place resolves addresses with libdwfl.
+ * before any user record (otfx/capture_wire.h), and the place resolves addresses with libdwfl.
  *
  * A function entered before recording started (main, or whatever called MPI_Init) is not recorded, so
  * its exit must not be either: each thread counts the user regions it has open in the trace and

@@ -1,5 +1,5 @@
 /*
- * batch_decoder.c — turns one batch of raw records (capture/src/record_format.h) into otfx events and
+ * batch_decoder.c — turns one batch of raw records (capture/include/otfx/capture_wire.h) into otfx events and
  * appends them to the trace of the rank and thread that sent it, with one otfx_trace_append.
  *
  * The whole batch is decoded and checked against the stream's state (open regions, last time,
@@ -13,7 +13,7 @@
  *   LEAVE                       LEAVE (+ COLL_END first if the collective failed and sent no record)
  *   SEND                        SEND, or ISEND with its request for nonblocking/persistent sends, at
  *                               the call's ENTER time (the record's), or later when records of the call
- *                               came in between (record_format.h): a stream stays in time order
+ *                               came in between (otfx/capture_wire.h): a stream stays in time order
  *   RECV                        RECV
  *   RECV_POSTED                 IRECV_REQUEST
  *   REQUEST_DONE send / recv    ISEND_COMPLETE / IRECV (with the status' peer, tag and bytes)
@@ -269,7 +269,7 @@ double place_clock_correction(const struct served_rank *rank, uint64_t ticks)
     return segment->correction + segment->slope * ((double)ticks - (double)segment->ticks);
 }
 
-/* The rank's tick-derived time: its MPI_Init calibration applied to raw ticks (record_format.h). */
+/* The rank's tick-derived time: its MPI_Init calibration applied to raw ticks (otfx/capture_wire.h). */
 double place_clock_local(const struct served_rank *rank, uint64_t ticks)
 {
     if (!rank->clock_tsc)
@@ -300,8 +300,6 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
 {
     struct capture_clock_record clock;
     struct served_rank *rank = decoder->rank;
-    if (header->size < sizeof(clock))
-        return fail(decoder, "clock record of %llu bytes", (unsigned long long)(header->size));
     memcpy(&clock, record, sizeof(clock));
     if (!rank->clock_known)
         return true;
@@ -440,8 +438,6 @@ static bool define_name(struct decoder *decoder, const struct capture_record_hea
                         const unsigned char *record)
 {
     struct capture_name_record name;
-    if (header->size < sizeof(name))
-        return fail(decoder, "name record of %llu bytes", (unsigned long long)(header->size));
     memcpy(&name, record, sizeof(name));
     const char *text = (const char *)record + sizeof(name);
     if (name.name_bytes == 0 || name.name_bytes > header->size - sizeof(name) ||
@@ -538,8 +534,6 @@ static bool decode_dropped(struct decoder *decoder, const struct capture_record_
                            const unsigned char *record, uint64_t time)
 {
     struct capture_dropped_record dropped;
-    if (header->size < sizeof(dropped))
-        return fail(decoder, "dropped record of %llu bytes", (unsigned long long)(header->size));
     memcpy(&dropped, record, sizeof(dropped));
     if (dropped.first > dropped.last || dropped.last > header->timestamp)
         return fail(decoder, "dropped record with a malformed time range");
@@ -598,14 +592,11 @@ static bool decode_dropped(struct decoder *decoder, const struct capture_record_
 /* A rank ending without MPI_Finalize (capture/src/dying.c): remembered for the report and the tree,
  * and marked in its trace as a phase "otfx: rank R died of …" whose value is the signal, MPI_Abort's
  * error code or exit()'s status. */
-static bool decode_died(struct decoder *decoder, const struct capture_record_header *header,
-                        const unsigned char *record, uint64_t time)
+static bool decode_died(struct decoder *decoder, const unsigned char *record, uint64_t time)
 {
     struct event_place *place = decoder->place;
     struct served_rank *rank = decoder->rank;
     struct capture_died_record died;
-    if (header->size < sizeof(died))
-        return fail(decoder, "died record of %llu bytes", (unsigned long long)(header->size));
     memcpy(&died, record, sizeof(died));
     if (died.cause < CAPTURE_DEATH_SIGNAL || died.cause > CAPTURE_DEATH_EXIT)
         return fail(decoder, "died record of unknown cause %llu", (unsigned long long)died.cause);
@@ -637,12 +628,10 @@ static bool decode_comm(struct decoder *decoder, const struct capture_record_hea
 {
     if (header->kind != CAPTURE_RECORD_COMM_CREATED)
         return true;
-    if (header->size < sizeof(struct capture_comm_record))
-        return fail(decoder, "communicator record of %llu bytes", (unsigned long long)(header->size));
     struct capture_comm_record comm;
     memcpy(&comm, record, sizeof(comm));
     uint64_t members = (uint64_t)comm.local_size + comm.remote_size;
-    /* A communicator larger than a batch comes without members (record_format.h). */
+    /* A communicator larger than a batch comes without members (otfx/capture_wire.h). */
     if (header->size == sizeof(comm))
         members = 0;
     else if (members > (header->size - sizeof(comm)) / sizeof(int32_t))
@@ -665,10 +654,13 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     struct event_place *place = decoder->place;
     if (header->function_id >= place->setup.functions.count)
         return fail(decoder, "unknown function id %llu", (unsigned long long)(header->function_id));
+    /* Every kind's struct fits (the contract's table); longer records carry members, paths or names. */
+    const uint32_t least = capture_record_min_size(header->kind);
+    if (header->size < least)
+        return fail(decoder, "%s record of %llu bytes", capture_record_kind_name(header->kind),
+                    (unsigned long long)(header->size));
     if (header->kind == CAPTURE_RECORD_OBJECT) {
         struct capture_object_record object;
-        if (header->size < sizeof(object))
-            return fail(decoder, "object record of %llu bytes", (unsigned long long)(header->size));
         memcpy(&object, record, sizeof(object));
         const char *path = (const char *)record + sizeof(object);
         if (object.path_bytes == 0 || object.path_bytes > header->size - sizeof(object) ||
@@ -684,8 +676,6 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         return decode_clock(decoder, header, record);
     if (header->kind == CAPTURE_RECORD_RECORDING) {
         struct capture_recording_record recording;
-        if (header->size < sizeof(recording))
-            return fail(decoder, "recording record of %llu bytes", (unsigned long long)(header->size));
         memcpy(&recording, record, sizeof(recording));
         if (recording.on) {
             decoder->recording_resumed = true;
@@ -699,7 +689,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     uint64_t ticks = header->timestamp;
     if (decoder->any_time && ticks < decoder->last_time) {
         /* A send carries its call's ENTER time and comes after what the call recorded meanwhile
-         * (record_format.h): it moves up to the record before it. */
+         * (otfx/capture_wire.h): it moves up to the record before it. */
         if (header->kind != CAPTURE_RECORD_SEND)
             return fail(decoder, "time goes backwards (record at %llu ns)", (unsigned long long)(ticks));
         ticks = decoder->last_time;
@@ -753,14 +743,10 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_PROBE:
     case CAPTURE_RECORD_REQUEST_DONE:
     case CAPTURE_RECORD_COLLECTIVE_REQUEST:
-        if (header->size < sizeof(struct capture_p2p_record))
-            return fail(decoder, "point-to-point record of %llu bytes", (unsigned long long)(header->size));
         struct capture_p2p_record p2p;
         memcpy(&p2p, record, sizeof(p2p));
         return decode_p2p(decoder, &p2p, ticks);
     case CAPTURE_RECORD_COLLECTIVE: {
-        if (header->size < sizeof(struct capture_collective_record))
-            return fail(decoder, "collective record of %llu bytes", (unsigned long long)(header->size));
         struct capture_collective_record collective;
         memcpy(&collective, record, sizeof(collective));
         otfx_ref comm = OTFX_REF_NONE;
@@ -798,8 +784,6 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         return true;
     }
     case CAPTURE_RECORD_PHASE: {
-        if (header->size < sizeof(struct capture_phase_record))
-            return fail(decoder, "phase record of %llu bytes", (unsigned long long)(header->size));
         struct capture_phase_record phase;
         memcpy(&phase, record, sizeof(phase));
         otfx_event *event = next_event(decoder, OTFX_EV_PHASE, time);
@@ -809,8 +793,6 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     }
     case CAPTURE_RECORD_USER_ENTER:
     case CAPTURE_RECORD_USER_LEAVE: {
-        if (header->size < sizeof(struct capture_user_record))
-            return fail(decoder, "user-function record of %llu bytes", (unsigned long long)(header->size));
         struct capture_user_record user;
         memcpy(&user, record, sizeof(user));
         if (header->kind == CAPTURE_RECORD_USER_LEAVE) {
@@ -833,8 +815,6 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_REGION_BEGIN:
     case CAPTURE_RECORD_REGION_END:
     case CAPTURE_RECORD_NAMED_PHASE: {
-        if (header->size < sizeof(struct capture_user_record))
-            return fail(decoder, "region record of %llu bytes", (unsigned long long)(header->size));
         struct capture_user_record user;
         memcpy(&user, record, sizeof(user));
         if (header->kind == CAPTURE_RECORD_REGION_END) {
@@ -862,8 +842,6 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         return true;
     }
     case CAPTURE_RECORD_THROTTLED: {
-        if (header->size < sizeof(struct capture_throttle_record))
-            return fail(decoder, "throttle record of %llu bytes", (unsigned long long)(header->size));
         struct capture_throttle_record throttle;
         memcpy(&throttle, record, sizeof(throttle));
         if (!place_symbols_region(&decoder->rank->symbols, place->defs, throttle.address, &region))
@@ -891,7 +869,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_DROPPED:
         return decode_dropped(decoder, header, record, time);
     case CAPTURE_RECORD_DIED:
-        return decode_died(decoder, header, record, time);
+        return decode_died(decoder, record, time);
     case CAPTURE_RECORD_NAME:
     case CAPTURE_RECORD_OBJECT: /* handled above */
     case CAPTURE_RECORD_RECORDING:

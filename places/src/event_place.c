@@ -223,12 +223,12 @@ static uint64_t test_clock_ahead_ns(void)
     return ahead_ns;
 }
 
-/* A rank measures its clock offset (record_format.h, CAPTURE_SYNC_TAG): answers its burst of pings
+/* A rank measures its clock offset (otfx/capture_wire.h, CAPTURE_SYNC_TAG): answers its burst of pings
  * with this place's clock. The first ping waited for this loop; the rest are awaited here, probing and
  * yielding the core, so that their round trips measure the transport. Not for long: after 200 µs
  * without the next ping (the rank descheduled on a busy node, or dead) the loop takes over again and
  * answers the rest as they come, late, which the rank's choice of the shortest round trip discards. */
-/* The rank's process id after the name and the count byte of its ping (record_format.h). */
+/* The rank's process id after the name and the count byte of its ping (otfx/capture_wire.h). */
 static void note_process(struct event_place *place, int source, const char *ping, size_t count,
                          size_t name_length, bool same_node)
 {

@@ -15,7 +15,7 @@
 #define OTFX_EVENT_PLACE_INTERNAL_H
 
 #include "rank_control.h"
-#include "record_format.h"
+#include <otfx/capture_wire.h>
 
 #include <otfx/place.h>
 #include <otfx/trace.h>
@@ -86,7 +86,7 @@ struct served_rank {
     uint64_t rejected_records; /* records in rejected batches */
     uint64_t lost_batches;     /* gaps in a thread's batch sequence */
     bool said_goodbye;
-    /* The rank's timer (record_format.h): every record is converted with the calibration of the
+    /* The rank's timer (otfx/capture_wire.h): every record is converted with the calibration of the
      * rank's first batch (MPI_Init's); the goodbye batch's (MPI_Finalize's, over the whole run) is
      * only reported. */
     bool clock_known, clock_tsc, clock_final_known;

@@ -10,9 +10,19 @@
  */
 #include "event_place_internal.h"
 
+#include <otfx/protocol.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A client's enable/disable classes go to the ranks unchanged: the two bit sets must be one. */
+_Static_assert((unsigned)OTFX_STEER_P2P == (unsigned)CAPTURE_CLASS_P2P &&
+                   (unsigned)OTFX_STEER_COLLECTIVE == (unsigned)CAPTURE_CLASS_COLLECTIVE &&
+                   (unsigned)OTFX_STEER_OTHER_MPI == (unsigned)CAPTURE_CLASS_OTHER_MPI &&
+                   (unsigned)OTFX_STEER_USER == (unsigned)CAPTURE_CLASS_USER &&
+                   (unsigned)OTFX_STEER_ALL == (unsigned)CAPTURE_CLASS_ALL,
+               "the protocol's steering classes and the capture wire's event classes differ");
 
 static bool setting_is(const char *name, const char *value)
 {

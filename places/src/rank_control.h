@@ -1,7 +1,7 @@
 /*
  * rank_control.h — steering the application ranks an event place serves (private to places/).
  *
- * The place sends struct capture_control messages (capture/src/record_format.h) to its ranks on the
+ * The place sends struct capture_control messages (capture/include/otfx/capture_wire.h) to its ranks on the
  * tool communicator and collects their answers. Every command gets a sequence number; a command is done
  * when every served rank that has not said goodbye answered it (a rank that says goodbye later counts
  * as having answered). Sends are nonblocking; nothing here waits.
@@ -9,7 +9,7 @@
 #ifndef OTFX_PLACES_RANK_CONTROL_H
 #define OTFX_PLACES_RANK_CONTROL_H
 
-#include "record_format.h"
+#include <otfx/capture_wire.h>
 
 #include <mpi.h>
 #include <stdbool.h>

@@ -1438,7 +1438,7 @@ bool tree_start(struct place_runtime *runtime)
     struct event_place *place = runtime->place;
     const otfx_event_place_setup *setup = &place->setup;
     runtime->next_request = 1;
-    runtime->enabled_classes = OTFX_CLASS_ALL;
+    runtime->enabled_classes = OTFX_STEER_ALL;
     runtime->query_memory = place->query_memory;
     runtime->module_timeout_ns = place->module_timeout_ns;
     if (setup->served_count > 0 && place->ranks[0].control.classes)

@@ -525,16 +525,16 @@ static const struct {
     const char *name;
     uint32_t bits;
 } class_names[] = {
-    {"p2p", OTFX_CLASS_P2P},
-    {"collective", OTFX_CLASS_COLLECTIVE},
-    {"mpi-other", OTFX_CLASS_OTHER_MPI},
-    {"user", OTFX_CLASS_USER},
-    {"all", OTFX_CLASS_ALL},
+    {"p2p", OTFX_STEER_P2P},
+    {"collective", OTFX_STEER_COLLECTIVE},
+    {"mpi-other", OTFX_STEER_OTHER_MPI},
+    {"user", OTFX_STEER_USER},
+    {"all", OTFX_STEER_ALL},
     /* spellings of the issue text, accepted on input */
-    {"point-to-point", OTFX_CLASS_P2P},
-    {"collectives", OTFX_CLASS_COLLECTIVE},
-    {"other-mpi", OTFX_CLASS_OTHER_MPI},
-    {"user-functions", OTFX_CLASS_USER},
+    {"point-to-point", OTFX_STEER_P2P},
+    {"collectives", OTFX_STEER_COLLECTIVE},
+    {"other-mpi", OTFX_STEER_OTHER_MPI},
+    {"user-functions", OTFX_STEER_USER},
 };
 
 enum {
@@ -949,7 +949,7 @@ bool otfx_command_parse(const char *line, otfx_command *out, char *error, size_t
 
 static void format_classes(uint32_t classes, otfx_text *out)
 {
-    if ((classes & OTFX_CLASS_ALL) == OTFX_CLASS_ALL) {
+    if ((classes & OTFX_STEER_ALL) == OTFX_STEER_ALL) {
         otfx_text_append(out, "all", 3);
         return;
     }

@@ -22,7 +22,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "capture_functions.h"
 #include "event_place_internal.h"
-#include "record_format.h"
+#include <otfx/capture_wire.h>
 
 #include <mpi.h>
 

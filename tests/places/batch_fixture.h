@@ -1,6 +1,7 @@
 /*
  * batch_fixture.h — a place with one served rank and one thread, set up without MPI, and a builder of
- * record batches (capture/src/record_format.h) for the decoder's tests, its fuzz target and its seeds.
+ * record batches (capture/include/otfx/capture_wire.h) for the decoder's tests, its fuzz target and its
+ * seeds.
  */
 #ifndef OTFX_TESTS_BATCH_FIXTURE_H
 #define OTFX_TESTS_BATCH_FIXTURE_H

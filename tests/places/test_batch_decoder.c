@@ -320,7 +320,7 @@ static void test_phase(void **state)
 
 static void test_unknown_kind_is_skipped(void **state)
 {
-    /* record_format.h: `size` lets a reader skip kinds it does not know. */
+    /* otfx/capture_wire.h: `size` lets a reader skip kinds it does not know. */
     struct place_fixture *fixture = *state;
     struct batch_builder batch;
     batch_begin(&batch, 1);
@@ -453,7 +453,7 @@ static void test_dropped_gaps_across_batches(void **state)
 
 /* ---- nonblocking collectives -------------------------------------------------------------------- */
 
-/* A nonblocking collective's records (record_format.h): its COLLECTIVE record (function: the collective)
+/* A nonblocking collective's records (otfx/capture_wire.h): its COLLECTIVE record (function: the collective)
  * right before each request record, whose tag names the collective. */
 static void batch_add_nbc(struct batch_builder *batch, uint16_t request_record, uint16_t caller,
                           uint16_t collective, uint64_t time, int32_t root, uint64_t sent, uint64_t received,

@@ -35,7 +35,7 @@ static otfx_command sample_command(otfx_command_kind kind)
     command.rows = 8;
     command.groups = 4;
     command.limit = 50;
-    command.classes = OTFX_CLASS_P2P | OTFX_CLASS_USER;
+    command.classes = OTFX_STEER_P2P | OTFX_STEER_USER;
     snprintf(command.strategy, sizeof(command.strategy), "time");
     snprintf(command.path, sizeof(command.path), "runs/snap one");
     snprintf(command.module, sizeof(command.module), "histogram");

@@ -313,14 +313,14 @@ static void test_commands(void **state)
     }
     c = parse_ok("enable p2p,user");
     assert_int_equal(c.kind, OTFX_CMD_ENABLE);
-    assert_int_equal(c.classes, OTFX_CLASS_P2P | OTFX_CLASS_USER);
+    assert_int_equal(c.classes, OTFX_STEER_P2P | OTFX_STEER_USER);
     c = parse_ok("disable all");
     assert_int_equal(c.kind, OTFX_CMD_DISABLE);
-    assert_int_equal(c.classes, OTFX_CLASS_ALL);
+    assert_int_equal(c.classes, OTFX_STEER_ALL);
     c = parse_ok("disable collectives,other-mpi,point-to-point,user-functions");
-    assert_int_equal(c.classes, OTFX_CLASS_ALL);
+    assert_int_equal(c.classes, OTFX_STEER_ALL);
     c = parse_ok("disable mpi-other,collective");
-    assert_int_equal(c.classes, OTFX_CLASS_OTHER_MPI | OTFX_CLASS_COLLECTIVE);
+    assert_int_equal(c.classes, OTFX_STEER_OTHER_MPI | OTFX_STEER_COLLECTIVE);
 
     c = parse_ok("snapshot run1 --from 1s --to 2.5s --ranks 0-3,7 --overwrite");
     assert_int_equal(c.kind, OTFX_CMD_SNAPSHOT);

@@ -2,7 +2,7 @@
  * otfx/place.h — the event place: the tool rank that holds the traces of the application ranks it serves.
  *
  * An event place receives the batches of raw records its application ranks send
- * (capture/src/record_format.h), converts each batch into otfx events and appends them with one
+ * (capture/include/otfx/capture_wire.h), converts each batch into otfx events and appends them with one
  * otfx_trace_append call to the otfx trace of that rank and thread. All traces of a place share one
  * otfx_defs: regions come from the MPI function table (role from the function's event class), user
  * functions from their addresses and the rank's load map (libdwfl), otfx.h names,

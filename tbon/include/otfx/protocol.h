@@ -148,11 +148,11 @@ typedef enum otfx_command_kind {
 /* Event classes of enable/disable, as a bit set (the same bits the capture library uses). Not otfx's
  * otfx_event_class (trace.h: the classes reduction by type removes). */
 enum otfx_steer_class {
-    OTFX_CLASS_P2P = 1u << 0,        /* "p2p": point-to-point */
-    OTFX_CLASS_COLLECTIVE = 1u << 1, /* "collective" */
-    OTFX_CLASS_OTHER_MPI = 1u << 2,  /* "mpi-other": every other MPI function */
-    OTFX_CLASS_USER = 1u << 3,       /* "user": user functions and otfx.h regions */
-    OTFX_CLASS_ALL = 0xfu
+    OTFX_STEER_P2P = 1u << 0,        /* "p2p": point-to-point */
+    OTFX_STEER_COLLECTIVE = 1u << 1, /* "collective" */
+    OTFX_STEER_OTHER_MPI = 1u << 2,  /* "mpi-other": every other MPI function */
+    OTFX_STEER_USER = 1u << 3,       /* "user": user functions and otfx.h regions */
+    OTFX_STEER_ALL = 0xfu
 };
 
 /* A set of application ranks: "all" or a list like "0-3,7". */

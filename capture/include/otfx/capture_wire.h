@@ -1,7 +1,13 @@
 /*
- * record_format.h — the raw records an application rank sends to its place, and the batches that
- * carry them. Both sides are the same library on the same machine: native byte order, no packing
- * beyond natural alignment (every record size is a multiple of 8).
+ * otfx/capture_wire.h — the contract between an application rank and its event place: the raw records a
+ * rank sends, the batches that carry them, the clock pings and the steering messages. The capture
+ * library writes it (capture/src), the event place reads it (places/src); neither side includes the
+ * other's code, only this header. Both sides are the same library on the same machine: native byte
+ * order, no packing beyond natural alignment (every record size is a multiple of 8).
+ *
+ * The record kinds are one table (CAPTURE_RECORD_KINDS below): it gives every kind its number, the
+ * least a record of it holds, whether it is a time-ordered event or a definition, and its name; the
+ * enum, the size check and the names both sides use are generated from it.
  *
  * A batch is one MPI message on the tool communicator (tag CAPTURE_BATCH_TAG):
  *
@@ -20,8 +26,8 @@
  * this rank learns about afterwards gets the next id, announced by one CAPTURE_RECORD_COMM_CREATED
  * record (members as world ranks) before any record uses it.
  */
-#ifndef OTFX_CAPTURE_RECORD_FORMAT_H
-#define OTFX_CAPTURE_RECORD_FORMAT_H
+#ifndef OTFX_CAPTURE_WIRE_H
+#define OTFX_CAPTURE_WIRE_H
 
 #include <stdint.h>
 
@@ -116,70 +122,79 @@ struct capture_batch_header {
                             * smallest round trip at MPI_Init (the goodbye batch: at MPI_Finalize) */
 };
 
+/* The record kinds: X(NAME, number, the struct a record of it starts with, time-ordered, name).
+ * A time-ordered record is an event: its timestamp is never older than the previous time-ordered
+ * record's of its stream (SEND excepted, below); the others are definitions or markers and carry no
+ * time order. A record may be longer than its struct (members, paths and names follow some).
+ *
+ * ENTER, LEAVE: an MPI function was entered, it returned.
+ * SEND: a message was sent (or a nonblocking / persistent send started). Written when the call
+ *   returns, but with the timestamp of the call's ENTER (OTF2 readers take a send's time as when it
+ *   began): it is the one record that may be older than the record before it. Within one call the
+ *   records after the ENTER are untimed markers (RECORDING, CLOCK, communicator definitions), a DROPPED
+ *   record, or events of code the call ran (an error handler, a callback); the place puts the send
+ *   after them.
+ * RECV: a message was received (from the status). RECV_POSTED: a nonblocking receive was posted;
+ *   peer/tag as requested (may be MPI_ANY_SOURCE/MPI_ANY_TAG). PROBE: a probe found a message (from the
+ *   status). REQUEST_DONE: a request completed in the Wait/Test family; request_kind says what it was.
+ * COLLECTIVE: a blocking collective's payload, in its call. A nonblocking collective's (function_id:
+ *   the collective that made the request, e.g. MPI_Ibcast or MPI_Bcast_init) comes right before each
+ *   record of its request: COLLECTIVE_REQUEST when it is started, REQUEST_DONE when it completes.
+ * COMM_CREATED: capture_comm_record + members. COMM_FREED: without members. Definitions: they may come
+ *   between a call's ENTER and its SEND.
+ * PHASE: MPI_Pcontrol(level).
+ * USER_ENTER, USER_LEAVE: a user function was entered / returned (-finstrument-functions); function_id 0.
+ * OBJECT: capture_object_record + path: one loaded object of the load map (the program and its shared
+ *   libraries), sent in the rank's first batch before any user record.
+ * NAME: capture_name_record + name: a name of otfx.h's API gets an id in this thread's stream; sent
+ *   before its first use.
+ * REGION_BEGIN, REGION_END, NAMED_PHASE: otfx_region_begin, otfx_region_end, otfx_phase (address = the
+ *   name's id).
+ * THROTTLED: a user function was switched off (short and frequent), or at the end how many calls it
+ *   skipped.
+ * RECORDING: recording stopped or started (steering); written into the stream of the thread that
+ *   carried out the command, possibly from a batch send, between a record's timestamp and the record.
+ *   After "on" the stream may hold LEAVE records of regions entered before the pause (user functions
+ *   whose exit comes after the resume): the place drops them; MPI calls are recorded whole or not at all.
+ * DROPPED: OTFX_BACKPRESSURE=drop found the batch full while the previous one was still being sent, and
+ *   the events in between were dropped (never the records that later records depend on: COMM_CREATED,
+ *   COMM_FREED, OBJECT, NAME, THROTTLED, RECORDING, which were kept and come right before this record).
+ *   Its timestamp is the latest of the time-ordered kept records and of the last dropped one.
+ * CLOCK: a clock re-synchronisation (OTFX_CLOCK_SYNC).
+ * COLLECTIVE_REQUEST: a nonblocking collective was started (MPI_I<collective>, or MPI_Start/Startall of
+ *   a persistent one), right after its COLLECTIVE record; request_kind CAPTURE_REQUEST_COLLECTIVE,
+ *   fields as in its REQUEST_DONE.
+ * DIED: the rank is ending without MPI_Finalize; the last record of its goodbye batch. */
+#define CAPTURE_RECORD_KINDS(X)                                                                              \
+    X(ENTER, 1, capture_record_header, 1, "enter")                                                           \
+    X(LEAVE, 2, capture_record_header, 1, "leave")                                                           \
+    X(SEND, 3, capture_p2p_record, 1, "send")                                                                \
+    X(RECV, 4, capture_p2p_record, 1, "receive")                                                             \
+    X(RECV_POSTED, 5, capture_p2p_record, 1, "posted receive")                                               \
+    X(PROBE, 6, capture_p2p_record, 1, "probe")                                                              \
+    X(REQUEST_DONE, 7, capture_p2p_record, 1, "request completion")                                          \
+    X(COLLECTIVE, 8, capture_collective_record, 1, "collective")                                             \
+    X(COMM_CREATED, 9, capture_comm_record, 0, "communicator")                                               \
+    X(COMM_FREED, 10, capture_comm_record, 0, "communicator release")                                        \
+    X(PHASE, 11, capture_phase_record, 1, "phase")                                                           \
+    X(USER_ENTER, 12, capture_user_record, 1, "user enter")                                                  \
+    X(USER_LEAVE, 13, capture_user_record, 1, "user leave")                                                  \
+    X(OBJECT, 14, capture_object_record, 0, "object")                                                        \
+    X(NAME, 15, capture_name_record, 0, "name")                                                              \
+    X(REGION_BEGIN, 16, capture_user_record, 1, "region")                                                    \
+    X(REGION_END, 17, capture_user_record, 1, "region")                                                      \
+    X(NAMED_PHASE, 18, capture_user_record, 1, "region")                                                     \
+    X(THROTTLED, 19, capture_throttle_record, 1, "throttle")                                                 \
+    X(RECORDING, 20, capture_recording_record, 0, "recording")                                               \
+    X(DROPPED, 21, capture_dropped_record, 1, "dropped")                                                     \
+    X(CLOCK, 22, capture_clock_record, 0, "clock")                                                           \
+    X(COLLECTIVE_REQUEST, 23, capture_p2p_record, 1, "collective request")                                   \
+    X(DIED, 24, capture_died_record, 1, "died")
+
 enum capture_record_kind {
-    CAPTURE_RECORD_ENTER = 1,         /* header only: an MPI function was entered */
-    CAPTURE_RECORD_LEAVE = 2,         /* header only: it returned */
-    CAPTURE_RECORD_SEND = 3,          /* capture_p2p_record: a message was sent (or a nonblocking /
-                                       * persistent send started). Written when the call returns, but
-                                       * with the timestamp of the call's ENTER (OTF2 readers take a
-                                       * send's time as when it began): it is the one record that may be
-                                       * older than the record before it. Within one call the records
-                                       * after the ENTER are untimed markers (RECORDING, CLOCK,
-                                       * communicator definitions), a DROPPED record, or events of code
-                                       * the call ran (an error handler, a callback); the place puts the
-                                       * send after them */
-    CAPTURE_RECORD_RECV = 4,          /* capture_p2p_record: a message was received (from the status) */
-    CAPTURE_RECORD_RECV_POSTED = 5,   /* capture_p2p_record: a nonblocking receive was posted; peer/tag
-                                       * as requested (may be MPI_ANY_SOURCE/MPI_ANY_TAG) */
-    CAPTURE_RECORD_PROBE = 6,         /* capture_p2p_record: a probe found a message (from the status) */
-    CAPTURE_RECORD_REQUEST_DONE = 7,  /* capture_p2p_record: a request completed in the Wait/Test family;
-                                       * request_kind says what it was */
-    CAPTURE_RECORD_COLLECTIVE = 8,    /* capture_collective_record: a blocking collective's payload, in its
-                                       * call. A nonblocking collective's (function_id: the collective that
-                                       * made the request, e.g. MPI_Ibcast or MPI_Bcast_init) comes right
-                                       * before each record of its request: COLLECTIVE_REQUEST when it is
-                                       * started, REQUEST_DONE when it completes */
-    CAPTURE_RECORD_COMM_CREATED = 9,  /* capture_comm_record + members; a definition, not an event (no
-                                       * time order: it may come between a call's ENTER and its SEND) */
-    CAPTURE_RECORD_COMM_FREED = 10,   /* capture_comm_record without members; no time order either */
-    CAPTURE_RECORD_PHASE = 11,        /* capture_phase_record: MPI_Pcontrol(level) */
-    CAPTURE_RECORD_USER_ENTER = 12,   /* capture_user_record: a user function was entered
-                                       * (-finstrument-functions); function_id 0 */
-    CAPTURE_RECORD_USER_LEAVE = 13,   /* capture_user_record: it returned */
-    CAPTURE_RECORD_OBJECT = 14,       /* capture_object_record + path: one loaded object of the load map
-                                       * (the program and its shared libraries), sent in the rank's first
-                                       * batch before any user record; not an event (no time order) */
-    CAPTURE_RECORD_NAME = 15,         /* capture_name_record + name: a name of otfx.h's API gets an id
-                                       * in this thread's stream; sent before its first use; not an
-                                       * event (no time order) */
-    CAPTURE_RECORD_REGION_BEGIN = 16, /* capture_user_record, address = name id: otfx_region_begin */
-    CAPTURE_RECORD_REGION_END = 17,   /* capture_user_record, address = name id: otfx_region_end */
-    CAPTURE_RECORD_NAMED_PHASE = 18,  /* capture_user_record, address = name id: otfx_phase */
-    CAPTURE_RECORD_THROTTLED = 19,    /* capture_throttle_record: a user function was switched off (short
-                                       * and frequent), or at the end how many calls it skipped */
-    CAPTURE_RECORD_RECORDING = 20,    /* capture_recording_record: recording stopped or started (steering);
-                                       * written into the stream of the thread that carried out the
-                                       * command; not an event and not in time order (it may be written
-                                       * from a batch send, between a record's timestamp and the record).
-                                       * After "on" the stream may hold LEAVE records of regions entered
-                                       * before the pause (user functions whose exit comes after the
-                                       * resume): the place drops them; MPI calls are recorded whole or
-                                       * not at all */
-    CAPTURE_RECORD_DROPPED = 21,      /* capture_dropped_record: OTFX_BACKPRESSURE=drop found the batch
-                                       * full while the previous one was still being sent, and the
-                                       * events in between were dropped (never the records that later
-                                       * records depend on: COMM_CREATED, COMM_FREED, OBJECT, NAME,
-                                       * THROTTLED, RECORDING, which were kept and come right before
-                                       * this record). Time-ordered: its timestamp is the latest of the
-                                       * time-ordered kept records and of the last dropped one */
-    CAPTURE_RECORD_CLOCK = 22,        /* capture_clock_record: a clock re-synchronisation (OTFX_CLOCK_SYNC);
-                                       * not an event (no time order) */
-    CAPTURE_RECORD_COLLECTIVE_REQUEST = 23, /* capture_p2p_record: a nonblocking collective was started
-                                             * (MPI_I<collective>, or MPI_Start/Startall of a persistent
-                                             * one), right after its COLLECTIVE record; request_kind
-                                             * CAPTURE_REQUEST_COLLECTIVE, fields as in its REQUEST_DONE */
-    CAPTURE_RECORD_DIED = 24,               /* capture_died_record: the rank is ending without
-                                             * MPI_Finalize; the last record of its goodbye batch */
+#define CAPTURE_KIND_ENUM(name, number, type, ordered, text) CAPTURE_RECORD_##name = number,
+    CAPTURE_RECORD_KINDS(CAPTURE_KIND_ENUM)
+#undef CAPTURE_KIND_ENUM
 };
 
 enum capture_request_kind {
@@ -333,5 +348,46 @@ struct capture_died_record {
     uint64_t address;     /* SIGNAL: siginfo's si_addr (the faulting address of SIGSEGV, SIGBUS, ...) */
     uint64_t instruction; /* SIGNAL: where the program was (its instruction pointer), 0 if unknown */
 };
+
+/* The least a record of `kind` holds (its struct), or 0 for a kind this version does not know (a
+ * reader skips such records: their header's size says how far). */
+static inline uint32_t capture_record_min_size(uint16_t kind)
+{
+    switch (kind) {
+#define CAPTURE_KIND_SIZE(name, number, type, ordered, text)                                                 \
+    case number:                                                                                             \
+        return (uint32_t)sizeof(struct type);
+        CAPTURE_RECORD_KINDS(CAPTURE_KIND_SIZE)
+#undef CAPTURE_KIND_SIZE
+    }
+    return 0;
+}
+
+/* Whether records of `kind` are events in time order (else definitions and markers). */
+static inline int capture_record_time_ordered(uint16_t kind)
+{
+    switch (kind) {
+#define CAPTURE_KIND_ORDERED(name, number, type, ordered, text)                                              \
+    case number:                                                                                             \
+        return ordered;
+        CAPTURE_RECORD_KINDS(CAPTURE_KIND_ORDERED)
+#undef CAPTURE_KIND_ORDERED
+    }
+    return 0;
+}
+
+/* The kind's name in messages ("send", "communicator", …), "unknown" for a kind this version does not
+ * know. */
+static inline const char *capture_record_kind_name(uint16_t kind)
+{
+    switch (kind) {
+#define CAPTURE_KIND_NAME(name, number, type, ordered, text)                                                 \
+    case number:                                                                                             \
+        return text;
+        CAPTURE_RECORD_KINDS(CAPTURE_KIND_NAME)
+#undef CAPTURE_KIND_NAME
+    }
+    return "unknown";
+}
 
 #endif
