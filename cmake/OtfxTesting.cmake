@@ -109,16 +109,16 @@ function(otfx_add_fuzz_target)
                        ENVIRONMENT "${OTFX_TEST_ENVIRONMENT}")
 endfunction()
 
-# otfx_component(NAME name BUILT ON|OFF WHAT "one line" [ISSUE n])
+# otfx_component(NAME name BUILT ON|OFF WHAT "one line")
 # Records which parts of the pipeline this build contains; ci/demo and `otfx-run` read the list
 # from ${PROJECT_BINARY_DIR}/otfx-components.txt to say plainly what is not built yet.
 function(otfx_component)
-  cmake_parse_arguments(C "" "NAME;BUILT;ISSUE" "WHAT" ${ARGN})
+  cmake_parse_arguments(C "" "NAME;BUILT" "WHAT" ${ARGN})
   list(JOIN C_WHAT "," C_WHAT) # a ';' in the text would split the line into list elements
   if(C_BUILT)
     set(line "${C_NAME}: built — ${C_WHAT}")
   else()
-    set(line "${C_NAME}: not built yet — ${C_WHAT} (issue ${C_ISSUE})")
+    set(line "${C_NAME}: not built yet — ${C_WHAT}")
     message(STATUS "otfx: ${line}")
   endif()
   set_property(GLOBAL APPEND PROPERTY OTFX_COMPONENT_LINES "${line}")
