@@ -537,6 +537,11 @@ def c_wrapper(function):
             out += [f"    if (!P{f.name})", "        return MPI_ERR_INTERN;"]
         out += [f"    return {call};", "}", ""]
         return out
+    # Inside the tool (nesting.h: application code MPI runs from the tool's own MPI calls) the real
+    # function with the application's arguments, nothing else: no record, no bookkeeping, no steering.
+    # The helpers of steered.c that keep MPI's answers exact (FIDELITY_CALLEES) still run.
+    out += ["    if (capture_inside_tool())",
+            f"        return {FIDELITY_CALLEES.get(f.name, 'P' + f.name)}({call_args(f)});"]
     bit = event_class(f)
     # One load and one bit test while nothing is recorded; a recorded call's ENTER timestamp doubles as
     # the steering check (capture_enter), an unrecorded one reads the timer only with a place.

@@ -280,7 +280,17 @@ static void update_deadline(uint64_t now)
     __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
 }
 
+static void check_inside(uint64_t now, bool mpi_call);
+
+/* A check sends batches and answers and may measure the clock: inside the tool (nesting.h). */
 static void check(uint64_t now, bool mpi_call)
+{
+    capture_tool_enter();
+    check_inside(now, mpi_call);
+    capture_tool_exit();
+}
+
+static void check_inside(uint64_t now, bool mpi_call)
 {
     const unsigned generation = atomic_load_explicit(&flush_generation, memory_order_relaxed);
     if (generation != flushed_generation && (mpi_call || thread_level == MPI_THREAD_MULTIPLE)) {
@@ -383,6 +393,7 @@ void capture_pause_if_paused(void)
         capture_control_check(capture_ticks());
 }
 
+/* Called from a batch send, already inside the tool (nesting.h). */
 void capture_control_check_at_flush(void)
 {
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire))

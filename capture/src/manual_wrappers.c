@@ -433,7 +433,10 @@ int MPI_Init(int *argc, char ***argv)
     if (result != MPI_SUCCESS)
         return result;
     PMPI_Query_thread(&provided);
-    if (split_world(CAPTURE_FN_MPI_Init, entered, timer_problem, provided))
+    capture_tool_enter(); /* the world split is the tool's (nesting.h) */
+    const bool recorded = split_world(CAPTURE_FN_MPI_Init, entered, timer_problem, provided);
+    capture_tool_exit();
+    if (recorded)
         capture_leave(CAPTURE_FN_MPI_Init);
     return result;
 }
@@ -447,14 +450,18 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     int result = PMPI_Init_thread(argc, argv, required, provided);
     if (result != MPI_SUCCESS)
         return result;
-    if (split_world(CAPTURE_FN_MPI_Init_thread, entered, timer_problem, *provided))
+    capture_tool_enter();
+    const bool recorded = split_world(CAPTURE_FN_MPI_Init_thread, entered, timer_problem, *provided);
+    capture_tool_exit();
+    if (recorded)
         capture_leave(CAPTURE_FN_MPI_Init_thread);
     return result;
 }
 
 int MPI_Finalize(void)
 {
-    if (capture_has_place) {
+    if (capture_has_place && !capture_inside_tool()) {
+        capture_tool_enter();   /* the goodbye is the tool's (nesting.h) */
         capture_control_stop(); /* no command is carried out from here on */
         /* The leave is recorded before the real finalize: afterwards nothing can be sent. */
         if (capture_records(CAPTURE_CLASS_OTHER_MPI)) {
@@ -466,17 +473,24 @@ int MPI_Finalize(void)
         PMPI_Comm_rank(capture_app_world, &app_rank);
         measure_place_offset(app_rank);
         capture_recorder_finish();
+        capture_tool_exit();
     }
     return PMPI_Finalize();
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (capture_records(CAPTURE_CLASS_OTHER_MPI))
+    /* Inside the tool (an error handler MPI called from the tool's own MPI call) the abort is not
+     * recorded, but the places still get the records and write the trace: a dying rank is sent off
+     * from wherever it was (dying.c), as from a signal. */
+    if (capture_records(CAPTURE_CLASS_OTHER_MPI) && !capture_inside_tool())
         capture_enter_at(CAPTURE_FN_MPI_Abort, capture_now());
     /* The places write the trace and end the job with this error code themselves (dying.c). */
-    if (capture_has_place)
+    if (capture_has_place) {
+        capture_tool_enter();
         capture_dying_abort(errorcode);
+        capture_tool_exit();
+    }
     /* The application's world is the whole job to the application: the places go down with it. */
     if (comm == MPI_COMM_WORLD || comm == capture_app_world)
         comm = MPI_COMM_WORLD;
@@ -485,6 +499,8 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 
 int MPI_Pcontrol(const int level, ...)
 {
+    if (capture_inside_tool())
+        return PMPI_Pcontrol(level);
     if (!capture_records(CAPTURE_CLASS_OTHER_MPI) ||
         !capture_enter(CAPTURE_FN_MPI_Pcontrol, CAPTURE_CLASS_OTHER_MPI)) {
         capture_untraced_check();
@@ -520,6 +536,8 @@ static int get_attribute(int (*real_get)(MPI_Comm, int, void *, int *), MPI_Comm
 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
+    if (capture_inside_tool())
+        return get_attribute(PMPI_Comm_get_attr, comm, comm_keyval, attribute_val, flag);
     if (!capture_records(CAPTURE_CLASS_OTHER_MPI) ||
         !capture_enter(CAPTURE_FN_MPI_Comm_get_attr, CAPTURE_CLASS_OTHER_MPI)) {
         capture_untraced_check();
@@ -532,6 +550,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *
 
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    if (capture_inside_tool())
+        return get_attribute(PMPI_Attr_get, comm, keyval, attribute_val, flag);
     if (!capture_records(CAPTURE_CLASS_OTHER_MPI) ||
         !capture_enter(CAPTURE_FN_MPI_Attr_get, CAPTURE_CLASS_OTHER_MPI)) {
         capture_untraced_check();

@@ -9,6 +9,8 @@
 #ifndef OTFX_CAPTURE_RECORDER_H
 #define OTFX_CAPTURE_RECORDER_H
 
+#include "linkage.h"
+#include "nesting.h"
 #include "timer.h"
 #include <otfx/capture_wire.h>
 
@@ -17,14 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-#if defined(__GNUC__)
-#define CAPTURE_INTERNAL __attribute__((visibility("hidden")))
-#define CAPTURE_EXPORT   __attribute__((visibility("default")))
-#else
-#define CAPTURE_INTERNAL
-#define CAPTURE_EXPORT
-#endif
 
 /* Set between the world split in MPI_Init and MPI_Finalize on application ranks with places while
  * recording is on (OTFX_RECORD=0 starts with it off; steering turns it on and off: control.c). */

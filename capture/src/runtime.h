@@ -69,10 +69,6 @@ static inline void capture_unlock(pthread_mutex_t *lock)
         pthread_mutex_unlock(lock);
 }
 
-/* Thread-local data read on every record: the initial-exec model makes it one %fs-relative load instead
- * of a __tls_get_addr call (the library is preloaded or linked, never dlopen'ed late). */
-#define CAPTURE_HOT_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
-
 /* Wait/Test family at MPI_THREAD_MULTIPLE: once a request completed inside PMPI, MPI may hand its handle
  * to another thread's new request before this thread looks it up. So the wrapper copies the tracked
  * entries of its requests before the PMPI call (capture_requests_snapshot, a no-op otherwise) and reports

@@ -227,6 +227,8 @@ CAPTURE_EXPORT void __cyg_profile_func_exit(void *function, void *call_site) NO_
 NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
 {
     (void)call_site;
+    if (capture_inside_tool())
+        return; /* nesting.h */
     if (!capture_records(CAPTURE_CLASS_USER)) {
         untraced_user_check();
         return;
@@ -258,6 +260,8 @@ NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
 NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
 {
     (void)call_site;
+    if (capture_inside_tool())
+        return; /* nesting.h */
     if (!capture_records(CAPTURE_CLASS_USER) || open_user_regions == 0)
         return;
     if (hooks_filtered) {
@@ -562,6 +566,8 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
 {
     uint64_t id, now;
     bool excluded;
+    if (capture_inside_tool())
+        return; /* nesting.h; so is its end */
     if (!capture_records(CAPTURE_CLASS_USER)) {
         untraced_user_check();
         return;
@@ -586,6 +592,8 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
 NO_INSTRUMENT void otfx_region_end(const char *name)
 {
     (void)name; /* the innermost open region ends: no lookup needed */
+    if (capture_inside_tool())
+        return;
     if (manual_depth > 0) {
         manual_depth--;
         if (excluded_regions & (UINT64_C(1) << manual_depth))
@@ -600,6 +608,8 @@ NO_INSTRUMENT void otfx_region_end(const char *name)
 NO_INSTRUMENT void otfx_phase(const char *name)
 {
     uint64_t id, now;
+    if (capture_inside_tool())
+        return;
     if (!capture_records(CAPTURE_CLASS_USER)) {
         untraced_user_check();
         return;
