@@ -11,15 +11,14 @@
  * a per-thread bit per id, one test per lookup. The place defines the id on the first announcement
  * that arrives and accepts the others.
  */
+#include "communicators.h"
 #include "capture_functions.h"
+#include "nesting.h"
 #include "recorder.h"
-#include "runtime.h"
+#include "world.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-CAPTURE_INTERNAL void capture_write_comm(enum capture_record_kind kind, int function_id,
-                                         const struct capture_comm *comm, bool with_members);
 
 bool capture_threads_concurrent;
 

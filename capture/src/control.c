@@ -27,9 +27,14 @@
  * communicator: an APP_PAUSE arriving there is answered at once and carried out after the call, since
  * the other ranks may already be inside the call waiting for this one (pause_deferred).
  */
+#include "control.h"
+#include "clock_sync.h"
+#include "nesting.h"
 #include "recorder.h"
-#include "runtime.h"
 #include "steered.h"
+#include "timer.h"
+#include "transport.h"
+#include "world.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -341,7 +346,6 @@ void capture_control_check(uint64_t now)
 }
 
 /* User-function enters and otfx.h (user_functions.c). */
-CAPTURE_INTERNAL void capture_control_check_user(uint64_t now);
 void capture_control_check_user(uint64_t now)
 {
     check(now, false);
@@ -349,7 +353,6 @@ void capture_control_check_user(uint64_t now)
 
 /* User-function exits (user_functions.c): no command is carried out there (the exit of a recorded
  * enter is always recorded), but a thread waits while the application is paused. */
-CAPTURE_INTERNAL void capture_control_pause_point(void);
 void capture_control_pause_point(void)
 {
     const struct timespec pause = {0, 200 * 1000};

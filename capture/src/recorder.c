@@ -2,7 +2,13 @@
  * recorder.c — per-thread record buffers (see recorder.h and otfx/capture_wire.h).
  */
 #include "recorder.h"
-#include "runtime.h"
+#include "communicators.h"
+#include "control.h"
+#include "nesting.h"
+#include "requests.h"
+#include "timer.h"
+#include "transport.h"
+#include "user_functions.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -333,11 +339,6 @@ void capture_leave(int function_id)
     fill_header(header, CAPTURE_RECORD_LEAVE, function_id, sizeof(*header), capture_now());
 }
 
-/* Point-to-point records share one layout; the recorder's other files build on this. A timestamp of 0
- * means now. */
-CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
-                                        int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
-                                        uint64_t request_id, uint64_t sequence, uint64_t timestamp);
 void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id, int32_t peer,
                        int32_t tag, int64_t bytes, uint16_t request_kind, uint64_t request_id,
                        uint64_t sequence, uint64_t timestamp)
@@ -465,10 +466,6 @@ void capture_phase(int function_id, int level)
     record->reserved = 0;
 }
 
-/* Communicator definitions are variable-sized; a communicator larger than a batch is announced with
- * its sizes only (members cut) rather than failing. */
-CAPTURE_INTERNAL void capture_write_comm(enum capture_record_kind kind, int function_id,
-                                         const struct capture_comm *comm, bool with_members);
 void capture_write_comm(enum capture_record_kind kind, int function_id, const struct capture_comm *comm,
                         bool with_members)
 {

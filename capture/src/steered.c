@@ -4,8 +4,9 @@
  * around here).
  */
 #include "steered.h"
-
-#include "runtime.h"
+#include "control.h"
+#include "nesting.h"
+#include "world.h"
 
 #include <pthread.h>
 #include <stdlib.h>

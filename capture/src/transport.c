@@ -3,8 +3,11 @@
  * Nonblocking (PMPI_Isend) and double-buffered by the caller: sending one batch overlaps with filling
  * the next. The place side is place.c.
  */
-#include "recorder.h"
-#include "runtime.h"
+#include "transport.h"
+#include "nesting.h"
+#include "timer.h"
+#include "world.h"
+#include <otfx/capture_wire.h>
 
 #include <dlfcn.h>
 #include <pthread.h>

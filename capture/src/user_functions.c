@@ -18,8 +18,12 @@
  * a new object's functions recorded before that (at most one batch) are named 0x<address>@?.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr */
+#include "user_functions.h"
+#include "control.h"
 #include "filter_file.h"
+#include "nesting.h"
 #include "recorder.h"
+#include "timer.h"
 
 #include <elfutils/libdwfl.h>
 #include <fnmatch.h>
@@ -181,8 +185,6 @@ NO_INSTRUMENT static struct function_slot *function_slot(uint64_t address, bool 
 }
 
 /* Steering (control.c): a user-function enter is a check point on the thread that called MPI_Init. */
-CAPTURE_INTERNAL void capture_control_check_user(uint64_t now);
-CAPTURE_INTERNAL void capture_control_pause_point(void);
 
 /* Not recording users: still a check point with a place (RECORD_ON must be noticed in code that calls
  * only user functions); one load and compare without. */
