@@ -37,16 +37,10 @@
  *   otf2_event_timed_ns        the OTF2 writer with each timestamp read from the TSC, as a tracer
  *                              writing OTF2 directly pays (best of 3)
  *   user_event_vs_otf2_timed   user_event_ns / otf2_event_timed_ns
- *   place_ingest_events_per_s  the event place's decoder (place_ingest_records, private to places/)
- *                              decoding full batches of MPI_Send/MPI_Recv records and appending them to an
- *                              otfx trace (64 MiB, ring), single-threaded, no MPI involved
  * The traced/untraced split happens inside one run (PMPI_* bypasses the wrappers), so both sides share
  * the same processes, placement and MPI state.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "capture_functions.h"
-#include "event_place_internal.h"
-#include <otfx/capture_wire.h>
 
 #include <mpi.h>
 #include <otf2/otf2.h>
@@ -63,7 +57,6 @@
 
 #define PING_PONG_REPETITIONS 5
 #define EVENT_REPETITIONS     5
-#define INGEST_BATCHES        200
 
 static double now_ns(void)
 {
@@ -277,133 +270,6 @@ static double otf2_event_ns(long events, int timed)
     return elapsed / (double)events;
 }
 
-/* ---- the place's decoder -------------------------------------------------------------------------- */
-
-static size_t add_record(unsigned char *batch, size_t used, const void *record, size_t size)
-{
-    memcpy(batch + used, record, size);
-    return used + size;
-}
-
-/* A full batch of MPI_Send and MPI_Recv calls as the recorder writes them (ENTER, SEND/RECV, LEAVE),
- * times from *time on. Returns the record bytes; *events gets the events they decode into. */
-static size_t fill_batch(unsigned char *batch, uint64_t *time, uint64_t *events)
-{
-    const size_t call_bytes = 2 * sizeof(struct capture_record_header) + sizeof(struct capture_p2p_record);
-    size_t used = 0;
-    for (unsigned call = 0; used + call_bytes <= CAPTURE_BATCH_BYTES - sizeof(struct capture_batch_header);
-         call++) {
-        const bool send = call % 2 == 0;
-        const uint16_t function = send ? CAPTURE_FN_MPI_Send : CAPTURE_FN_MPI_Recv;
-        struct capture_record_header enter = {
-            .kind = CAPTURE_RECORD_ENTER, .function_id = function, .size = 16, .timestamp = *time += 100};
-        struct capture_p2p_record message = {
-            .header = {.kind = send ? CAPTURE_RECORD_SEND : CAPTURE_RECORD_RECV,
-                       .function_id = function,
-                       .size = sizeof(message),
-                       .timestamp = *time += 50},
-            .comm_id = 0,
-            .peer = 1,
-            .tag = (int32_t)(call % 16),
-            .bytes = 8 * (uint64_t)(call % 64 + 1)};
-        struct capture_record_header leave = {
-            .kind = CAPTURE_RECORD_LEAVE, .function_id = function, .size = 16, .timestamp = *time += 50};
-        used = add_record(batch, used, &enter, sizeof(enter));
-        used = add_record(batch, used, &message, sizeof(message));
-        used = add_record(batch, used, &leave, sizeof(leave));
-        *events += 3;
-    }
-    return used;
-}
-
-/* A place serving one rank with one thread, set up as event_place.c does, without MPI. */
-struct ingest_place {
-    struct event_place place;
-    struct served_rank rank;
-    struct place_stream stream;
-    struct place_stream *stream_slot;
-};
-
-static void create_ingest_place(struct ingest_place *ingest)
-{
-    memset(ingest, 0, sizeof(*ingest));
-    struct event_place *place = &ingest->place;
-    place->setup.served_count = 1;
-    place->setup.functions =
-        (otfx_place_functions){capture_function_names, capture_function_classes, CAPTURE_FUNCTION_COUNT};
-    place->defs = otfx_defs_create();
-    place->event_capacity = 2 * (CAPTURE_BATCH_BYTES / sizeof(struct capture_record_header)) + 2;
-    place->events = malloc(place->event_capacity * sizeof(otfx_event));
-    place->ranks = &ingest->rank;
-    place->trace_config = otfx_trace_config_default((size_t)64 << 20); /* the place's default budget */
-    otfx_ref location;
-    if (!place->defs || !place->events || !place_describe_functions(place) ||
-        otfx_defs_region(place->defs, "MPI_Pcontrol level", OTFX_ROLE_PHASE, &place->phase_region) !=
-            OTFX_OK ||
-        otfx_defs_location(place->defs, 0, 0, &location) != OTFX_OK ||
-        otfx_trace_create(&place->trace_config, place->defs, location, &ingest->stream.trace) != OTFX_OK)
-        fail_and_abort("cannot set up the place for the ingest benchmark");
-    ingest->stream_slot = &ingest->stream;
-    ingest->rank.streams = &ingest->stream_slot;
-    ingest->rank.stream_capacity = 1;
-}
-
-static void destroy_ingest_place(struct ingest_place *ingest)
-{
-    otfx_trace_destroy(ingest->stream.trace);
-    for (uint32_t n = 0; n < ingest->stream.name_capacity; n++)
-        free(ingest->stream.names[n]);
-    free(ingest->stream.names);
-    free(ingest->rank.comms);
-    place_symbols_destroy(ingest->rank.symbols);
-    free(ingest->rank.throttled);
-    free(ingest->place.functions);
-    free(ingest->place.events);
-    free(ingest->place.new_comm_ids);
-    otfx_defs_destroy(ingest->place.defs);
-}
-
-static double place_ingest_events_per_s(void)
-{
-    struct ingest_place ingest;
-    create_ingest_place(&ingest);
-    /* The world's announcement, as every rank's first batch carries it. */
-    struct {
-        struct capture_comm_record comm;
-        int32_t members[2];
-    } world = {.comm = {.header = {.kind = CAPTURE_RECORD_COMM_CREATED,
-                                   .function_id = CAPTURE_FN_MPI_Init,
-                                   .size = sizeof(world),
-                                   .timestamp = 1},
-                        .comm_id = 0,
-                        .local_size = 2},
-               .members = {0, 1}};
-    uint64_t records = 0;
-    if (!place_ingest_records(&ingest.place, &ingest.rank, &ingest.stream, (const unsigned char *)&world,
-                              sizeof(world), &records))
-        fail_and_abort("the place refused the world's announcement");
-
-    unsigned char *batches = malloc((size_t)INGEST_BATCHES * CAPTURE_BATCH_BYTES);
-    size_t sizes[INGEST_BATCHES];
-    if (!batches)
-        fail_and_abort("out of memory for the ingest batches");
-    uint64_t time = 1000, events = 0;
-    for (int b = 0; b < INGEST_BATCHES; b++)
-        sizes[b] = fill_batch(batches + (size_t)b * CAPTURE_BATCH_BYTES, &time, &events);
-    double start = now_ns();
-    for (int b = 0; b < INGEST_BATCHES; b++)
-        if (!place_ingest_records(&ingest.place, &ingest.rank, &ingest.stream,
-                                  batches + (size_t)b * CAPTURE_BATCH_BYTES, sizes[b], &records))
-            fail_and_abort("the place refused a benchmark batch");
-    double elapsed = now_ns() - start;
-    otfx_trace_status status;
-    if (otfx_trace_status_get(ingest.stream.trace, &status) != OTFX_OK || status.events_received != events)
-        fail_and_abort("the trace did not receive every benchmark event");
-    free(batches);
-    destroy_ingest_place(&ingest);
-    return (double)events / (elapsed / 1e9);
-}
-
 int main(int argc, char **argv)
 {
     /* Throttling (on by default) would stop recording the benchmark's function after 100 000 calls and
@@ -428,7 +294,7 @@ int main(int argc, char **argv)
         fail_and_abort("calls must be at least 1000");
 
     double user_event_ns = 0, sustained_event_ns = 0, wrapper_event_ns = 0, clock_ns = 0, tsc_ns = 0,
-           otf2_ns = 1e30, otf2_timed_ns = 1e30, ingest_per_s = 0;
+           otf2_ns = 1e30, otf2_timed_ns = 1e30;
     if (rank == 0) {
         clock_ns = clock_gettime_ns(calls);
         tsc_ns = rdtsc_ns(calls);
@@ -483,7 +349,6 @@ int main(int argc, char **argv)
             otf2_ns = minimum(otf2_ns, otf2_event_ns(calls, 0));
         for (int repetition = 0; repetition < 3; repetition++)
             otf2_timed_ns = minimum(otf2_timed_ns, otf2_event_ns(calls, 1));
-        ingest_per_s = place_ingest_events_per_s();
         printf("user_event_ns=%.1f\n", user_event_ns);
         printf("user_event_method=-finstrument-functions call minus uninstrumented call, per ENTER or LEAVE "
                "record\n");
@@ -503,7 +368,6 @@ int main(int argc, char **argv)
         printf("user_event_vs_otf2=%.2f\n", user_event_ns / otf2_ns);
         printf("otf2_event_timed_ns=%.1f\n", otf2_timed_ns);
         printf("user_event_vs_otf2_timed=%.2f\n", user_event_ns / otf2_timed_ns);
-        printf("place_ingest_events_per_s=%.0f\n", ingest_per_s);
         printf("target_user_event_40ns=%s\n", user_event_ns <= 40 ? "met" : "missed");
         printf("target_user_event_0.3_otf2=%s\n", user_event_ns <= 0.3 * otf2_ns ? "met" : "missed");
         fflush(stdout);

@@ -537,6 +537,11 @@ def c_wrapper(function):
             out += [f"    if (!P{f.name})", "        return MPI_ERR_INTERN;"]
         out += [f"    return {call};", "}", ""]
         return out
+    # Inside the tool (nesting.h: application code MPI runs from the tool's own MPI calls) the real
+    # function with the application's arguments, nothing else: no record, no bookkeeping, no steering.
+    # The helpers of steered.c that keep MPI's answers exact (FIDELITY_CALLEES) still run.
+    out += ["    if (capture_inside_tool())",
+            f"        return {FIDELITY_CALLEES.get(f.name, 'P' + f.name)}({call_args(f)});"]
     bit = event_class(f)
     # One load and one bit test while nothing is recorded; a recorded call's ENTER timestamp doubles as
     # the steering check (capture_enter), an unrecorded one reads the timer only with a place.
@@ -780,7 +785,8 @@ def write_ids(functions, path):
 def write_wrappers(functions, path):
     with open(path, "w") as out:
         out.write(HEADER_NOTE)
-        out.write('#include "capture_functions.h"\n#include "channels.h"\n#include "recorder.h"\n#include "runtime.h"\n#include "steered.h"\n\n')
+        out.write('#include "capture_functions.h"\n#include "channels.h"\n#include "communicators.h"\n#include "control.h"\n'
+                  '#include "nesting.h"\n#include "recorder.h"\n#include "requests.h"\n#include "steered.h"\n#include "world.h"\n\n')
         out.write("#include <mpi.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n")
         out.write("const char *const capture_function_names[CAPTURE_FUNCTION_COUNT] = {\n")
         for f in functions:
@@ -792,7 +798,7 @@ def write_wrappers(functions, path):
         out.write("};\n\n")
         for f in functions:
             if f.manual:
-                out.write(f"/* {f.name}: hand-written in capture/src/manual_wrappers.c */\n\n")
+                out.write(f"/* {f.name}: hand-written in capture/src/manual_wrappers.c or world_split.c */\n\n")
                 continue
             if steered(f):
                 out.write("\n".join(steered_helper(f)) + "\n")
@@ -806,7 +812,7 @@ def write_f08(functions, path):
         out.write("/* mpi_f08 entry points that MPICH's libmpichfort implements by calling PMPI_* directly:\n"
                   " * without these the calls would bypass the C wrappers (untraced, MPI_COMM_WORLD not\n"
                   " * translated). Each forwards to the C wrapper. */\n")
-        out.write('#include "runtime.h"\n\n#include <mpi.h>\n#include <stddef.h>\n\n')
+        out.write('#include "fortran.h"\n\n#include <mpi.h>\n#include <stddef.h>\n\n')
         for f in functions:
             for symbol in f.f08:
                 reason = f08_unsupported_reason(f)

@@ -22,8 +22,7 @@
  * concurrency).
  */
 #include "channels.h"
-
-#include "runtime.h"
+#include "world.h"
 
 #include <stdio.h>
 #include <stdlib.h>

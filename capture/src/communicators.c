@@ -11,15 +11,14 @@
  * a per-thread bit per id, one test per lookup. The place defines the id on the first announcement
  * that arrives and accepts the others.
  */
+#include "communicators.h"
 #include "capture_functions.h"
+#include "nesting.h"
 #include "recorder.h"
-#include "runtime.h"
+#include "world.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-CAPTURE_INTERNAL void capture_write_comm(enum capture_record_kind kind, int function_id,
-                                         const struct capture_comm *comm, bool with_members);
 
 bool capture_threads_concurrent;
 
@@ -150,6 +149,9 @@ static struct cached_comm *add_comm(MPI_Comm handle, int function_id)
     comm->handle = handle;
     comm->id = next_comm_id++;
     comm->indegree = comm->outdegree = -1;
+    /* MPI may call an error handler from the queries (a communicator MPI no longer knows): inside the
+     * tool (nesting.h), the cache's lock held. */
+    capture_tool_enter();
     PMPI_Comm_test_inter(handle, &inter);
     comm->inter = inter != 0;
     PMPI_Comm_rank(handle, &comm->rank);
@@ -163,6 +165,7 @@ static struct cached_comm *add_comm(MPI_Comm handle, int function_id)
         comm->remote_world = world_ranks_of(group, comm->remote_size);
         PMPI_Group_free(&group);
     }
+    capture_tool_exit();
     insert_slot(entry);
     if (comm->id >= by_id_capacity) {
         uint32_t capacity = by_id_capacity ? 2 * by_id_capacity : 64;
@@ -345,6 +348,7 @@ void capture_comm_neighbor_degrees(MPI_Comm handle, int *indegree, int *outdegre
     if (comm->indegree < 0) {
         int topology = MPI_UNDEFINED, weighted = 0, ndims = 0, neighbors = 0;
         comm->indegree = comm->outdegree = 0;
+        capture_tool_enter();
         PMPI_Topo_test(handle, &topology);
         if (topology == MPI_CART) {
             PMPI_Cartdim_get(handle, &ndims);
@@ -355,6 +359,7 @@ void capture_comm_neighbor_degrees(MPI_Comm handle, int *indegree, int *outdegre
         } else if (topology == MPI_DIST_GRAPH) {
             PMPI_Dist_graph_neighbors_count(handle, &comm->indegree, &comm->outdegree, &weighted);
         }
+        capture_tool_exit();
     }
     *indegree = comm->indegree;
     *outdegree = comm->outdegree;
@@ -387,7 +392,10 @@ int64_t capture_type_bytes(MPI_Datatype datatype)
     MPI_Count size = 0;
     if (datatype == MPI_DATATYPE_NULL)
         return 0;
-    if (PMPI_Type_size_c(datatype, &size) != MPI_SUCCESS || size < 0)
+    capture_tool_enter(); /* an invalid datatype goes to the error handler */
+    const int error = PMPI_Type_size_c(datatype, &size);
+    capture_tool_exit();
+    if (error != MPI_SUCCESS || size < 0)
         return 0;
     return (int64_t)size;
 }

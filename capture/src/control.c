@@ -27,9 +27,14 @@
  * communicator: an APP_PAUSE arriving there is answered at once and carried out after the call, since
  * the other ranks may already be inside the call waiting for this one (pause_deferred).
  */
+#include "control.h"
+#include "clock_sync.h"
+#include "nesting.h"
 #include "recorder.h"
-#include "runtime.h"
 #include "steered.h"
+#include "timer.h"
+#include "transport.h"
+#include "world.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -280,7 +285,17 @@ static void update_deadline(uint64_t now)
     __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
 }
 
+static void check_inside(uint64_t now, bool mpi_call);
+
+/* A check sends batches and answers and may measure the clock: inside the tool (nesting.h). */
 static void check(uint64_t now, bool mpi_call)
+{
+    capture_tool_enter();
+    check_inside(now, mpi_call);
+    capture_tool_exit();
+}
+
+static void check_inside(uint64_t now, bool mpi_call)
 {
     const unsigned generation = atomic_load_explicit(&flush_generation, memory_order_relaxed);
     if (generation != flushed_generation && (mpi_call || thread_level == MPI_THREAD_MULTIPLE)) {
@@ -331,7 +346,6 @@ void capture_control_check(uint64_t now)
 }
 
 /* User-function enters and otfx.h (user_functions.c). */
-CAPTURE_INTERNAL void capture_control_check_user(uint64_t now);
 void capture_control_check_user(uint64_t now)
 {
     check(now, false);
@@ -339,7 +353,6 @@ void capture_control_check_user(uint64_t now)
 
 /* User-function exits (user_functions.c): no command is carried out there (the exit of a recorded
  * enter is always recorded), but a thread waits while the application is paused. */
-CAPTURE_INTERNAL void capture_control_pause_point(void);
 void capture_control_pause_point(void)
 {
     const struct timespec pause = {0, 200 * 1000};
@@ -383,6 +396,7 @@ void capture_pause_if_paused(void)
         capture_control_check(capture_ticks());
 }
 
+/* Called from a batch send, already inside the tool (nesting.h). */
 void capture_control_check_at_flush(void)
 {
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire))

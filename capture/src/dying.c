@@ -21,9 +21,11 @@
  * A rank killed outright (SIGKILL) runs nothing: its place notices that the process is gone.
  */
 #define _GNU_SOURCE /* on_exit, REG_RIP, dl_iterate_phdr */
+#include "dying.h"
 #include "capture_functions.h"
 #include "recorder.h"
-#include "runtime.h"
+#include "timer.h"
+#include "world.h"
 
 #include <link.h>
 #include <signal.h>

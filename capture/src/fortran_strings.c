@@ -5,7 +5,7 @@
  * entry points (MPIR_Fortran_string_f2c / _c2f in libmpichfort), so a program sees the same strings
  * with the library as without it.
  */
-#include "runtime.h"
+#include "fortran.h"
 
 #include <stdlib.h>
 #include <string.h>

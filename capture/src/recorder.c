@@ -2,7 +2,13 @@
  * recorder.c — per-thread record buffers (see recorder.h and otfx/capture_wire.h).
  */
 #include "recorder.h"
-#include "runtime.h"
+#include "communicators.h"
+#include "control.h"
+#include "nesting.h"
+#include "requests.h"
+#include "timer.h"
+#include "transport.h"
+#include "user_functions.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +19,7 @@
 bool capture_recording;
 bool capture_has_place;
 _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
+CAPTURE_HOT_THREAD_LOCAL unsigned capture_tool_nesting;
 
 /* Dropped records are written here and counted at the next slow-path call: every droppable record is
  * a fixed-size one far below this. */
@@ -241,9 +248,8 @@ static void end_drop(struct thread_recorder *recorder)
 
 static inline void *reserve(size_t size, enum capture_record_kind kind);
 
-/* The batch is full (or the thread is dropping). */
-static __attribute__((noinline)) void *reserve_slow(struct thread_recorder *recorder, size_t size,
-                                                    enum capture_record_kind kind)
+/* The batch is full (or the thread is dropping): inside the tool (nesting.h), since sending calls MPI. */
+static void *reserve_slow_inside(struct thread_recorder *recorder, size_t size, enum capture_record_kind kind)
 {
     if (recorder->dropping) {
         count_dropped(recorder);
@@ -266,6 +272,15 @@ static __attribute__((noinline)) void *reserve_slow(struct thread_recorder *reco
     if (capture_deadline() != UINT64_MAX)
         capture_control_check_at_flush();
     return reserve(size, kind);
+}
+
+static __attribute__((noinline)) void *reserve_slow(struct thread_recorder *recorder, size_t size,
+                                                    enum capture_record_kind kind)
+{
+    capture_tool_enter();
+    void *record = reserve_slow_inside(recorder, size, kind);
+    capture_tool_exit();
+    return record;
 }
 
 /* Room for `size` bytes of records in this thread's batch; sends the batch first when it is full. */
@@ -324,11 +339,6 @@ void capture_leave(int function_id)
     fill_header(header, CAPTURE_RECORD_LEAVE, function_id, sizeof(*header), capture_now());
 }
 
-/* Point-to-point records share one layout; the recorder's other files build on this. A timestamp of 0
- * means now. */
-CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
-                                        int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
-                                        uint64_t request_id, uint64_t sequence, uint64_t timestamp);
 void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id, int32_t peer,
                        int32_t tag, int64_t bytes, uint16_t request_kind, uint64_t request_id,
                        uint64_t sequence, uint64_t timestamp)
@@ -406,11 +416,8 @@ void capture_write_name(uint32_t name_id, const char *name, size_t length)
 }
 
 /* With the drop policy this never waits either: records that cannot leave now go with the next batch. */
-void capture_send_now(void)
+static void send_now_inside(struct thread_recorder *recorder)
 {
-    struct thread_recorder *recorder = this_thread;
-    if (!recorder)
-        return;
     if (recorder->dropping) {
         count_dropped(recorder);
         if (!capture_flush_ready(&recorder->in_flight))
@@ -420,6 +427,16 @@ void capture_send_now(void)
     if (!recorder->used || (drop_when_full && !capture_flush_ready(&recorder->in_flight)))
         return;
     send_batch(recorder, 0);
+}
+
+void capture_send_now(void)
+{
+    struct thread_recorder *recorder = this_thread;
+    if (!recorder)
+        return;
+    capture_tool_enter();
+    send_now_inside(recorder);
+    capture_tool_exit();
 }
 
 /* MPI_Finalize: a dropping thread's last batches must reach the place, so here even the drop policy
@@ -449,10 +466,6 @@ void capture_phase(int function_id, int level)
     record->reserved = 0;
 }
 
-/* Communicator definitions are variable-sized; a communicator larger than a batch is announced with
- * its sizes only (members cut) rather than failing. */
-CAPTURE_INTERNAL void capture_write_comm(enum capture_record_kind kind, int function_id,
-                                         const struct capture_comm *comm, bool with_members);
 void capture_write_comm(enum capture_record_kind kind, int function_id, const struct capture_comm *comm,
                         bool with_members)
 {
@@ -478,7 +491,16 @@ void capture_write_comm(enum capture_record_kind kind, int function_id, const st
     }
 }
 
+static void recorder_finish_inside(void);
+
 void capture_recorder_finish(void)
+{
+    capture_tool_enter();
+    recorder_finish_inside();
+    capture_tool_exit();
+}
+
+static void recorder_finish_inside(void)
 {
     struct thread_recorder *calling = this_thread;
     if (!calling)
@@ -560,11 +582,21 @@ static bool send_last(struct thread_recorder *recorder, uint16_t flags, uint64_t
     return settle(&recorder->in_flight, deadline_ns);
 }
 
+static void recorder_die_inside(const struct capture_died_record *death, bool last_record_torn);
+
 bool capture_recorder_die(const struct capture_died_record *death, bool last_record_torn)
 {
     static bool died;
     if (!capture_has_place || __atomic_exchange_n(&died, true, __ATOMIC_ACQ_REL))
         return false;
+    capture_tool_enter();
+    recorder_die_inside(death, last_record_torn);
+    capture_tool_exit();
+    return true;
+}
+
+static void recorder_die_inside(const struct capture_died_record *death, bool last_record_torn)
+{
     capture_recording = false;
     capture_record_mask = 0;
     __atomic_store_n(&capture_check_deadline, UINT64_MAX, __ATOMIC_RELAXED); /* no steering any more */
@@ -576,24 +608,23 @@ bool capture_recorder_die(const struct capture_died_record *death, bool last_rec
      * then drops that batch, as it drops any malformed one). */
     for (struct thread_recorder *recorder = all_threads; recorder; recorder = recorder->next)
         if (recorder != calling && !send_last(recorder, 0, deadline_ns))
-            return true;
+            return;
     if (!settle(&calling->in_flight, deadline_ns))
-        return true;
+        return;
     if (calling->dropping) {
         count_dropped(calling);
         end_drop(calling);
         if (!settle(&calling->in_flight, deadline_ns))
-            return true;
+            return;
     }
     if (calling->used + sizeof(struct capture_died_record) > RECORD_CAPACITY) {
         send_batch(calling, 0);
         if (!settle(&calling->in_flight, deadline_ns))
-            return true;
+            return;
     }
     struct capture_died_record *record = append(calling, sizeof(*record));
     *record = *death;
     fill_header(&record->header, CAPTURE_RECORD_DIED, death->header.function_id, sizeof(*record),
                 capture_now());
     send_last(calling, CAPTURE_BATCH_GOODBYE, deadline_ns);
-    return true;
 }

@@ -15,18 +15,16 @@
  * MPI_THREAD_MULTIPLE every table operation holds table_lock (capture_lock: nothing without
  * concurrency), entries are copied out and the lock released before anything is recorded (records go to
  * the calling thread's buffer; recording may send a batch). Completions work from a copy taken before
- * the PMPI call (capture_requests_snapshot, runtime.h).
+ * the PMPI call (capture_requests_snapshot, requests.h).
  */
+#include "requests.h"
 #include "channels.h"
+#include "communicators.h"
 #include "recorder.h"
-#include "runtime.h"
+#include "world.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
-                                        int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
-                                        uint64_t request_id, uint64_t sequence, uint64_t timestamp);
 
 /* MPI_Isendrecv(_replace): one request for a send and a receive (a table kind of its own, never in a
  * record). */

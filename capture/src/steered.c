@@ -4,8 +4,9 @@
  * around here).
  */
 #include "steered.h"
-
-#include "runtime.h"
+#include "control.h"
+#include "nesting.h"
+#include "world.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -353,7 +354,7 @@ bool capture_reduction_exact(MPI_Op op, MPI_Datatype datatype)
     return false;
 }
 
-void capture_guard_begin(MPI_Comm comm)
+static void guard_barrier(MPI_Comm comm)
 {
     MPI_Request barrier;
     if (comm == MPI_COMM_NULL || PMPI_Ibarrier(comm, &barrier) != MPI_SUCCESS)
@@ -364,6 +365,14 @@ void capture_guard_begin(MPI_Comm comm)
             return;
         capture_guard_pause_point(&polls);
     }
+}
+
+/* The barrier is the tool's, not the application's call: inside the tool (nesting.h). */
+void capture_guard_begin(MPI_Comm comm)
+{
+    capture_tool_enter();
+    guard_barrier(comm);
+    capture_tool_exit();
 }
 
 void capture_guard_end(void)

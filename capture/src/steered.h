@@ -13,7 +13,7 @@
 #ifndef OTFX_CAPTURE_STEERED_H
 #define OTFX_CAPTURE_STEERED_H
 
-#include "recorder.h"
+#include "linkage.h"
 
 #include <mpi.h>
 #include <stdbool.h>
@@ -89,10 +89,5 @@ CAPTURE_INTERNAL void capture_guard_end(void);
  * MPI_COMM_WORLD. */
 CAPTURE_INTERNAL int capture_comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 CAPTURE_INTERNAL int capture_errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
-
-/* control.c: one turn of a guard's barrier loop (capture_wait_pause_point, but an APP_PAUSE is answered
- * and the loop goes on), and blocking once the guarded call is done if a pause came meanwhile. */
-CAPTURE_INTERNAL void capture_guard_pause_point(int *polls);
-CAPTURE_INTERNAL void capture_pause_if_paused(void);
 
 #endif

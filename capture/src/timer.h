@@ -60,7 +60,7 @@ struct capture_clock_calibration {
 CAPTURE_TIMER_INTERNAL const char *capture_timer_select(void);
 /* Measures ticks against CLOCK_MONOTONIC over `interval_ns` (MPI_Init: 20 ms); the identity for
  * CLOCK_MONOTONIC. The ranks of one node share its TSC: one of them measures and all install the same
- * calibration (manual_wrappers.c), so their records convert to one time base. */
+ * calibration (clock_sync.c), so their records convert to one time base. */
 CAPTURE_TIMER_INTERNAL struct capture_clock_calibration capture_timer_measure(uint64_t interval_ns);
 /* Makes `measured` the current calibration and MPI_Init's (the test knob OTFX_TEST_CLOCK_SKEW_PPM, for
  * the rank OTFX_TEST_CLOCK_SKEW_RANK or every rank, is applied here). */
@@ -69,7 +69,7 @@ CAPTURE_TIMER_INTERNAL void capture_timer_install(const struct capture_clock_cal
 /* Finalize: the rate over the whole run, from the init reference (reported, not applied). */
 CAPTURE_TIMER_INTERNAL void capture_timer_recalibrate(void);
 CAPTURE_TIMER_INTERNAL struct capture_clock_calibration capture_timer_calibration(void);
-/* The offset to the place measured by the caller (manual_wrappers.c), sent with the calibration. */
+/* The offset to the place measured by the caller (clock_sync.c), sent with the calibration. */
 CAPTURE_TIMER_INTERNAL void capture_timer_set_offset(int64_t offset_ns);
 /* A (ticks, CLOCK_MONOTONIC ns) pair read as close together as possible: the tightest of 16 tries. */
 CAPTURE_TIMER_INTERNAL void capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns);

@@ -18,8 +18,12 @@
  * a new object's functions recorded before that (at most one batch) are named 0x<address>@?.
  */
 #define _GNU_SOURCE /* dl_iterate_phdr */
+#include "user_functions.h"
+#include "control.h"
 #include "filter_file.h"
+#include "nesting.h"
 #include "recorder.h"
+#include "timer.h"
 
 #include <elfutils/libdwfl.h>
 #include <fnmatch.h>
@@ -181,8 +185,6 @@ NO_INSTRUMENT static struct function_slot *function_slot(uint64_t address, bool 
 }
 
 /* Steering (control.c): a user-function enter is a check point on the thread that called MPI_Init. */
-CAPTURE_INTERNAL void capture_control_check_user(uint64_t now);
-CAPTURE_INTERNAL void capture_control_pause_point(void);
 
 /* Not recording users: still a check point with a place (RECORD_ON must be noticed in code that calls
  * only user functions); one load and compare without. */
@@ -227,6 +229,8 @@ CAPTURE_EXPORT void __cyg_profile_func_exit(void *function, void *call_site) NO_
 NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
 {
     (void)call_site;
+    if (capture_inside_tool())
+        return; /* nesting.h */
     if (!capture_records(CAPTURE_CLASS_USER)) {
         untraced_user_check();
         return;
@@ -258,6 +262,8 @@ NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
 NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
 {
     (void)call_site;
+    if (capture_inside_tool())
+        return; /* nesting.h */
     if (!capture_records(CAPTURE_CLASS_USER) || open_user_regions == 0)
         return;
     if (hooks_filtered) {
@@ -562,6 +568,8 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
 {
     uint64_t id, now;
     bool excluded;
+    if (capture_inside_tool())
+        return; /* nesting.h; so is its end */
     if (!capture_records(CAPTURE_CLASS_USER)) {
         untraced_user_check();
         return;
@@ -586,6 +594,8 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
 NO_INSTRUMENT void otfx_region_end(const char *name)
 {
     (void)name; /* the innermost open region ends: no lookup needed */
+    if (capture_inside_tool())
+        return;
     if (manual_depth > 0) {
         manual_depth--;
         if (excluded_regions & (UINT64_C(1) << manual_depth))
@@ -600,6 +610,8 @@ NO_INSTRUMENT void otfx_region_end(const char *name)
 NO_INSTRUMENT void otfx_phase(const char *name)
 {
     uint64_t id, now;
+    if (capture_inside_tool())
+        return;
     if (!capture_records(CAPTURE_CLASS_USER)) {
         untraced_user_check();
         return;
