@@ -782,12 +782,11 @@ def write_ids(functions, path):
         out.write("extern const char *const capture_function_classes[CAPTURE_FUNCTION_COUNT];\n\n#endif\n")
 
 
-def write_wrappers(functions, path):
+def write_function_table(functions, path):
+    """The names and classes alone: a place, or a test acting as one, links them without the wrappers."""
     with open(path, "w") as out:
         out.write(HEADER_NOTE)
-        out.write('#include "capture_functions.h"\n#include "channels.h"\n#include "communicators.h"\n#include "control.h"\n'
-                  '#include "nesting.h"\n#include "recorder.h"\n#include "requests.h"\n#include "steered.h"\n#include "world.h"\n\n')
-        out.write("#include <mpi.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n")
+        out.write('#include "capture_functions.h"\n\n')
         out.write("const char *const capture_function_names[CAPTURE_FUNCTION_COUNT] = {\n")
         for f in functions:
             out.write(f'    "{f.name}",\n')
@@ -795,7 +794,15 @@ def write_wrappers(functions, path):
         out.write("const char *const capture_function_classes[CAPTURE_FUNCTION_COUNT] = {\n")
         for f in functions:
             out.write(f'    "{f.cls}",\n')
-        out.write("};\n\n")
+        out.write("};\n")
+
+
+def write_wrappers(functions, path):
+    with open(path, "w") as out:
+        out.write(HEADER_NOTE)
+        out.write('#include "capture_functions.h"\n#include "channels.h"\n#include "communicators.h"\n#include "control.h"\n'
+                  '#include "nesting.h"\n#include "recorder.h"\n#include "requests.h"\n#include "steered.h"\n#include "world.h"\n\n')
+        out.write("#include <mpi.h>\n#include <stdbool.h>\n#include <stdint.h>\n\n")
         for f in functions:
             if f.manual:
                 out.write(f"/* {f.name}: hand-written in capture/src/manual_wrappers.c or world_split.c */\n\n")
@@ -837,6 +844,7 @@ def main():
     functions = read_table(sys.argv[1])
     FUNCTIONS_BY_NAME.update({f.name: f for f in functions})
     write_ids(functions, f"{sys.argv[2]}/capture_functions.h")
+    write_function_table(functions, f"{sys.argv[2]}/capture_function_table.c")
     write_wrappers(functions, f"{sys.argv[2]}/capture_wrappers.c")
     write_f08(functions, f"{sys.argv[2]}/capture_wrappers_f08.c")
 
