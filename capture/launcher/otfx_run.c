@@ -25,7 +25,7 @@
  */
 #include "filter_file.h"
 
-#include <otfx/place.h>
+#include <otfx/settings.h>
 #include <otfx/tbon.h>
 
 #include <dirent.h>
@@ -103,15 +103,23 @@ static const char usage[] =
     "  -h, --help              this text\n"
     "  --version               otfx-run's version\n"
     "\n"
-    "environment:\n"
-    "  OTFX_CAPTURE_LIBRARY    libotfx-capture.so to preload (default: installed next to otfx-run, else the\n"
-    "                          build tree's)\n"
-    "  MPIR_CVAR_POLLS_BEFORE_YIELD  passed on as 10 unless set: MPICH then yields the core while a rank\n"
-    "                          (a place especially) waits, instead of busy-polling\n"
-    "\n"
     "exit status: the job's (mpiexec's); 2 for a wrong option; 128 + the signal when interrupted by\n"
     "SIGINT or SIGTERM; 1 when the application finished but its snapshot at exit failed. When the job\n"
-    "fails or is interrupted otfx-run says in one last line what happened and where the trace is.\n";
+    "fails or is interrupted otfx-run says in one last line what happened and where the trace is.\n"
+    "\n"
+    "environment (the options set most of these for the job; without otfx-run set them yourself,\n"
+    "docs/settings.md):\n";
+
+/* The part of the help after `usage`: the settings from settings.tsv, then the one that is not otfx's. */
+static void print_help(void)
+{
+    fputs(usage, stdout);
+    otfx_settings_print_help(stdout, 1u << OTFX_SETTING_KIND_USER, 104);
+    fputs("  MPIR_CVAR_POLLS_BEFORE_YIELD\n"
+          "                          passed on as 10 unless set: MPICH then yields the core while a rank\n"
+          "                          (a place especially) waits, instead of busy-polling\n",
+          stdout);
+}
 
 struct run_options {
     long ranks;
@@ -162,34 +170,6 @@ static long parse_count(const char *option, const char *text)
     return value;
 }
 
-static bool is_strategy(const char *name)
-{
-    static const char *const strategies[] = {"ring", "time", "type", "depth", "stop"};
-    for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++)
-        if (strcmp(name, strategies[i]) == 0)
-            return true;
-    return false;
-}
-
-/* --disable's value: event class names (the capture library's OTFX_DISABLE) separated by commas. */
-static bool is_class_list(const char *list)
-{
-    static const char *const classes[] = {"p2p", "collective", "mpi-other", "user", "all"};
-    if (!*list)
-        return false;
-    for (const char *item = list; item;) {
-        const char *end = strchr(item, ',');
-        const size_t length = end ? (size_t)(end - item) : strlen(item);
-        bool known = false;
-        for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]) && !known; i++)
-            known = strlen(classes[i]) == length && strncmp(item, classes[i], length) == 0;
-        if (!known)
-            return false;
-        item = end ? end + 1 : NULL;
-    }
-    return true;
-}
-
 /* "--buffer=64M" and "--buffer 64M" both work; returns the value and advances *index past it. */
 static const char *option_value(int argc, char **argv, int *index, const char *name)
 {
@@ -231,7 +211,7 @@ static void parse_options(int argc, char **argv, struct run_options *options)
         if (argument[0] != '-')
             break; /* the program: everything from here on is its command line */
         if (strcmp(argument, "-h") == 0 || strcmp(argument, "--help") == 0) {
-            fputs(usage, stdout);
+            print_help();
             exit(0);
         } else if (strcmp(argument, "--version") == 0) {
             printf("otfx-run %s\n", OTFX_RUN_VERSION);
@@ -247,31 +227,31 @@ static void parse_options(int argc, char **argv, struct run_options *options)
                 parse_count("--ranks-per-place", option_value(argc, argv, &i, "--ranks-per-place"));
         } else if (matches(argument, "--buffer")) {
             const char *size = option_value(argc, argv, &i, "--buffer");
-            if (otfx_place_parse_size(size, &options->buffer_bytes) != 0)
+            if (otfx_settings_parse_size(size, &options->buffer_bytes) != 0)
                 usage_error("--buffer needs a size such as 256K, 64M or 1G, not '%s'", size);
-            if (options->buffer_bytes < OTFX_PLACE_MIN_BUFFER)
+            if (options->buffer_bytes < OTFX_SETTING_BUFFER_MIN)
                 usage_error("--buffer %s is below the smallest trace budget, 64K", size);
         } else if (matches(argument, "--reduction")) {
             options->reduction = option_value(argc, argv, &i, "--reduction");
-            if (!is_strategy(options->reduction))
+            if (!otfx_setting_accepts(OTFX_SETTING_REDUCTION, options->reduction))
                 usage_error("--reduction must be ring, time, type, depth or stop, not '%s'",
                             options->reduction);
         } else if (matches(argument, "--backpressure")) {
             options->backpressure = option_value(argc, argv, &i, "--backpressure");
-            if (strcmp(options->backpressure, "block") != 0 && strcmp(options->backpressure, "drop") != 0)
+            if (!otfx_setting_accepts(OTFX_SETTING_BACKPRESSURE, options->backpressure))
                 usage_error("--backpressure must be block or drop, not '%s'", options->backpressure);
         } else if (strcmp(argument, "--no-record") == 0) {
             options->no_record = true;
         } else if (matches(argument, "--disable")) {
             options->disable = option_value(argc, argv, &i, "--disable");
-            if (!is_class_list(options->disable))
+            if (!otfx_setting_accepts(OTFX_SETTING_DISABLE, options->disable))
                 usage_error("--disable needs a comma list of p2p, collective, mpi-other, user, all, not '%s'",
                             options->disable);
         } else if (strcmp(argument, "--start-paused") == 0) {
             options->start_paused = true;
         } else if (matches(argument, "--fanin")) {
             options->fanin = parse_count("--fanin", option_value(argc, argv, &i, "--fanin"));
-            if (options->fanin < 2)
+            if (options->fanin < OTFX_SETTING_FANIN_MIN)
                 usage_error("--fanin must be at least 2");
         } else if (matches(argument, "--listen")) {
             options->listen = option_value(argc, argv, &i, "--listen");
@@ -323,15 +303,12 @@ static void parse_options(int argc, char **argv, struct run_options *options)
             otfx_filter_free(rules, rule_count);
         } else if (matches(argument, "--query-memory")) {
             options->query_memory = option_value(argc, argv, &i, "--query-memory");
-            size_t bytes;
-            if (otfx_place_parse_size(options->query_memory, &bytes) != 0 || bytes < 64 * 1024)
+            if (!otfx_setting_accepts(OTFX_SETTING_QUERY_MEMORY, options->query_memory))
                 usage_error("--query-memory needs a size of at least 64K such as 16M or 64M, not '%s'",
                             options->query_memory);
         } else if (matches(argument, "--module-timeout")) {
             options->module_timeout = option_value(argc, argv, &i, "--module-timeout");
-            char *end = NULL;
-            const double seconds = strtod(options->module_timeout, &end);
-            if (end == options->module_timeout || *end != '\0' || !(seconds > 0) || seconds > 1e6)
+            if (!otfx_setting_accepts(OTFX_SETTING_MODULE_TIMEOUT, options->module_timeout))
                 usage_error(
                     "--module-timeout needs seconds above 0 (at most 1000000) such as 10 or 0.5, not '%s'",
                     options->module_timeout);
@@ -374,8 +351,8 @@ static bool readable(const char *path)
  * tree's (this program was built with it). */
 static char *find_capture_library(void)
 {
-    const char *override = getenv("OTFX_CAPTURE_LIBRARY");
-    if (override && *override) {
+    const char *override = otfx_setting_string(OTFX_SETTING_CAPTURE_LIBRARY);
+    if (override) {
         if (!readable(override))
             usage_error("OTFX_CAPTURE_LIBRARY=%s cannot be read", override);
         return strdup(override);
@@ -424,10 +401,11 @@ static const int guard_ignores[] = {SIGINT, SIGTERM, SIGUSR1, SIGHUP, SIGQUIT};
 /* The world rank of this process when it is a tool place (the last OTFX_PLACES ranks), else -1. */
 static int guarded_place_rank(void)
 {
-    const char *rank = getenv("PMI_RANK"), *size = getenv("PMI_SIZE"), *places = getenv("OTFX_PLACES");
-    if (!rank || !size || !places)
+    const char *rank = getenv("PMI_RANK"), *size = getenv("PMI_SIZE"); /* hydra's */
+    if (!rank || !size || !otfx_setting_is_set(OTFX_SETTING_PLACES))
         return -1;
-    const int r = atoi(rank), n = atoi(size), p = atoi(places);
+    const long long p = otfx_setting_integer(OTFX_SETTING_PLACES);
+    const int r = atoi(rank), n = atoi(size);
     return p > 0 && r >= n - p && r < n ? r : -1;
 }
 
@@ -481,8 +459,8 @@ static void end_job_for_dead_place(int world_rank, int signal_number)
              world_rank, signal_number, strsignal(signal_number));
     /* For otfx-run's last line: this process's own output may not make it through hydra once the job is
      * being torn down. Written as the root writes it (a temporary file renamed). */
-    const char *status_path = getenv("OTFX_RUN_STATUS");
-    if (status_path && *status_path) {
+    const char *status_path = otfx_setting_string(OTFX_SETTING_RUN_STATUS);
+    if (status_path) {
         char temporary[PATH_MAX + 32];
         snprintf(temporary, sizeof(temporary), "%s.guard-%ld", status_path, (long)getpid());
         FILE *file = fopen(temporary, "w");
@@ -523,7 +501,7 @@ static int run_guarded(char **program)
         sigemptyset(&ignore.sa_mask);
         sigaction(guard_ignores[i], &ignore, &inherited[i]);
     }
-    const char *preload = getenv("OTFX_GUARD_PRELOAD");
+    const char *preload = otfx_setting_string(OTFX_SETTING_GUARD_PRELOAD);
     const pid_t child = fork();
     if (child < 0) {
         fprintf(stderr, "otfx-run --guard: cannot start %s: %s\n", program[0], strerror(errno));
@@ -532,7 +510,7 @@ static int run_guarded(char **program)
     if (child == 0) {
         for (size_t i = 0; i < GUARD_IGNORED; i++)
             sigaction(guard_ignores[i], &inherited[i], NULL);
-        if (preload && *preload)
+        if (preload)
             setenv("LD_PRELOAD", preload, 1);
         unsetenv("OTFX_GUARD_PRELOAD");
         execvp(program[0], program);
@@ -864,7 +842,8 @@ static int report_end(const struct run_options *options, int wait_status, bool k
 /* The session file of the root: gone with a normal end; left behind by a root that died. */
 static void remove_session_file(const struct run_options *options, const char *job_id)
 {
-    const char *dir = options->session_dir ? options->session_dir : getenv("OTFX_SESSION_DIR");
+    const char *dir =
+        options->session_dir ? options->session_dir : otfx_setting_string(OTFX_SETTING_SESSION_DIR);
     char path[PATH_MAX + 256];
     snprintf(path, sizeof(path), "%s/otfx-session-%s.txt", dir && *dir ? dir : ".", job_id);
     unlink(path);
@@ -916,7 +895,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--guard") == 0)
         return run_guarded(argv + 2);
-    struct run_options options = {.buffer_bytes = 64 * 1024 * 1024, .reduction = "ring"};
+    struct run_options options = {.buffer_bytes = (size_t)OTFX_SETTING_BUFFER_DEFAULT,
+                                  .reduction = otfx_setting_describe(OTFX_SETTING_REDUCTION)->default_text};
     parse_options(argc, argv, &options);
     const uint32_t fanin = options.fanin ? (uint32_t)options.fanin : OTFX_TBON_DEFAULT_FANIN;
     long places = options.places;
@@ -960,7 +940,8 @@ int main(int argc, char **argv)
     /* Where the root says how the job ended: beside the session file, which the root's node can write. */
     char status_path[PATH_MAX + 256];
     {
-        const char *dir = options.session_dir ? options.session_dir : getenv("OTFX_SESSION_DIR");
+        const char *dir =
+            options.session_dir ? options.session_dir : otfx_setting_string(OTFX_SETTING_SESSION_DIR);
         char absolute[PATH_MAX];
         if (!realpath(dir && *dir ? dir : ".", absolute))
             snprintf(absolute, sizeof(absolute), "%s", dir && *dir ? dir : ".");

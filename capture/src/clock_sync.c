@@ -9,6 +9,7 @@
 #include "transport.h"
 #include "world.h"
 #include <otfx/capture_wire.h>
+#include <otfx/testpoint.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,13 +24,7 @@ static bool place_on_this_node;
  * and re-synchronisations measured by ping-pong instead of taken from the shared CLOCK_MONOTONIC. */
 static void clock_ping_name(char name[MPI_MAX_PROCESSOR_NAME + 2], int *length)
 {
-    const char *remote = getenv("OTFX_TEST_REMOTE_PLACE");
-    static bool reported;
-    if (remote && *remote && strcmp(remote, "0") != 0 && strcmp(remote, "1") != 0 && !reported) {
-        fprintf(stderr, "otfx-capture: OTFX_TEST_REMOTE_PLACE=%s is not 0 or 1: ignored\n", remote);
-        reported = true;
-    }
-    if (remote && strcmp(remote, "1") == 0) {
+    if (otfx_testpoint_enabled(OTFX_SETTING_TEST_REMOTE_PLACE)) {
         static const char other_node[] = "otfx-test-remote-node";
         memcpy(name, other_node, sizeof(other_node));
         *length = (int)sizeof(other_node) - 1;

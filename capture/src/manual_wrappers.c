@@ -14,6 +14,9 @@
 #include "timer.h"
 #include "world.h"
 
+#include <otfx/settings.h>
+#include <otfx/testpoint.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -68,18 +71,22 @@ static int mpmd_place_count(int world_rank, int world_size)
     return places;
 }
 
+/* A setting with an invalid value (settings.tsv's message for it) stops the job. */
+static void check_setting(int world_rank, otfx_setting setting)
+{
+    const char *problem = otfx_setting_problem(setting);
+    if (problem)
+        configuration_error(world_rank, problem, NULL);
+}
+
 static int configured_place_count(int world_rank, int world_size, const char **reason)
 {
-    const char *setting = getenv("OTFX_PLACES");
-    if (!setting || !*setting) {
+    if (!otfx_setting_is_set(OTFX_SETTING_PLACES)) {
         *reason = "OTFX_PLACES unset";
         return mpmd_place_count(world_rank, world_size);
     }
-    char *end = NULL;
-    errno = 0;
-    long places = strtol(setting, &end, 10);
-    if (errno || *end || places < 0 || places > INT_MAX)
-        configuration_error(world_rank, "OTFX_PLACES must be a number of places (0 or more), not ", setting);
+    check_setting(world_rank, OTFX_SETTING_PLACES);
+    const long long places = otfx_setting_integer(OTFX_SETTING_PLACES);
     if (places >= world_size)
         configuration_error(
             world_rank, "OTFX_PLACES leaves no application rank: use mpiexec -n N+P for N ranks and P places",
@@ -89,17 +96,12 @@ static int configured_place_count(int world_rank, int world_size, const char **r
 }
 
 /* OTFX_FANIN: the tool tree's fan-in (tbon.h), default 16; at least 2. */
+_Static_assert(OTFX_SETTING_FANIN_DEFAULT == OTFX_TBON_DEFAULT_FANIN,
+               "settings.tsv and otfx/tbon.h differ on the default fan-in");
 static uint32_t configured_fanin(int world_rank)
 {
-    const char *setting = getenv("OTFX_FANIN");
-    if (!setting || !*setting)
-        return OTFX_TBON_DEFAULT_FANIN;
-    char *end = NULL;
-    errno = 0;
-    long fanin = strtol(setting, &end, 10);
-    if (errno || *end || fanin < 2 || fanin > 1000000)
-        configuration_error(world_rank, "OTFX_FANIN must be a fan-in of 2 or more, not ", setting);
-    return (uint32_t)fanin;
+    check_setting(world_rank, OTFX_SETTING_FANIN);
+    return (uint32_t)otfx_setting_integer(OTFX_SETTING_FANIN);
 }
 
 /* Before PMPI_Init: whether this process will be a place of an OTFX_PLACES job (the last P of
@@ -108,13 +110,14 @@ static uint32_t configured_fanin(int world_rank)
  * (no PMI variables, a malformed OTFX_PLACES) answers no: the world split then decides as before. */
 static bool place_before_init(void)
 {
-    const char *places = getenv("OTFX_PLACES"), *rank = getenv("PMI_RANK"), *size = getenv("PMI_SIZE");
-    if (!places || !rank || !size)
+    const char *rank = getenv("PMI_RANK"), *size = getenv("PMI_SIZE"); /* hydra's, not otfx's */
+    if (!otfx_setting_is_set(OTFX_SETTING_PLACES) || otfx_setting_problem(OTFX_SETTING_PLACES) || !rank ||
+        !size)
         return false;
-    char *end_places = NULL, *end_rank = NULL, *end_size = NULL;
-    const long p = strtol(places, &end_places, 10), r = strtol(rank, &end_rank, 10),
-               n = strtol(size, &end_size, 10);
-    if (*end_places || *end_rank || *end_size || p <= 0 || r < 0 || n <= p)
+    char *end_rank = NULL, *end_size = NULL;
+    const long long p = otfx_setting_integer(OTFX_SETTING_PLACES);
+    const long r = strtol(rank, &end_rank, 10), n = strtol(size, &end_size, 10);
+    if (*end_rank || *end_size || p <= 0 || r < 0 || n <= p)
         return false;
     return r >= n - p;
 }
@@ -122,55 +125,32 @@ static bool place_before_init(void)
 /* OTFX_START_PAUSED=1: the application ranks block at the end of MPI_Init until APP_RESUME. */
 static bool start_paused(int world_rank)
 {
-    const char *setting = getenv("OTFX_START_PAUSED");
-    if (!setting || !*setting || strcmp(setting, "0") == 0)
-        return false;
-    if (strcmp(setting, "1") == 0)
-        return true;
-    configuration_error(world_rank, "OTFX_START_PAUSED must be 0 or 1, not ", setting);
+    check_setting(world_rank, OTFX_SETTING_START_PAUSED);
+    return otfx_setting_bool(OTFX_SETTING_START_PAUSED);
 }
 
 /* OTFX_RECORD=0 starts the application ranks with recording off (otfx-run --no-record); unset or 1: on. */
 static bool record_at_start(int world_rank)
 {
-    const char *setting = getenv("OTFX_RECORD");
-    if (!setting || !*setting || strcmp(setting, "1") == 0)
-        return true;
-    if (strcmp(setting, "0") == 0)
-        return false;
-    configuration_error(world_rank, "OTFX_RECORD must be 0 (start with recording off) or 1 (on), not ",
-                        setting);
+    check_setting(world_rank, OTFX_SETTING_RECORD);
+    return otfx_setting_bool(OTFX_SETTING_RECORD);
 }
 
 /* OTFX_DISABLE=CLASSES (otfx-run --disable): event classes to start with disabled, a comma list of p2p,
  * collective, mpi-other, user and all (the names of otfxctl's `disable`); unset or empty: none. */
 static uint32_t enabled_classes_at_start(int world_rank)
 {
-    static const struct {
-        const char *name;
-        uint32_t bits;
-    } names[] = {{"p2p", CAPTURE_CLASS_P2P},
-                 {"collective", CAPTURE_CLASS_COLLECTIVE},
-                 {"mpi-other", CAPTURE_CLASS_OTHER_MPI},
-                 {"user", CAPTURE_CLASS_USER},
-                 {"all", CAPTURE_CLASS_ALL}};
-    const char *setting = getenv("OTFX_DISABLE");
+    static const uint32_t class_bits[] = {[OTFX_SETTING_DISABLE_P2P] = CAPTURE_CLASS_P2P,
+                                          [OTFX_SETTING_DISABLE_COLLECTIVE] = CAPTURE_CLASS_COLLECTIVE,
+                                          [OTFX_SETTING_DISABLE_MPI_OTHER] = CAPTURE_CLASS_OTHER_MPI,
+                                          [OTFX_SETTING_DISABLE_USER] = CAPTURE_CLASS_USER,
+                                          [OTFX_SETTING_DISABLE_ALL] = CAPTURE_CLASS_ALL};
+    check_setting(world_rank, OTFX_SETTING_DISABLE);
+    const uint32_t named = otfx_setting_list(OTFX_SETTING_DISABLE);
     uint32_t disabled = 0;
-    for (const char *item = setting; item && *item;) {
-        const char *end = strchr(item, ',');
-        const size_t length = end ? (size_t)(end - item) : strlen(item);
-        bool known = false;
-        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !known; i++)
-            if (strlen(names[i].name) == length && strncmp(item, names[i].name, length) == 0) {
-                disabled |= names[i].bits;
-                known = true;
-            }
-        if (!known)
-            configuration_error(
-                world_rank,
-                "OTFX_DISABLE must be a comma list of p2p, collective, mpi-other, user, all, not ", setting);
-        item = end ? end + 1 : NULL;
-    }
+    for (size_t i = 0; i < sizeof(class_bits) / sizeof(class_bits[0]); i++)
+        if (named & (1u << i))
+            disabled |= class_bits[i];
     return CAPTURE_CLASS_ALL & ~disabled;
 }
 
@@ -178,17 +158,8 @@ static uint32_t enabled_classes_at_start(int world_rank)
  * only at MPI_Init; fractions allowed). */
 static double clock_sync_seconds(int world_rank)
 {
-    const char *setting = getenv("OTFX_CLOCK_SYNC");
-    if (!setting || !*setting)
-        return 10.0;
-    char *end = NULL;
-    errno = 0;
-    const double seconds = strtod(setting, &end);
-    if (errno || end == setting || *end || !(seconds >= 0.0) || seconds > 86400.0)
-        configuration_error(world_rank,
-                            "OTFX_CLOCK_SYNC must be seconds between re-synchronisations (0: off), not ",
-                            setting);
-    return seconds;
+    check_setting(world_rank, OTFX_SETTING_CLOCK_SYNC);
+    return otfx_setting_seconds(OTFX_SETTING_CLOCK_SYNC);
 }
 
 /* OTFX_BACKPRESSURE: what a thread does when its batch is full and the previous one has not left yet:
@@ -196,13 +167,8 @@ static double clock_sync_seconds(int world_rank)
  * never waits, drops the events meanwhile and tells the place how many (recorder.h). */
 static bool drop_when_full(int world_rank)
 {
-    const char *setting = getenv("OTFX_BACKPRESSURE");
-    if (!setting || !*setting || strcmp(setting, "block") == 0)
-        return false;
-    if (strcmp(setting, "drop") == 0)
-        return true;
-    configuration_error(world_rank, "OTFX_BACKPRESSURE must be block (wait for the place) or drop, not ",
-                        setting);
+    check_setting(world_rank, OTFX_SETTING_BACKPRESSURE);
+    return otfx_setting_choice(OTFX_SETTING_BACKPRESSURE) == OTFX_SETTING_BACKPRESSURE_DROP;
 }
 
 /* The configuration as the world split reads it (configuration.h). */

@@ -3,6 +3,9 @@
  */
 #include "timer.h"
 
+#include <otfx/settings.h>
+#include <otfx/testpoint.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,22 +60,21 @@ static bool kernel_trusts_tsc(void)
 
 const char *capture_timer_select(void)
 {
-    const char *wanted = getenv("OTFX_TIMER");
-    if (!wanted || !*wanted) {
-        capture_timer_tsc = cpu_has_invariant_tsc() && kernel_trusts_tsc();
-        return NULL;
-    }
-    if (strcmp(wanted, "monotonic") == 0) {
+    if (otfx_setting_problem(OTFX_SETTING_TIMER))
+        return otfx_setting_problem(OTFX_SETTING_TIMER);
+    switch (otfx_setting_choice(OTFX_SETTING_TIMER)) {
+    case OTFX_SETTING_TIMER_MONOTONIC:
         capture_timer_tsc = false;
         return NULL;
-    }
-    if (strcmp(wanted, "tsc") == 0) {
+    case OTFX_SETTING_TIMER_TSC:
         if (!CAPTURE_HAVE_TSC)
             return "OTFX_TIMER=tsc: this CPU architecture has no TSC";
         capture_timer_tsc = true;
         return NULL;
+    default: /* unset */
+        capture_timer_tsc = cpu_has_invariant_tsc() && kernel_trusts_tsc();
+        return NULL;
     }
-    return "OTFX_TIMER must be 'tsc' or 'monotonic'";
 }
 
 /* The tightest of 16 tries (about 2 µs in all), so that a preemption or a slow clock read in some of them
@@ -116,19 +118,14 @@ struct capture_clock_calibration capture_timer_measure(uint64_t interval_ns)
         .ref_ns = ns1};
 }
 
-/* Test-only: whether OTFX_TEST_CLOCK_SKEW_RANK (unset or empty: every rank) names this rank. */
+/* Test-only: whether OTFX_TEST_CLOCK_SKEW_RANK (unset or empty: every rank; invalid: none) names this
+ * rank. */
 static bool skewed_rank(int world_rank)
 {
-    const char *which = getenv("OTFX_TEST_CLOCK_SKEW_RANK");
-    if (!which || !*which)
+    if (!otfx_setting_is_set(OTFX_SETTING_TEST_CLOCK_SKEW_RANK))
         return true;
-    char *end = NULL;
-    const long rank = strtol(which, &end, 10);
-    if (end == which || *end) {
-        fprintf(stderr, "otfx-capture: OTFX_TEST_CLOCK_SKEW_RANK=%s is not a rank: ignored\n", which);
-        return false;
-    }
-    return rank == world_rank;
+    long long rank = -1;
+    return otfx_testpoint_integer(OTFX_SETTING_TEST_CLOCK_SKEW_RANK, &rank) && rank == world_rank;
 }
 
 void capture_timer_install(const struct capture_clock_calibration *measured, int world_rank)
@@ -143,16 +140,9 @@ void capture_timer_install(const struct capture_clock_calibration *measured, int
     calibration.ref_ns = measured->ref_ns;
     /* Test-only: a rate error of PPM parts per million, as a bad calibration or a drifting clock would
      * make, for the clock re-synchronisation's and the export's clock condition tests (tests/places). */
-    const char *skew = getenv("OTFX_TEST_CLOCK_SKEW_PPM");
-    if (skew && *skew && skewed_rank(world_rank)) {
-        char *end = NULL;
-        const double ppm = strtod(skew, &end);
-        if (end == skew || *end || !(ppm > -1e5 && ppm < 1e5))
-            fprintf(stderr, "otfx-capture: OTFX_TEST_CLOCK_SKEW_PPM=%s is not parts per million: ignored\n",
-                    skew);
-        else
-            calibration.ns_per_tick *= 1.0 + ppm * 1e-6;
-    }
+    double ppm = 0.0;
+    if (otfx_testpoint_real(OTFX_SETTING_TEST_CLOCK_SKEW_PPM, &ppm) && skewed_rank(world_rank))
+        calibration.ns_per_tick *= 1.0 + ppm * 1e-6;
     init_calibration = calibration;
 }
 

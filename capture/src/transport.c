@@ -8,6 +8,7 @@
 #include "timer.h"
 #include "world.h"
 #include <otfx/capture_wire.h>
+#include <otfx/testpoint.h>
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -42,8 +43,8 @@ static pthread_once_t reenter_at_flush_once = PTHREAD_ONCE_INIT;
 
 static void find_reenter_at_flush(void)
 {
-    const char *name = getenv("OTFX_TEST_REENTER_AT_FLUSH");
-    if (!name || !*name)
+    const char *name = otfx_testpoint_string(OTFX_SETTING_TEST_REENTER_AT_FLUSH);
+    if (!name)
         return;
     void *function = dlsym(RTLD_DEFAULT, name);
     if (!function) {

@@ -25,6 +25,8 @@
 #include "recorder.h"
 #include "timer.h"
 
+#include <otfx/settings.h>
+
 #include <elfutils/libdwfl.h>
 #include <fnmatch.h>
 #include <link.h>
@@ -73,8 +75,8 @@ static _Thread_local uint64_t enter_times[TIMED_DEPTH];
 
 static otfx_filter_rule *filter_rules;
 static size_t filter_rule_count;
-static bool hooks_filtered; /* a filter or throttling: the table is used */
-static uint64_t throttle_calls = 100000, throttle_ns = 1000;
+static bool hooks_filtered;                                  /* a filter or throttling: the table is used */
+static uint64_t throttle_calls = 100000, throttle_ns = 1000; /* OTFX_THROTTLE (its default); 0 calls: off */
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static Dwfl *process_dwfl;
 
@@ -315,37 +317,30 @@ static bool read_filter(const char *path, int app_rank)
     return false;
 }
 
-static bool read_throttle(const char *text, int app_rank)
+/* OTFX_THROTTLE (settings.tsv: CALLS:NS, 0 or off); false (after saying why) when it is malformed. */
+static bool read_throttle(int app_rank)
 {
-    char *end = NULL;
-    if (strcmp(text, "0") == 0 || strcmp(text, "off") == 0) {
-        throttle_calls = 0;
-        return true;
+    const char *problem = otfx_setting_problem(OTFX_SETTING_THROTTLE);
+    if (problem) {
+        if (app_rank == 0)
+            fprintf(stderr, "otfx-capture: %s\n", problem);
+        return false;
     }
-    unsigned long long calls = strtoull(text, &end, 10);
-    unsigned long long ns = 0;
-    if (end != text && *end == ':') {
-        const char *ns_text = end + 1;
-        ns = strtoull(ns_text, &end, 10);
-        if (end != ns_text && *end == '\0' && calls > 0 && ns > 0) {
-            throttle_calls = calls;
-            throttle_ns = ns;
-            return true;
-        }
+    uint64_t calls = 0, ns = 0;
+    throttle_calls = 0;
+    if (otfx_setting_rate(OTFX_SETTING_THROTTLE, &calls, &ns)) {
+        throttle_calls = calls;
+        throttle_ns = ns;
     }
-    if (app_rank == 0)
-        fprintf(stderr, "otfx-capture: OTFX_THROTTLE must be CALLS:NS (e.g. 100000:1000) or 0, not '%s'\n",
-                text);
-    return false;
+    return true;
 }
 
 bool capture_user_functions_start(int app_rank)
 {
-    const char *filter = getenv("OTFX_FILTER");
-    const char *throttle = getenv("OTFX_THROTTLE");
-    if (filter && filter[0] && !read_filter(filter, app_rank))
+    const char *filter = otfx_setting_string(OTFX_SETTING_FILTER);
+    if (filter && !read_filter(filter, app_rank))
         return false;
-    if (throttle && throttle[0] && !read_throttle(throttle, app_rank))
+    if (!read_throttle(app_rank))
         return false;
     hooks_filtered = filter_rule_count > 0 || throttle_calls > 0;
     return true;

@@ -11,6 +11,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "event_place_internal.h"
 
+#include <otfx/settings.h>
+#include <otfx/testpoint.h>
+
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -120,14 +123,8 @@ static uint64_t records_in(const unsigned char *records, size_t bytes)
  * before ingesting each batch, so that it falls behind its ranks on purpose. Unset (0) in real runs. */
 static void test_delay_per_batch(void)
 {
-    static long delay_us = -1;
-    if (delay_us < 0) {
-        const char *setting = getenv("OTFX_TEST_PLACE_DELAY_US");
-        delay_us = setting ? strtol(setting, NULL, 10) : 0;
-        if (delay_us < 0 || delay_us > 10 * 1000 * 1000)
-            delay_us = 0;
-    }
-    if (delay_us) {
+    long long delay_us = 0;
+    if (otfx_testpoint_integer(OTFX_SETTING_TEST_PLACE_DELAY_US, &delay_us) && delay_us > 0) {
         const struct timespec pause = {delay_us / 1000000, (delay_us % 1000000) * 1000};
         nanosleep(&pause, NULL);
     }
@@ -205,22 +202,8 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
  * Read once; a malformed value is reported once and ignored. */
 static uint64_t test_clock_ahead_ns(void)
 {
-    static bool read;
-    static uint64_t ahead_ns;
-    if (read)
-        return ahead_ns;
-    read = true;
-    const char *ahead = getenv("OTFX_TEST_PLACE_CLOCK_AHEAD_NS");
-    if (ahead && *ahead) {
-        char *end = NULL;
-        const unsigned long long parsed = strtoull(ahead, &end, 10);
-        if (*end == '\0' && ahead[0] != '-')
-            ahead_ns = parsed;
-        else
-            fprintf(stderr, "otfx-place: OTFX_TEST_PLACE_CLOCK_AHEAD_NS=%s is not nanoseconds: ignored\n",
-                    ahead);
-    }
-    return ahead_ns;
+    long long ahead_ns = 0;
+    return otfx_testpoint_integer(OTFX_SETTING_TEST_PLACE_CLOCK_AHEAD_NS, &ahead_ns) ? (uint64_t)ahead_ns : 0;
 }
 
 /* A rank measures its clock offset (otfx/capture_wire.h, CAPTURE_SYNC_TAG): answers its burst of pings
@@ -922,23 +905,16 @@ void place_print_report(struct event_place *place)
     fflush(stdout);
 }
 
-static const char *nonempty_env(const char *name)
-{
-    const char *value = getenv(name);
-    return value && *value ? value : NULL;
-}
-
 void otfx_place_settings_from_env(otfx_place_settings *settings)
 {
-    settings->listen = nonempty_env("OTFX_LISTEN");
-    settings->session_dir = nonempty_env("OTFX_SESSION_DIR");
-    settings->snapshot_dir = nonempty_env("OTFX_SNAPSHOT_DIR");
-    settings->snapshot_at_exit = nonempty_env("OTFX_SNAPSHOT_AT_EXIT");
-    settings->snapshot_on_failure = nonempty_env("OTFX_SNAPSHOT_ON_FAILURE");
-    const char *overwrite = nonempty_env("OTFX_SNAPSHOT_OVERWRITE");
-    settings->snapshot_overwrite = overwrite && strcmp(overwrite, "1") == 0;
-    settings->run_status = nonempty_env("OTFX_RUN_STATUS");
-    settings->job_id = nonempty_env("OTFX_JOB_ID");
+    settings->listen = otfx_setting_text(OTFX_SETTING_LISTEN); /* unset: the server's own default */
+    settings->session_dir = otfx_setting_string(OTFX_SETTING_SESSION_DIR);
+    settings->snapshot_dir = otfx_setting_string(OTFX_SETTING_SNAPSHOT_DIR);
+    settings->snapshot_at_exit = otfx_setting_string(OTFX_SETTING_SNAPSHOT_AT_EXIT);
+    settings->snapshot_on_failure = otfx_setting_string(OTFX_SETTING_SNAPSHOT_ON_FAILURE);
+    settings->snapshot_overwrite = otfx_setting_bool(OTFX_SETTING_SNAPSHOT_OVERWRITE);
+    settings->run_status = otfx_setting_string(OTFX_SETTING_RUN_STATUS);
+    settings->job_id = otfx_setting_string(OTFX_SETTING_JOB_ID);
 }
 
 int otfx_event_place_run(const otfx_event_place_setup *setup)

@@ -5,39 +5,42 @@
  */
 #include "event_place_internal.h"
 
+#include <otfx/settings.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_BUFFER ((size_t)64 * 1024 * 1024)
-/* A query's partial result at any place: as large as the largest reply the protocol carries. */
-#define DEFAULT_QUERY_MEMORY      ((size_t)64 * 1024 * 1024)
-#define MIN_QUERY_MEMORY          ((size_t)64 * 1024)
-#define DEFAULT_MODULE_TIMEOUT_NS (30ull * 1000u * 1000u * 1000u)
+/* The settings (capture/settings/settings.tsv) a place stops at when they are invalid: the defaults
+ * and limits of the trace budget, the query memory (as large as the largest reply the protocol
+ * carries) and the module time limit are the table's. */
+static bool settings_valid(int place_rank, const otfx_setting *settings, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const char *problem = otfx_setting_problem(settings[i]);
+        if (problem) {
+            fprintf(stderr, "otfx-place %d: %s\n", place_rank, problem);
+            return false;
+        }
+    }
+    return true;
+}
 
 bool place_read_trace_config(int place_rank, otfx_trace_config *config)
 {
-    size_t budget = DEFAULT_BUFFER;
-    const char *buffer = getenv("OTFX_BUFFER");
-    if (buffer && *buffer && otfx_place_parse_size(buffer, &budget) != 0) {
-        fprintf(stderr, "otfx-place %d: OTFX_BUFFER=%s is not a size (e.g. 256K, 64M, 1G)\n", place_rank,
-                buffer);
+    static const otfx_setting read_here[] = {OTFX_SETTING_BUFFER, OTFX_SETTING_REDUCTION,
+                                             OTFX_SETTING_SNAPSHOT_OVERWRITE};
+    if (!settings_valid(place_rank, read_here, sizeof(read_here) / sizeof(read_here[0])))
         return false;
-    }
-    if (budget < OTFX_PLACE_MIN_BUFFER) {
-        fprintf(stderr, "otfx-place %d: OTFX_BUFFER=%s is below the smallest trace budget, 64K\n", place_rank,
-                buffer);
-        return false;
-    }
+    const size_t budget = otfx_setting_size(OTFX_SETTING_BUFFER);
     *config = otfx_trace_config_default(budget);
     /* otfx wants at least four chunks per budget: small budgets get smaller chunks. */
     if (budget < 4 * (size_t)config->chunk_bytes)
         config->chunk_bytes = (uint32_t)(budget / 4 / 1024 * 1024);
-    const char *reduction = getenv("OTFX_REDUCTION");
-    if (reduction && *reduction && otfx_reduction_parse(reduction, &config->strategy) != OTFX_OK) {
-        fprintf(stderr,
-                "otfx-place %d: OTFX_REDUCTION=%s is not a strategy (ring, time, type, depth, stop)\n",
+    const char *reduction = otfx_setting_text(OTFX_SETTING_REDUCTION);
+    if (reduction && otfx_reduction_parse(reduction, &config->strategy) != OTFX_OK) {
+        fprintf(stderr, "otfx-place %d: OTFX_REDUCTION=%s is a strategy this otfx does not know\n",
                 place_rank, reduction);
         return false;
     }
@@ -46,30 +49,13 @@ bool place_read_trace_config(int place_rank, otfx_trace_config *config)
 
 bool place_read_query_limits(struct event_place *place)
 {
-    const int place_rank = place->setup.place_rank;
-    place->query_memory = DEFAULT_QUERY_MEMORY;
-    place->module_timeout_ns = DEFAULT_MODULE_TIMEOUT_NS;
-    const char *memory = getenv("OTFX_QUERY_MEMORY");
-    if (memory && *memory &&
-        (otfx_place_parse_size(memory, &place->query_memory) != 0 ||
-         place->query_memory < MIN_QUERY_MEMORY)) {
-        fprintf(stderr, "otfx-place %d: OTFX_QUERY_MEMORY=%s is not a size of at least 64K (e.g. 16M, 64M)\n",
-                place_rank, memory);
+    static const otfx_setting read_here[] = {OTFX_SETTING_QUERY_MEMORY, OTFX_SETTING_MODULE_TIMEOUT};
+    if (!settings_valid(place->setup.place_rank, read_here, sizeof(read_here) / sizeof(read_here[0])))
         return false;
-    }
-    const char *timeout = getenv("OTFX_MODULE_TIMEOUT");
-    if (timeout && *timeout) {
-        char *end = NULL;
-        const double seconds = strtod(timeout, &end);
-        if (end == timeout || *end != '\0' || !(seconds > 0) || seconds > 1e6) {
-            fprintf(stderr, "otfx-place %d: OTFX_MODULE_TIMEOUT=%s is not seconds above 0 (e.g. 10, 0.5)\n",
-                    place_rank, timeout);
-            return false;
-        }
-        place->module_timeout_ns = (uint64_t)(seconds * 1e9);
-        if (place->module_timeout_ns == 0)
-            place->module_timeout_ns = 1;
-    }
+    place->query_memory = otfx_setting_size(OTFX_SETTING_QUERY_MEMORY);
+    place->module_timeout_ns = (uint64_t)(otfx_setting_seconds(OTFX_SETTING_MODULE_TIMEOUT) * 1e9);
+    if (place->module_timeout_ns == 0)
+        place->module_timeout_ns = 1;
     return true;
 }
 

@@ -11,6 +11,7 @@
 #include "event_place_internal.h"
 
 #include <otfx/protocol.h>
+#include <otfx/settings.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,18 +25,12 @@ _Static_assert((unsigned)OTFX_STEER_P2P == (unsigned)CAPTURE_CLASS_P2P &&
                    (unsigned)OTFX_STEER_ALL == (unsigned)CAPTURE_CLASS_ALL,
                "the protocol's steering classes and the capture wire's event classes differ");
 
-static bool setting_is(const char *name, const char *value)
-{
-    const char *setting = getenv(name);
-    return setting && strcmp(setting, value) == 0;
-}
-
 void place_control_init(struct event_place *place)
 {
     /* The ranks read the same environment: OTFX_RECORD=0 starts them with recording off,
      * OTFX_START_PAUSED=1 blocks them at the end of MPI_Init until APP_RESUME. */
-    const bool recording = !setting_is("OTFX_RECORD", "0");
-    const bool paused = setting_is("OTFX_START_PAUSED", "1");
+    const bool recording = otfx_setting_bool(OTFX_SETTING_RECORD);
+    const bool paused = otfx_setting_bool(OTFX_SETTING_START_PAUSED);
     for (int r = 0; r < place->setup.served_count; r++) {
         struct rank_control_state *control = &place->ranks[r].control;
         memset(control, 0, sizeof(*control));

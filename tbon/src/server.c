@@ -869,9 +869,7 @@ static void file_safe(const char *in, char *out, size_t size)
 
 static bool write_session_file(otfx_server *server, const char *dir, char *error, size_t error_size)
 {
-    if (!dir || !*dir)
-        dir = getenv("OTFX_SESSION_DIR");
-    if (!dir || !*dir)
+    if (!dir || !*dir) /* the caller resolved OTFX_SESSION_DIR (the place: otfx_place_settings_from_env) */
         dir = ".";
     char safe_job[128];
     file_safe(server->job_id, safe_job, sizeof safe_job);

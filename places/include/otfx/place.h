@@ -54,7 +54,8 @@ typedef struct otfx_place_functions {
     int count;
 } otfx_place_functions;
 
-/* The place's settings from the environment (the launcher sets them; otfx_place_settings_from_env). */
+/* The place's settings from the environment (the launcher sets them; otfx_place_settings_from_env reads
+ * them through otfx/settings.h, capture/settings/settings.tsv). */
 typedef struct otfx_place_settings {
     const char *listen;              /* OTFX_LISTEN: the root's server address; NULL: 127.0.0.1:0 */
     const char *session_dir;         /* OTFX_SESSION_DIR: where the root writes its session file; NULL: the
@@ -72,7 +73,7 @@ typedef struct otfx_place_settings {
     const char *job_id;              /* OTFX_JOB_ID; NULL: derived from the root's pid and start time */
 } otfx_place_settings;
 
-/* Reads the settings above (pointers into the environment; empty values count as unset). */
+/* Reads the settings above (pointers into the settings library's copies; empty values count as unset). */
 void otfx_place_settings_from_env(otfx_place_settings *settings);
 
 typedef struct otfx_event_place_setup {
@@ -98,14 +99,6 @@ typedef struct otfx_event_place_setup {
  * OTFX_MODULE_TIMEOUT is invalid (nothing received then: the caller ends the job). Runs MPI through
  * PMPI_* only. */
 int otfx_event_place_run(const otfx_event_place_setup *setup);
-
-/* Parses a buffer size: a positive integer with an optional suffix K, M or G (powers of 1024, an
- * optional trailing "B" or "iB" allowed, case-insensitive): "65536", "256K", "64M", "1GiB". Returns 0
- * and sets *bytes, or -1 for anything else (empty, negative, garbage, overflow). */
-int otfx_place_parse_size(const char *text, size_t *bytes);
-
-/* The smallest OTFX_BUFFER a trace accepts (otfx's minimum budget). */
-#define OTFX_PLACE_MIN_BUFFER ((size_t)64 * 1024)
 
 #ifdef __cplusplus
 }

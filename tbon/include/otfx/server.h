@@ -28,7 +28,7 @@ typedef struct otfx_server otfx_server;
 
 typedef struct otfx_server_config {
     const char *listen;      /* "ADDR:PORT"; NULL: "127.0.0.1:0" (any free port) */
-    const char *session_dir; /* NULL: $OTFX_SESSION_DIR, else the working directory */
+    const char *session_dir; /* NULL: the working directory (the place passes OTFX_SESSION_DIR's) */
     const char *job_id;      /* written into the session file and the WELCOME frame */
     uint32_t app_ranks, places;
     uint32_t max_clients;             /* authenticated at once; 0: 64 */
