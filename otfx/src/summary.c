@@ -3,6 +3,7 @@
 
 #include "codec.h"
 #include "error.h"
+#include "growth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +40,10 @@ uint64_t summary_scale_u64(uint64_t value, uint64_t numerator, uint64_t denomina
     return (uint64_t)((unsigned __int128)value * numerator / denominator);
 }
 
+/* A summary's arrays start with room for 8 entries. */
 static bool grow(void **array, uint32_t *capacity, uint32_t needed, size_t element_size)
 {
-    if (needed <= *capacity)
-        return true;
-    uint32_t grown = *capacity ? *capacity : 8;
-    while (grown < needed)
-        grown *= 2;
-    void *bigger = realloc(*array, element_size * grown);
-    if (!bigger)
-        return false;
-    *array = bigger;
-    *capacity = grown;
-    return true;
+    return otfx_reserve_u32(array, capacity, needed, element_size, 8);
 }
 
 /* Index of the first entry whose key (the leading uint32 of every entry) is >= key. */

@@ -13,6 +13,7 @@
 
 #include "defs_internal.h"
 #include "error.h"
+#include "growth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,13 +130,11 @@ static otfx_status segment_table_reserve(otfx_trace *trace, uint32_t count)
 {
     if (count <= trace->segment_capacity)
         return OTFX_OK;
-    uint32_t capacity = trace->segment_capacity ? trace->segment_capacity * 2 : 16;
-    segment **grown = realloc(trace->segments, capacity * sizeof *grown);
-    if (!grown)
+    const uint32_t old_capacity = trace->segment_capacity;
+    if (!otfx_reserve_u32((void **)&trace->segments, &trace->segment_capacity, count, sizeof *trace->segments,
+                          16))
         return otfx_fail(OTFX_ERR_NOMEM, "out of memory growing the segment table");
-    trace->bytes_used += table_cost(capacity) - table_cost(trace->segment_capacity);
-    trace->segments = grown;
-    trace->segment_capacity = capacity;
+    trace->bytes_used += table_cost(trace->segment_capacity) - table_cost(old_capacity);
     return OTFX_OK;
 }
 
