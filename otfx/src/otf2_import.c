@@ -7,6 +7,7 @@
  * are read in order and appended, in batches, to its trace. Anything malformed stops the import with
  * an error and leaves nothing behind. */
 #define _POSIX_C_SOURCE 200809L
+#include "growth.h"
 #include "otf2_common.h"
 
 #include <errno.h>
@@ -29,14 +30,8 @@ static otfx_status out_of_memory(void)
 /* Appends one element of `size` bytes to *items and returns it zeroed, NULL when out of memory. */
 static void *push(void **items, size_t *count, size_t *capacity, size_t size)
 {
-    if (*count == *capacity) {
-        size_t grown = *capacity ? *capacity * 2 : 16;
-        void *moved = realloc(*items, grown * size);
-        if (!moved)
-            return NULL;
-        *items = moved;
-        *capacity = grown;
-    }
+    if (!otfx_reserve(items, capacity, *count + 1, size, 16))
+        return NULL;
     void *item = (char *)*items + (*count)++ * size;
     memset(item, 0, size);
     return item;
@@ -884,14 +879,9 @@ static otfx_status defer_record(location_import *li, otfx_event *record, otfx_ti
 {
     if (record->time <= now)
         record->time = now;
-    if (li->record_count == li->record_capacity) {
-        size_t capacity = li->record_capacity ? 2 * li->record_capacity : 16;
-        otfx_event *moved = realloc(li->records, capacity * sizeof *moved);
-        if (!moved)
-            return out_of_memory();
-        li->records = moved;
-        li->record_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&li->records, &li->record_capacity, li->record_count + 1, sizeof *li->records,
+                      16))
+        return out_of_memory();
     size_t at = li->record_count;
     while (at > 0 && li->records[at - 1].time > record->time)
         at--;

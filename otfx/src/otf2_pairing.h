@@ -39,7 +39,7 @@
  *     stay, so nesting stays valid), or its NBC_COMPLETE and NBC_REQUEST. Collectives without an
  *     ordinal (seq 0) are written as they are when the rank has no ordinals at all (imported archives),
  *     left out otherwise (a drop cut them short). A COLL_BEGIN the place wrote before it knew the
- *     ordinal is judged by the export as the COLL_END that closes it (otf2_export.c).
+ *     ordinal is judged by the export as the COLL_END that closes it (otf2_export_trace.c).
  *
  * Memory: a few words per channel end, per (communicator, rank) with collectives and per run of
  * consecutive ordinals or request ids, not per message; 24 bytes per nonblocking collective completion

@@ -2,6 +2,7 @@
 #include "otf2_unify.h"
 
 #include "error.h"
+#include "growth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,17 +11,10 @@ static void put(otfx_bytes *bytes, const void *data, size_t size)
 {
     if (bytes->out_of_memory)
         return;
-    if (bytes->size + size > bytes->capacity) {
-        size_t grown = bytes->capacity ? bytes->capacity : 256;
-        while (grown < bytes->size + size)
-            grown *= 2;
-        unsigned char *moved = realloc(bytes->data, grown);
-        if (!moved) {
-            bytes->out_of_memory = true;
-            return;
-        }
-        bytes->data = moved;
-        bytes->capacity = grown;
+    if (size > SIZE_MAX - bytes->size ||
+        !otfx_reserve((void **)&bytes->data, &bytes->capacity, bytes->size + size, 1, 256)) {
+        bytes->out_of_memory = true;
+        return;
     }
     memcpy(bytes->data + bytes->size, data, size);
     bytes->size += size;
@@ -182,6 +176,7 @@ static otfx_status merge_comms(otfx_byte_reader *in, otfx_defs *into, otfx_otf2_
     if (map && !(map->comms = malloc(((size_t)count + 1) * sizeof *map->comms)))
         return otfx_fail(OTFX_ERR_NOMEM, "OTF2 export: out of memory for the definitions");
     uint32_t *members = NULL;
+    size_t member_capacity = 0;
     otfx_status status = OTFX_OK;
     for (uint32_t c = 0; c < count && status == OTFX_OK; c++) {
         const char *name = otfx_read_text(in);
@@ -190,12 +185,10 @@ static otfx_status merge_comms(otfx_byte_reader *in, otfx_defs *into, otfx_otf2_
             status = malformed();
             break;
         }
-        uint32_t *grown = realloc(members, ((size_t)size + 1) * sizeof *members);
-        if (!grown) {
+        if (!otfx_reserve((void **)&members, &member_capacity, (size_t)size + 1, sizeof *members, 16)) {
             status = otfx_fail(OTFX_ERR_NOMEM, "OTF2 export: out of memory for the definitions");
             break;
         }
-        members = grown;
         for (uint32_t i = 0; i < size; i++)
             members[i] = otfx_read_u32(in);
         otfx_ref ref;

@@ -351,7 +351,7 @@ static void add_spread(timeline *line, otfx_time begin, otfx_time end, const sum
         for (uint32_t i = 0; i < stats->region_count; i++) {
             if (stats->regions[i].region != OTFX_REF_NONE)
                 add_to_bin(line, bin, stats->regions[i].region,
-                           scale_u64(stats->regions[i].exclusive, share, end - begin));
+                           summary_scale_u64(stats->regions[i].exclusive, share, end - begin));
         }
     }
 }

@@ -3,6 +3,7 @@
 
 #include "codec.h"
 #include "error.h"
+#include "growth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,26 +33,17 @@ size_t summary_heap_bytes(const summary *s)
     return (size_t)s->region_capacity * sizeof *s->regions + (size_t)s->peer_capacity * sizeof *s->peers;
 }
 
-uint64_t scale_u64(uint64_t value, uint64_t numerator, uint64_t denominator)
+uint64_t summary_scale_u64(uint64_t value, uint64_t numerator, uint64_t denominator)
 {
     if (denominator == 0 || numerator >= denominator)
         return value;
     return (uint64_t)((unsigned __int128)value * numerator / denominator);
 }
 
+/* A summary's arrays start with room for 8 entries. */
 static bool grow(void **array, uint32_t *capacity, uint32_t needed, size_t element_size)
 {
-    if (needed <= *capacity)
-        return true;
-    uint32_t grown = *capacity ? *capacity : 8;
-    while (grown < needed)
-        grown *= 2;
-    void *bigger = realloc(*array, element_size * grown);
-    if (!bigger)
-        return false;
-    *array = bigger;
-    *capacity = grown;
-    return true;
+    return otfx_reserve_u32(array, capacity, needed, element_size, 8);
 }
 
 /* Index of the first entry whose key (the leading uint32 of every entry) is >= key. */
@@ -101,22 +93,22 @@ otfx_peer_stats *summary_peer(summary *s, uint32_t peer)
 static void region_add_scaled(otfx_profile_entry *into, const otfx_profile_entry *from, uint64_t numerator,
                               uint64_t denominator)
 {
-    into->visits += scale_u64(from->visits, numerator, denominator);
-    into->inclusive += scale_u64(from->inclusive, numerator, denominator);
-    into->exclusive += scale_u64(from->exclusive, numerator, denominator);
-    into->messages_sent += scale_u64(from->messages_sent, numerator, denominator);
-    into->bytes_sent += scale_u64(from->bytes_sent, numerator, denominator);
-    into->messages_received += scale_u64(from->messages_received, numerator, denominator);
-    into->bytes_received += scale_u64(from->bytes_received, numerator, denominator);
+    into->visits += summary_scale_u64(from->visits, numerator, denominator);
+    into->inclusive += summary_scale_u64(from->inclusive, numerator, denominator);
+    into->exclusive += summary_scale_u64(from->exclusive, numerator, denominator);
+    into->messages_sent += summary_scale_u64(from->messages_sent, numerator, denominator);
+    into->bytes_sent += summary_scale_u64(from->bytes_sent, numerator, denominator);
+    into->messages_received += summary_scale_u64(from->messages_received, numerator, denominator);
+    into->bytes_received += summary_scale_u64(from->bytes_received, numerator, denominator);
 }
 
 static void peer_add_scaled(otfx_peer_stats *into, const otfx_peer_stats *from, uint64_t numerator,
                             uint64_t denominator)
 {
-    into->messages_sent += scale_u64(from->messages_sent, numerator, denominator);
-    into->bytes_sent += scale_u64(from->bytes_sent, numerator, denominator);
-    into->messages_received += scale_u64(from->messages_received, numerator, denominator);
-    into->bytes_received += scale_u64(from->bytes_received, numerator, denominator);
+    into->messages_sent += summary_scale_u64(from->messages_sent, numerator, denominator);
+    into->bytes_sent += summary_scale_u64(from->bytes_sent, numerator, denominator);
+    into->messages_received += summary_scale_u64(from->messages_received, numerator, denominator);
+    into->bytes_received += summary_scale_u64(from->bytes_received, numerator, denominator);
 }
 
 /* Sorted-array merging, written once for both entry types through the leading uint32 key. */
@@ -202,9 +194,9 @@ otfx_status summary_add_scaled(summary *into, const summary *from, uint64_t nume
                  sizeof *from->regions, region_add_fn, numerator, denominator);
     merge_sorted(into->peers, &into->peer_count, missing_peers, from->peers, from->peer_count,
                  sizeof *from->peers, peer_add_fn, numerator, denominator);
-    into->events += scale_u64(from->events, numerator, denominator);
+    into->events += summary_scale_u64(from->events, numerator, denominator);
     for (int strategy = 0; strategy < OTFX_REDUCE_COUNT; strategy++)
-        into->removed[strategy] += scale_u64(from->removed[strategy], numerator, denominator);
+        into->removed[strategy] += summary_scale_u64(from->removed[strategy], numerator, denominator);
     return OTFX_OK;
 }
 

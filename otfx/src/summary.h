@@ -44,6 +44,6 @@ size_t summary_encode(const summary *s, uint8_t *out);
 otfx_status summary_decode(const uint8_t *in, size_t size, summary *into);
 
 /* Scaling without overflow: value * numerator / denominator with numerator <= denominator. */
-uint64_t scale_u64(uint64_t value, uint64_t numerator, uint64_t denominator);
+uint64_t summary_scale_u64(uint64_t value, uint64_t numerator, uint64_t denominator);
 
 #endif

@@ -1,8 +1,8 @@
-/* trace.c — appending, sealing, the budget and the reduction strategies.
+/* trace.c — appending, sealing and the budget; the reduction strategies are in reduction.c.
  *
  * Every byte the trace allocates for data is counted in bytes_used: sealed chunks (detail and
  * summary-only), segments with their summed statistics and the segment table. Before a chunk is
- * stored, make_room() runs the trace's strategy until the chunk fits. Working memory of fixed size
+ * stored, reduction_make_room() runs the trace's strategy until the chunk fits. Working memory of fixed size
  * (open chunk, stacks, seal and reduction scratch) is outside the budget and documented in
  * docs/otfx-format.md.
  */
@@ -13,6 +13,7 @@
 
 #include "defs_internal.h"
 #include "error.h"
+#include "growth.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static size_t segment_cost(const segment *seg)
     return sizeof *seg + ALLOCATION_OVERHEAD + summary_allocations(&seg->total);
 }
 
-static size_t piece_cost(uint32_t blob_size)
+size_t trace_piece_cost(uint32_t blob_size)
 {
     return (size_t)blob_size + ALLOCATION_OVERHEAD;
 }
@@ -84,12 +85,12 @@ void piece_blob_release(uint8_t *blob, blob_share *share)
 }
 
 /* Replaces a piece's blob (NULL: frees it) and flags, keeping the byte counters right. */
-static void piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint32_t size, uint8_t flags)
+void trace_piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint32_t size, uint8_t flags)
 {
     if (p->blob) {
-        trace->bytes_used -= piece_cost(p->blob_size);
+        trace->bytes_used -= trace_piece_cost(p->blob_size);
         if (p->flags & CHUNK_SUMMARY_ONLY)
-            trace->summary_only_bytes -= piece_cost(p->blob_size);
+            trace->summary_only_bytes -= trace_piece_cost(p->blob_size);
         piece_blob_release(p->blob, p->share);
     }
     p->share = NULL;
@@ -97,14 +98,14 @@ static void piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint3
     p->blob_size = size;
     p->flags = flags;
     if (blob) {
-        trace->bytes_used += piece_cost(size);
+        trace->bytes_used += trace_piece_cost(size);
         if (flags & CHUNK_SUMMARY_ONLY)
-            trace->summary_only_bytes += piece_cost(size);
+            trace->summary_only_bytes += trace_piece_cost(size);
     }
 }
 
 /* Adds `s` to a segment's total, accounting the growth of its arrays. */
-static otfx_status segment_add(otfx_trace *trace, segment *seg, const summary *s)
+otfx_status trace_segment_add(otfx_trace *trace, segment *seg, const summary *s)
 {
     size_t before = summary_allocations(&seg->total);
     otfx_status status = summary_add(&seg->total, s);
@@ -114,7 +115,7 @@ static otfx_status segment_add(otfx_trace *trace, segment *seg, const summary *s
 
 /* ---- reading stored pieces ---- */
 
-static otfx_status piece_summary(const piece *p, summary *into)
+otfx_status trace_piece_summary(const piece *p, summary *into)
 {
     chunk_info info;
     otfx_status status = chunk_parse(p->blob, p->blob_size, true, &info);
@@ -129,20 +130,18 @@ static otfx_status segment_table_reserve(otfx_trace *trace, uint32_t count)
 {
     if (count <= trace->segment_capacity)
         return OTFX_OK;
-    uint32_t capacity = trace->segment_capacity ? trace->segment_capacity * 2 : 16;
-    segment **grown = realloc(trace->segments, capacity * sizeof *grown);
-    if (!grown)
+    const uint32_t old_capacity = trace->segment_capacity;
+    if (!otfx_reserve_u32((void **)&trace->segments, &trace->segment_capacity, count, sizeof *trace->segments,
+                          16))
         return otfx_fail(OTFX_ERR_NOMEM, "out of memory growing the segment table");
-    trace->bytes_used += table_cost(capacity) - table_cost(trace->segment_capacity);
-    trace->segments = grown;
-    trace->segment_capacity = capacity;
+    trace->bytes_used += table_cost(trace->segment_capacity) - table_cost(old_capacity);
     return OTFX_OK;
 }
 
 static void segment_destroy(otfx_trace *trace, segment *seg)
 {
     for (uint32_t i = 0; i < seg->count; i++)
-        piece_replace_blob(trace, &seg->pieces[i], NULL, 0, 0);
+        trace_piece_replace_blob(trace, &seg->pieces[i], NULL, 0, 0);
     trace->bytes_used -= segment_cost(seg);
     summary_free(&seg->total);
     free(seg);
@@ -157,7 +156,7 @@ static void segment_remove(otfx_trace *trace, uint32_t index)
 }
 
 /* Bytes that appending a piece with summary `s` may take beyond its blob. */
-static size_t append_overhead_bound(const otfx_trace *trace, const summary *s)
+size_t trace_append_overhead_bound(const otfx_trace *trace, const summary *s)
 {
     if (trace->segment_count && trace->segments[trace->segment_count - 1]->count < SEGMENT_PIECES) {
         const segment *last = trace->segments[trace->segment_count - 1];
@@ -195,7 +194,7 @@ static otfx_status append_piece(otfx_trace *trace, piece *added, const summary *
         trace->segments[trace->segment_count++] = last;
         last->begin = added->begin;
     } else {
-        status = segment_add(trace, last, s);
+        status = trace_segment_add(trace, last, s);
         if (status != OTFX_OK)
             return status;
     }
@@ -204,7 +203,7 @@ static otfx_status append_piece(otfx_trace *trace, piece *added, const summary *
     piece *stored = &last->pieces[last->count++];
     *stored = *added;
     stored->blob = NULL;
-    piece_replace_blob(trace, stored, blob, size, added->flags);
+    trace_piece_replace_blob(trace, stored, blob, size, added->flags);
     last->end = added->end;
     trace->events_in_pieces += added->events;
     if (!(added->flags & CHUNK_SUMMARY_ONLY))
@@ -212,12 +211,7 @@ static otfx_status append_piece(otfx_trace *trace, piece *added, const summary *
     return OTFX_OK;
 }
 
-/* Position of a piece: segment and index inside it. */
-typedef struct piece_position {
-    uint32_t segment, index;
-} piece_position;
-
-static bool next_position(const otfx_trace *trace, piece_position *position)
+bool trace_next_position(const otfx_trace *trace, piece_position *position)
 {
     if (position->index + 1 < trace->segments[position->segment]->count) {
         position->index++;
@@ -231,7 +225,7 @@ static bool next_position(const otfx_trace *trace, piece_position *position)
     return false;
 }
 
-static piece *piece_at(const otfx_trace *trace, piece_position position)
+piece *trace_piece_at(const otfx_trace *trace, piece_position position)
 {
     return trace_piece(trace, position.segment, position.index);
 }
@@ -248,7 +242,7 @@ static void compact_segments(otfx_trace *trace, uint32_t first)
     /* Never let compaction itself push the trace over its budget. */
     if (trace->bytes_used + growth > trace->config.budget_bytes)
         return;
-    if (segment_add(trace, a, &b->total) != OTFX_OK)
+    if (trace_segment_add(trace, a, &b->total) != OTFX_OK)
         return; /* out of memory: the segments simply stay apart */
     memcpy(&a->pieces[a->count], b->pieces, b->count * sizeof *b->pieces);
     a->count += b->count;
@@ -259,7 +253,7 @@ static void compact_segments(otfx_trace *trace, uint32_t first)
 
 /* Removes the piece at `position` (its blob already freed or moved) and its statistics `s` from the
  * segment's total, dropping the segment when it empties. */
-static void remove_piece(otfx_trace *trace, piece_position position, const summary *s)
+void trace_remove_piece(otfx_trace *trace, piece_position position, const summary *s)
 {
     segment *seg = trace->segments[position.segment];
     size_t before = summary_allocations(&seg->total);
@@ -297,8 +291,8 @@ static void start_open_chunk(otfx_trace *trace, otfx_time begin, bool begin_know
     codec_state_init(&trace->encoder, begin, predict_time);
 }
 
-static otfx_status seal_summary_only(otfx_trace *trace, otfx_time begin, otfx_time end, const summary *s,
-                                     uint8_t **blob, uint32_t *size)
+otfx_status trace_seal_summary_only(otfx_trace *trace, otfx_time begin, otfx_time end, const summary *s,
+                                    uint8_t **blob, uint32_t *size)
 {
     chunk_contents contents = {
         .begin = begin,
@@ -310,398 +304,10 @@ static otfx_status seal_summary_only(otfx_trace *trace, otfx_time begin, otfx_ti
     return chunk_seal(&contents, &trace->seal_scratch, blob, size);
 }
 
-/* ---- reduction steps ---- */
-
-static bool find_oldest_detail(const otfx_trace *trace, piece_position *found)
-{
-    if (trace->detail_pieces == 0 || trace->segment_count == 0)
-        return false;
-    piece_position position = {0, 0};
-    do {
-        if (!(piece_at(trace, position)->flags & CHUNK_SUMMARY_ONLY)) {
-            *found = position;
-            return true;
-        }
-    } while (next_position(trace, &position));
-    return false;
-}
-
-/* Merges piece `b` into the summary-only piece `a` just before it. */
-static otfx_status merge_pieces(otfx_trace *trace, piece_position a_at, piece_position b_at)
-{
-    piece *a = piece_at(trace, a_at), *b = piece_at(trace, b_at);
-    summary *merged = &trace->work_summary, *part = &trace->other_summary;
-    otfx_status status = piece_summary(a, merged);
-    if (status == OTFX_OK)
-        status = piece_summary(b, part);
-    if (status == OTFX_OK)
-        status = summary_add(merged, part);
-    uint8_t *blob = NULL;
-    uint32_t size = 0;
-    if (status == OTFX_OK)
-        status = seal_summary_only(trace, a->begin, b->end, merged, &blob, &size);
-    if (status != OTFX_OK)
-        return status;
-    if (a_at.segment != b_at.segment) {
-        segment *a_segment = trace->segments[a_at.segment];
-        status = segment_add(trace, a_segment, part);
-        if (status != OTFX_OK) {
-            free(blob);
-            return status;
-        }
-        a_segment->end = b->end;
-    }
-    piece_replace_blob(trace, a, blob, size, CHUNK_SUMMARY_ONLY);
-    a->end = b->end;
-    uint8_t level = a->level > b->level ? a->level : b->level;
-    a->level = level < UINT8_MAX ? level + 1 : level;
-    a->created_by = b->created_by; /* the most recent removal names the range */
-    if (!(b->flags & CHUNK_SUMMARY_ONLY))
-        trace->detail_pieces--;
-    trace->events_in_pieces -= b->events;
-    piece_replace_blob(trace, b, NULL, 0, 0);
-    /* Inside one segment the total already holds b's statistics, now a's. */
-    summary nothing;
-    summary_init(&nothing);
-    remove_piece(trace, b_at, a_at.segment != b_at.segment ? part : &nothing);
-    return OTFX_OK;
-}
-
-/* Replaces a detail piece's events by its summary (strategy `ring` or `time`). */
-static otfx_status drop_detail(otfx_trace *trace, piece_position at, otfx_reduction strategy)
-{
-    piece *p = piece_at(trace, at);
-    summary *s = &trace->work_summary;
-    otfx_status status = piece_summary(p, s);
-    if (status != OTFX_OK)
-        return status;
-    s->removed[strategy] += p->events;
-    uint8_t *blob;
-    uint32_t size;
-    status = seal_summary_only(trace, p->begin, p->end, s, &blob, &size);
-    if (status != OTFX_OK)
-        return status;
-    trace->segments[at.segment]->total.removed[strategy] += p->events;
-    trace->events_reduced[strategy] += p->events;
-    trace->events_in_pieces -= p->events;
-    trace->detail_pieces--;
-    trace->reductions++;
-    p->events = 0;
-    p->classes_present = 0;
-    p->max_pair_depth = 0;
-    p->first_event = p->end;
-    p->created_by = (uint8_t)strategy;
-    p->level = 0;
-    piece_replace_blob(trace, p, blob, size, CHUNK_SUMMARY_ONLY);
-    /* `ring` keeps one summary per contiguous dropped range: merge into the ring piece before. */
-    if (strategy == OTFX_REDUCE_RING && (at.segment > 0 || at.index > 0)) {
-        piece_position before =
-            at.index > 0 ? (piece_position){at.segment, at.index - 1}
-                         : (piece_position){at.segment - 1, trace->segments[at.segment - 1]->count - 1};
-        piece *previous = piece_at(trace, before);
-        if ((previous->flags & CHUNK_SUMMARY_ONLY) && previous->created_by == OTFX_REDUCE_RING)
-            return merge_pieces(trace, before, at);
-    }
-    return OTFX_OK;
-}
-
-/* Merges the oldest adjacent summary-only pair, preferring pairs of equal level so that resolution
- * halves with age. */
-static otfx_status coarsen_once(otfx_trace *trace, bool *progress)
-{
-    *progress = false;
-    if (trace->segment_count == 0)
-        return OTFX_OK;
-    piece_position position = {0, 0}, first_pair = {0, 0}, previous_position = {0, 0};
-    bool have_previous = false, have_pair = false;
-    do {
-        piece *current = piece_at(trace, position);
-        if (have_previous && (current->flags & CHUNK_SUMMARY_ONLY)) {
-            piece *previous = piece_at(trace, previous_position);
-            if (previous->flags & CHUNK_SUMMARY_ONLY) {
-                if (previous->level == current->level) {
-                    *progress = true;
-                    return merge_pieces(trace, previous_position, position);
-                }
-                if (!have_pair) {
-                    first_pair = previous_position;
-                    have_pair = true;
-                }
-            }
-        }
-        previous_position = position;
-        have_previous = true;
-    } while (next_position(trace, &position));
-    if (!have_pair)
-        return OTFX_OK;
-    piece_position second = first_pair;
-    next_position(trace, &second);
-    *progress = true;
-    return merge_pieces(trace, first_pair, second);
-}
-
-/* Re-encodes a detail piece without some of its events: for `type` the events of `event_class`
- * (enter/leave pairs whose both ends lie in the chunk, and message or collective events), for
- * `depth` the pairs at calling level >= `min_level`. Pairs that cross the chunk's edges stay, so the
- * stream stays well nested across chunks; the summary stays the one of the full events. */
-static otfx_status thin_piece(otfx_trace *trace, piece_position at, otfx_reduction strategy,
-                              otfx_event_class event_class, uint32_t min_level)
-{
-    piece *p = piece_at(trace, at);
-    chunk_info info;
-    const uint8_t *raw;
-    uint32_t context_depth;
-    summary *s = &trace->work_summary;
-    otfx_status status = chunk_parse(p->blob, p->blob_size, true, &info);
-    if (status == OTFX_OK)
-        status = chunk_read_summary(&info, s);
-    if (status == OTFX_OK)
-        status = chunk_read_payload(&info, &trace->payload, &raw);
-    if (status == OTFX_OK)
-        status = chunk_read_context(&info, trace->work_frames, &context_depth);
-    if (status != OTFX_OK)
-        return status;
-    if (info.event_count > trace->raw_capacity)
-        return otfx_fail(OTFX_ERR_CORRUPT, "chunk holds more events than the trace's chunks can");
-
-    /* Pass 1: mark what goes. */
-    memset(trace->drop_marks, 0, (info.event_count + 7) / 8);
-    event_cursor cursor;
-    event_cursor_init(&cursor, info.begin, info.flags & CHUNK_PREDICTED_TIME, raw, info.event_count,
-                      raw + info.event_count, info.raw_bytes - info.event_count, trace->work_frames,
-                      context_depth);
-    otfx_event event;
-    int next;
-    uint32_t dropped = 0;
-    while ((next = event_cursor_next(&cursor, &event)) > 0) {
-        uint32_t index = cursor.index - 1;
-        bool drop = false;
-        if (event.type == OTFX_EV_ENTER) {
-            trace->enter_index[cursor.depth - 1] = index;
-        } else if (event.type == OTFX_EV_LEAVE) {
-            if (cursor.left.entered_here) {
-                otfx_region_role role = defs_region_role_or_user(trace->defs, cursor.left.region);
-                drop = strategy == OTFX_REDUCE_TYPE ? codec_event_class(OTFX_EV_ENTER, role) == event_class
-                                                    : cursor.depth >= min_level;
-                if (drop) {
-                    uint32_t enter = trace->enter_index[cursor.depth];
-                    trace->drop_marks[enter / 8] |= (uint8_t)(1u << (enter % 8));
-                    dropped++;
-                }
-            }
-        } else if (strategy == OTFX_REDUCE_TYPE) {
-            drop = codec_event_class(event.type, OTFX_ROLE_USER_FUNCTION) == event_class &&
-                   event_class != OTFX_CLASS_OTHER;
-        }
-        if (drop) {
-            trace->drop_marks[index / 8] |= (uint8_t)(1u << (index % 8));
-            dropped++;
-        }
-    }
-    if (next < 0)
-        return otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor.index);
-
-    /* Pass 2: re-encode what stays. */
-    status = chunk_read_context(&info, trace->work_frames, &context_depth);
-    if (status != OTFX_OK)
-        return status;
-    event_cursor_init(&cursor, info.begin, info.flags & CHUNK_PREDICTED_TIME, raw, info.event_count,
-                      raw + info.event_count, info.raw_bytes - info.event_count, trace->work_frames,
-                      context_depth);
-    codec_state encoder;
-    codec_state_init(&encoder, info.begin, info.flags & CHUNK_PREDICTED_TIME);
-    uint32_t kept = 0, operand_bytes = 0, kept_depth = context_depth;
-    otfx_time first_kept = info.end;
-    /* The stack of the kept events, which the decoder of the thinned chunk will see. */
-    otfx_ref *kept_stack = trace->enter_index;
-    for (uint32_t i = 0; i < context_depth; i++)
-        kept_stack[i] = trace->work_frames[i].region;
-    while (event_cursor_next(&cursor, &event) > 0) {
-        uint32_t index = cursor.index - 1;
-        if (trace->drop_marks[index / 8] & (1u << (index % 8)))
-            continue;
-        if (kept == 0)
-            first_kept = event.time;
-        otfx_ref top = kept_depth ? kept_stack[kept_depth - 1] : OTFX_REF_NONE;
-        operand_bytes += (uint32_t)codec_encode(&encoder, &event, top, &trace->thin_tokens[kept],
-                                                trace->thin_operands + operand_bytes);
-        kept++;
-        if (event.type == OTFX_EV_ENTER)
-            kept_stack[kept_depth++] = event.u.region.region;
-        else if (event.type == OTFX_EV_LEAVE)
-            kept_depth--;
-    }
-
-    /* What could still be removed, from the thinned events. */
-    strippable_info strippable;
-    status = chunk_read_context(&info, trace->work_frames, &context_depth);
-    if (status != OTFX_OK)
-        return status;
-    event_cursor_init(&cursor, info.begin, info.flags & CHUNK_PREDICTED_TIME, trace->thin_tokens, kept,
-                      trace->thin_operands, operand_bytes, trace->work_frames, context_depth);
-    summary_clear(&trace->other_summary);
-    status = chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, 0, OTFX_TIME_MAX,
-                                &trace->other_summary, &strippable);
-    if (status != OTFX_OK)
-        return status;
-    status = chunk_read_context(&info, trace->work_frames, &context_depth);
-    if (status != OTFX_OK)
-        return status;
-
-    s->removed[strategy] += dropped;
-    chunk_contents contents = {
-        .begin = info.begin,
-        .end = info.end,
-        .first_event = first_kept,
-        .context = trace->work_frames,
-        .context_depth = context_depth,
-        .summary = s,
-        .tokens = trace->thin_tokens,
-        .event_count = kept,
-        .operands = trace->thin_operands,
-        .operand_bytes = operand_bytes,
-        .flags = (uint8_t)(info.flags & (CHUNK_THINNED_TYPE | CHUNK_THINNED_DEPTH | CHUNK_PREDICTED_TIME)) |
-                 (strategy == OTFX_REDUCE_TYPE ? CHUNK_THINNED_TYPE : CHUNK_THINNED_DEPTH),
-        .classes_present = strippable.classes,
-        .max_pair_depth = strippable.max_pair_depth,
-        .compress = trace->config.compress,
-    };
-    uint8_t *blob;
-    uint32_t size;
-    status = chunk_seal(&contents, &trace->seal_scratch, &blob, &size);
-    if (status != OTFX_OK)
-        return status;
-    trace->segments[at.segment]->total.removed[strategy] += dropped;
-    trace->events_reduced[strategy] += dropped;
-    trace->events_in_pieces -= dropped;
-    trace->reductions++;
-    p->events = kept;
-    p->first_event = first_kept;
-    p->classes_present = strippable.classes;
-    p->max_pair_depth = strippable.max_pair_depth;
-    piece_replace_blob(trace, p, blob, size, chunk_sealed_flags(blob));
-    return OTFX_OK;
-}
-
-/* `type`: thins the oldest chunk still holding events of the first class in the priority order
- * that any chunk still holds. */
-static otfx_status thin_by_type(otfx_trace *trace, bool *progress)
-{
-    *progress = false;
-    for (int k = 0; k < OTFX_CLASS_COUNT; k++) {
-        otfx_event_class event_class = trace->config.type_priority[k];
-        if (event_class == OTFX_CLASS_COUNT)
-            break;
-        if (event_class == OTFX_CLASS_OTHER || trace->segment_count == 0)
-            continue;
-        piece_position position = {0, 0};
-        do {
-            const piece *p = piece_at(trace, position);
-            if (!(p->flags & CHUNK_SUMMARY_ONLY) && (p->classes_present & (1u << event_class))) {
-                *progress = true;
-                return thin_piece(trace, position, OTFX_REDUCE_TYPE, event_class, 0);
-            }
-        } while (next_position(trace, &position));
-    }
-    return OTFX_OK;
-}
-
-/* `depth`: thins the oldest chunk holding enter/leave pairs at the deepest level any chunk holds. */
-static otfx_status thin_by_depth(otfx_trace *trace, bool *progress)
-{
-    *progress = false;
-    if (trace->segment_count == 0)
-        return OTFX_OK;
-    uint32_t deepest = 0;
-    piece_position position = {0, 0}, oldest_deepest = {0, 0};
-    do {
-        const piece *p = piece_at(trace, position);
-        if (!(p->flags & CHUNK_SUMMARY_ONLY) && p->max_pair_depth > deepest) {
-            deepest = p->max_pair_depth;
-            oldest_deepest = position;
-        }
-    } while (next_position(trace, &position));
-    if (deepest == 0)
-        return OTFX_OK;
-    *progress = true;
-    return thin_piece(trace, oldest_deepest, OTFX_REDUCE_DEPTH, OTFX_CLASS_COUNT, deepest - 1);
-}
-
-/* One step of the trace's strategy; *progress is false when nothing was left to reduce. */
-static otfx_status reduce_step(otfx_trace *trace, bool *progress)
-{
-    *progress = false;
-    otfx_status status = OTFX_OK;
-    if (trace->summary_only_bytes > trace->config.budget_bytes / SUMMARY_QUOTA_DIVISOR) {
-        status = coarsen_once(trace, progress);
-        if (status != OTFX_OK || *progress)
-            return status;
-    }
-    piece_position oldest;
-    switch (trace->strategy) {
-    case OTFX_REDUCE_TYPE:
-        status = thin_by_type(trace, progress);
-        break;
-    case OTFX_REDUCE_DEPTH:
-        status = thin_by_depth(trace, progress);
-        break;
-    case OTFX_REDUCE_RING:
-    case OTFX_REDUCE_TIME:
-    case OTFX_REDUCE_STOP:
-    case OTFX_REDUCE_SOURCE_DROP:
-    case OTFX_REDUCE_THROTTLE:
-    case OTFX_REDUCE_COUNT:
-        break;
-    }
-    if (status != OTFX_OK || *progress)
-        return status;
-    if (trace->strategy != OTFX_REDUCE_STOP && find_oldest_detail(trace, &oldest)) {
-        /* `type` and `depth` fall back to `ring` once nothing is left to thin. */
-        *progress = true;
-        return drop_detail(trace, oldest,
-                           trace->strategy == OTFX_REDUCE_TIME ? OTFX_REDUCE_TIME : OTFX_REDUCE_RING);
-    }
-    return coarsen_once(trace, progress);
-}
-
 /* Bytes storing a piece with this blob and statistics may take. */
-static size_t piece_need(const otfx_trace *trace, uint32_t blob_size, const summary *s)
+size_t trace_piece_need(const otfx_trace *trace, uint32_t blob_size, const summary *s)
 {
-    return piece_cost(blob_size) + append_overhead_bound(trace, s);
-}
-
-/* Reduces until a piece of `blob_size` bytes with statistics `s` fits, keeping `stop`'s reserve
- * free; *fits is false when nothing is left to reduce. */
-static otfx_status make_room(otfx_trace *trace, uint32_t blob_size, const summary *s, bool *fits)
-{
-    for (;;) {
-        size_t reserve = trace->strategy == OTFX_REDUCE_STOP && !trace->stopped ? STOP_RESERVE_BYTES : 0;
-        if (trace->bytes_used + piece_need(trace, blob_size, s) + reserve <= trace->config.budget_bytes) {
-            *fits = true;
-            return OTFX_OK;
-        }
-        bool progress;
-        otfx_status status = reduce_step(trace, &progress);
-        if (status != OTFX_OK)
-            return status;
-        if (!progress) {
-            *fits = false;
-            return OTFX_OK;
-        }
-    }
-}
-
-/* While `stop` refuses, its summary may outgrow the reserve (new regions or peers); then the oldest
- * detail goes as under `ring` rather than the budget breaking. */
-static otfx_status make_room_while_stopped(otfx_trace *trace, size_t needed)
-{
-    piece_position oldest;
-    while (trace->bytes_used + needed > trace->config.budget_bytes && find_oldest_detail(trace, &oldest)) {
-        otfx_status status = drop_detail(trace, oldest, OTFX_REDUCE_RING);
-        if (status != OTFX_OK)
-            return status;
-    }
-    return OTFX_OK;
+    return trace_piece_cost(blob_size) + trace_append_overhead_bound(trace, s);
 }
 
 static piece *last_piece(const otfx_trace *trace)
@@ -727,33 +333,33 @@ static otfx_status store_as_summary(otfx_trace *trace, otfx_time begin, otfx_tim
     otfx_status status;
     if (last && (last->flags & CHUNK_SUMMARY_ONLY) && last->created_by == strategy && last->end == begin) {
         segment *seg = trace->segments[trace->segment_count - 1];
-        status = make_room_while_stopped(trace,
-                                         summary_encoded_bound(s) + summary_add_growth_bound(&seg->total, s));
+        status = reduction_make_room_while_stopped(trace, summary_encoded_bound(s) +
+                                                              summary_add_growth_bound(&seg->total, s));
         last = last_piece(trace);
         seg = trace->segments[trace->segment_count - 1];
         summary *merged = &trace->work_summary;
         if (status == OTFX_OK)
-            status = piece_summary(last, merged);
+            status = trace_piece_summary(last, merged);
         if (status == OTFX_OK)
             status = summary_add(merged, s);
         if (status == OTFX_OK)
-            status = seal_summary_only(trace, last->begin, end, merged, &blob, &size);
+            status = trace_seal_summary_only(trace, last->begin, end, merged, &blob, &size);
         if (status == OTFX_OK) {
-            status = segment_add(trace, seg, s);
+            status = trace_segment_add(trace, seg, s);
             if (status != OTFX_OK) {
                 free(blob);
                 return status;
             }
-            piece_replace_blob(trace, last, blob, size, CHUNK_SUMMARY_ONLY);
+            trace_piece_replace_blob(trace, last, blob, size, CHUNK_SUMMARY_ONLY);
             last->end = end;
             seg->end = end;
             trace->events_reduced[strategy] += events;
         }
         return status;
     }
-    status = seal_summary_only(trace, begin, end, s, &blob, &size);
+    status = trace_seal_summary_only(trace, begin, end, s, &blob, &size);
     if (status == OTFX_OK)
-        status = make_room_while_stopped(trace, piece_need(trace, size, s));
+        status = reduction_make_room_while_stopped(trace, trace_piece_need(trace, size, s));
     if (status != OTFX_OK) {
         free(blob);
         return status;
@@ -820,7 +426,7 @@ static otfx_status seal_open_chunk(otfx_trace *trace)
         status = chunk_seal(&contents, &trace->seal_scratch, &blob, &size);
         if (status != OTFX_OK)
             return status;
-        status = make_room(trace, size, s, &fits);
+        status = reduction_make_room(trace, size, s, &fits);
         if (status == OTFX_OK && fits) {
             piece added = {.begin = begin,
                            .end = end,
@@ -1057,10 +663,10 @@ static otfx_time oldest_detail_time(const otfx_trace *trace)
     if (trace->segment_count) {
         piece_position position = {0, 0};
         do {
-            const piece *p = piece_at(trace, position);
+            const piece *p = trace_piece_at(trace, position);
             if (!(p->flags & CHUNK_SUMMARY_ONLY) && p->events > 0)
                 return p->first_event;
-        } while (next_position(trace, &position));
+        } while (trace_next_position(trace, &position));
     }
     if (trace->open_events && !trace->open_refused)
         return trace->open_first_event;

@@ -1,5 +1,5 @@
-/* trace_internal.h — the layout of a trace, shared by trace.c (storage, reduction) and query.c
- * (private).
+/* trace_internal.h — the layout of a trace, shared by trace.c (storage), reduction.c (the strategies)
+ * and query.c (private).
  *
  * Time is partitioned into pieces, oldest first. A piece is a sealed chunk: either detail (events,
  * perhaps thinned by `type` or `depth`) or summary-only (the events were removed, the statistics
@@ -113,7 +113,38 @@ static inline piece *trace_piece(const otfx_trace *trace, uint32_t segment_index
     return &trace->segments[segment_index]->pieces[piece_index];
 }
 
-/* Test hooks (tests link the library and include this header). */
+/* Position of a piece: segment and index inside it. */
+typedef struct piece_position {
+    uint32_t segment, index;
+} piece_position;
+
+/* Storage helpers of trace.c that the reduction strategies (reduction.c) use. */
+
+/* Bytes a piece with a blob of `blob_size` bytes costs in the budget. */
+size_t trace_piece_cost(uint32_t blob_size);
+/* Bytes that appending a piece with summary `s` may take beyond its blob. */
+size_t trace_append_overhead_bound(const otfx_trace *trace, const summary *s);
+/* Bytes storing a piece with this blob and statistics may take. */
+size_t trace_piece_need(const otfx_trace *trace, uint32_t blob_size, const summary *s);
+bool trace_next_position(const otfx_trace *trace, piece_position *position);
+piece *trace_piece_at(const otfx_trace *trace, piece_position position);
+void trace_piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint32_t size, uint8_t flags);
+otfx_status trace_segment_add(otfx_trace *trace, segment *seg, const summary *s);
+otfx_status trace_piece_summary(const piece *p, summary *into);
+void trace_remove_piece(otfx_trace *trace, piece_position position, const summary *s);
+otfx_status trace_seal_summary_only(otfx_trace *trace, otfx_time begin, otfx_time end, const summary *s,
+                                    uint8_t **blob, uint32_t *size);
+
+/* The reduction strategies (reduction.c). */
+
+/* Reduces until a piece of `blob_size` bytes with statistics `s` fits, keeping `stop`'s reserve
+ * free; *fits is false when nothing is left to reduce. */
+otfx_status reduction_make_room(otfx_trace *trace, uint32_t blob_size, const summary *s, bool *fits);
+/* While `stop` refuses, its summary may outgrow the reserve (new regions or peers); then the oldest
+ * detail goes as under `ring` rather than the budget breaking. */
+otfx_status reduction_make_room_while_stopped(otfx_trace *trace, size_t needed);
+
+/* Test hooks (tests link otfx_internal and include this header). */
 
 /* Number of pieces (sealed chunks, detail or summary-only). */
 uint32_t otfx_trace_test_piece_count(otfx_trace *trace);

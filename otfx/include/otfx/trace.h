@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <otfx/visibility.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,9 +55,9 @@ typedef enum otfx_status {
     OTFX_ERR_OTF2     /* the OTF2 library reported an error */
 } otfx_status;
 
-const char *otfx_strerror(otfx_status status);
+OTFX_API const char *otfx_strerror(otfx_status status);
 /* The calling thread's message for its last failed call, "" if none. */
-const char *otfx_last_error(void);
+OTFX_API const char *otfx_last_error(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Definitions (module prefix otfx_defs_): never reduced, never evicted, shared by many traces.
@@ -75,18 +77,19 @@ typedef enum otfx_region_role {
 
 typedef enum otfx_metric_type { OTFX_METRIC_INT64, OTFX_METRIC_UINT64, OTFX_METRIC_DOUBLE } otfx_metric_type;
 
-otfx_defs *otfx_defs_create(void);
-void otfx_defs_destroy(otfx_defs *defs);
+OTFX_API otfx_defs *otfx_defs_create(void);
+OTFX_API void otfx_defs_destroy(otfx_defs *defs);
 
-otfx_status otfx_defs_string(otfx_defs *defs, const char *text, otfx_ref *ref);
-otfx_status otfx_defs_region(otfx_defs *defs, const char *name, otfx_region_role role, otfx_ref *ref);
+OTFX_API otfx_status otfx_defs_string(otfx_defs *defs, const char *text, otfx_ref *ref);
+OTFX_API otfx_status otfx_defs_region(otfx_defs *defs, const char *name, otfx_region_role role,
+                                      otfx_ref *ref);
 /* A location is one stream of events: a thread of an application rank (thread 0 = the rank's main). */
-otfx_status otfx_defs_location(otfx_defs *defs, uint32_t rank, uint32_t thread, otfx_ref *ref);
+OTFX_API otfx_status otfx_defs_location(otfx_defs *defs, uint32_t rank, uint32_t thread, otfx_ref *ref);
 /* A communicator with its members as world ranks, in communicator rank order. */
-otfx_status otfx_defs_comm(otfx_defs *defs, const char *name, const uint32_t *world_ranks, uint32_t size,
-                           otfx_ref *ref);
-otfx_status otfx_defs_metric(otfx_defs *defs, const char *name, const char *unit, otfx_metric_type type,
-                             otfx_ref *ref);
+OTFX_API otfx_status otfx_defs_comm(otfx_defs *defs, const char *name, const uint32_t *world_ranks,
+                                    uint32_t size, otfx_ref *ref);
+OTFX_API otfx_status otfx_defs_metric(otfx_defs *defs, const char *name, const char *unit,
+                                      otfx_metric_type type, otfx_ref *ref);
 
 typedef struct otfx_region_def {
     const char *name;
@@ -107,18 +110,18 @@ typedef struct otfx_metric_def {
 
 /* Lookups return OTFX_ERR_INVALID for an unknown reference. Returned pointers stay valid as long as the
  * store lives (definitions are never removed). */
-uint32_t otfx_defs_count_strings(const otfx_defs *defs);
-uint32_t otfx_defs_count_regions(const otfx_defs *defs);
-uint32_t otfx_defs_count_locations(const otfx_defs *defs);
-uint32_t otfx_defs_count_comms(const otfx_defs *defs);
-uint32_t otfx_defs_count_metrics(const otfx_defs *defs);
-otfx_status otfx_defs_get_string(const otfx_defs *defs, otfx_ref ref, const char **text);
-otfx_status otfx_defs_get_region(const otfx_defs *defs, otfx_ref ref, otfx_region_def *out);
-otfx_status otfx_defs_get_location(const otfx_defs *defs, otfx_ref ref, otfx_location_def *out);
-otfx_status otfx_defs_get_comm(const otfx_defs *defs, otfx_ref ref, otfx_comm_def *out);
-otfx_status otfx_defs_get_metric(const otfx_defs *defs, otfx_ref ref, otfx_metric_def *out);
+OTFX_API uint32_t otfx_defs_count_strings(const otfx_defs *defs);
+OTFX_API uint32_t otfx_defs_count_regions(const otfx_defs *defs);
+OTFX_API uint32_t otfx_defs_count_locations(const otfx_defs *defs);
+OTFX_API uint32_t otfx_defs_count_comms(const otfx_defs *defs);
+OTFX_API uint32_t otfx_defs_count_metrics(const otfx_defs *defs);
+OTFX_API otfx_status otfx_defs_get_string(const otfx_defs *defs, otfx_ref ref, const char **text);
+OTFX_API otfx_status otfx_defs_get_region(const otfx_defs *defs, otfx_ref ref, otfx_region_def *out);
+OTFX_API otfx_status otfx_defs_get_location(const otfx_defs *defs, otfx_ref ref, otfx_location_def *out);
+OTFX_API otfx_status otfx_defs_get_comm(const otfx_defs *defs, otfx_ref ref, otfx_comm_def *out);
+OTFX_API otfx_status otfx_defs_get_metric(const otfx_defs *defs, otfx_ref ref, otfx_metric_def *out);
 /* Bytes the store holds (reported in status; not part of any trace's budget). */
-size_t otfx_defs_bytes(const otfx_defs *defs);
+OTFX_API size_t otfx_defs_bytes(const otfx_defs *defs);
 
 /* ---------------------------------------------------------------------------------------------
  * Events
@@ -166,10 +169,11 @@ typedef enum otfx_reduction {
     OTFX_REDUCE_COUNT
 } otfx_reduction;
 
-const char *otfx_reduction_name(otfx_reduction strategy);                /* "ring", "time", … */
-otfx_status otfx_reduction_parse(const char *name, otfx_reduction *out); /* only the five strategies */
-const char *otfx_event_type_name(otfx_event_type type);
-const char *otfx_role_name(otfx_region_role role);
+OTFX_API const char *otfx_reduction_name(otfx_reduction strategy); /* "ring", "time", … */
+OTFX_API otfx_status otfx_reduction_parse(const char *name,
+                                          otfx_reduction *out); /* only the five strategies */
+OTFX_API const char *otfx_event_type_name(otfx_event_type type);
+OTFX_API const char *otfx_role_name(otfx_region_role role);
 
 typedef struct otfx_event {
     otfx_time time;
@@ -242,12 +246,12 @@ typedef struct otfx_trace_config {
 
 /* Defaults: ring, compression on, 32 KiB chunks, type order user functions, other MPI, p2p,
  * collectives. */
-otfx_trace_config otfx_trace_config_default(size_t budget_bytes);
+OTFX_API otfx_trace_config otfx_trace_config_default(size_t budget_bytes);
 
 /* The trace refers to defs (not owned; must outlive the trace) and records one location. */
-otfx_status otfx_trace_create(const otfx_trace_config *config, otfx_defs *defs, otfx_ref location,
-                              otfx_trace **out);
-void otfx_trace_destroy(otfx_trace *trace);
+OTFX_API otfx_status otfx_trace_create(const otfx_trace_config *config, otfx_defs *defs, otfx_ref location,
+                                       otfx_trace **out);
+OTFX_API void otfx_trace_destroy(otfx_trace *trace);
 
 /* Appends events in time order (equal times allowed). Each event is validated: its time must not go
  * backwards, references must be defined (a PHASE event's region must have role PHASE), a LEAVE needs an
@@ -256,13 +260,14 @@ void otfx_trace_destroy(otfx_trace *trace);
  * Under `stop` with a full buffer the events are counted in the statistics but not stored, and the call
  * returns OTFX_ERR_STOPPED (*appended still counts them). A REDUCTION event adds its events_removed to
  * the status' events_reduced[strategy]. */
-otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_t count, size_t *appended);
-otfx_status otfx_trace_set_strategy(otfx_trace *trace, otfx_reduction strategy);
+OTFX_API otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_t count,
+                                       size_t *appended);
+OTFX_API otfx_status otfx_trace_set_strategy(otfx_trace *trace, otfx_reduction strategy);
 /* Drops everything held (events, summaries, counters); definitions and the open calling context stay,
  * so leaves of regions entered before the reset still match. Times still may not go backwards. */
-otfx_status otfx_trace_reset(otfx_trace *trace);
-otfx_ref otfx_trace_location(const otfx_trace *trace);
-otfx_defs *otfx_trace_defs(const otfx_trace *trace);
+OTFX_API otfx_status otfx_trace_reset(otfx_trace *trace);
+OTFX_API otfx_ref otfx_trace_location(const otfx_trace *trace);
+OTFX_API otfx_defs *otfx_trace_defs(const otfx_trace *trace);
 
 typedef struct otfx_trace_status {
     size_t bytes_used, budget_bytes; /* sealed data held, and its budget */
@@ -278,7 +283,7 @@ typedef struct otfx_trace_status {
     bool stopped;              /* `stop` strategy has cut off recording */
 } otfx_trace_status;
 
-otfx_status otfx_trace_status_get(otfx_trace *trace, otfx_trace_status *out);
+OTFX_API otfx_status otfx_trace_status_get(otfx_trace *trace, otfx_trace_status *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Queries (module prefix otfx_query_). Windows are half-open: [from, to).
@@ -294,15 +299,15 @@ typedef int (*otfx_event_fn)(const otfx_event *event, void *user);
  * event later than it, so the whole output stays in time order; after a range without detail, LEAVEs
  * (at the range's start) and ENTERs (at their enter times) bring the consumer's stack to the next
  * detail's, so every LEAVE closes the innermost open ENTER. */
-otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context, otfx_event_fn fn,
-                              void *user);
+OTFX_API otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                       otfx_event_fn fn, void *user);
 /* otfx_query_events for long queries: once it delivered `events_per_lock` events (0: never) since it
  * took the trace's read lock, it releases the lock after the chunk it is reading, so that an append
  * waiting for it gets in, takes the lock again and goes on with the first chunk after that one. The
  * events are those of otfx_query_events while nothing changes; chunks appended meanwhile are read
  * too, chunks a reduction removed meanwhile are not (and ones it rewrote are read as they are then). */
-otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
-                                       otfx_event_fn fn, void *user, uint64_t events_per_lock);
+OTFX_API otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                                otfx_event_fn fn, void *user, uint64_t events_per_lock);
 
 /* Profiles: per region, exact statistics over a window, whether its events are still held or were
  * reduced. A region instance contributes the part of its duration inside the window (an instance still
@@ -319,17 +324,17 @@ typedef struct otfx_profile_entry {
 } otfx_profile_entry;
 
 typedef struct otfx_profile otfx_profile;
-otfx_profile *otfx_profile_create(void);
-void otfx_profile_destroy(otfx_profile *profile);
-void otfx_profile_clear(otfx_profile *profile);
+OTFX_API otfx_profile *otfx_profile_create(void);
+OTFX_API void otfx_profile_destroy(otfx_profile *profile);
+OTFX_API void otfx_profile_clear(otfx_profile *profile);
 /* Adds the trace's profile of [from, to) to the profile (so profiles of many traces accumulate). */
-otfx_status otfx_query_profile(otfx_trace *trace, otfx_time from, otfx_time to, otfx_profile *into);
-otfx_status otfx_profile_merge(otfx_profile *into, const otfx_profile *from);
-size_t otfx_profile_size(const otfx_profile *profile);
+OTFX_API otfx_status otfx_query_profile(otfx_trace *trace, otfx_time from, otfx_time to, otfx_profile *into);
+OTFX_API otfx_status otfx_profile_merge(otfx_profile *into, const otfx_profile *from);
+OTFX_API size_t otfx_profile_size(const otfx_profile *profile);
 /* Entries sorted by region reference. */
-const otfx_profile_entry *otfx_profile_entries(const otfx_profile *profile);
-const otfx_profile_entry *otfx_profile_find(const otfx_profile *profile, otfx_ref region);
-bool otfx_profile_approximate(const otfx_profile *profile);
+OTFX_API const otfx_profile_entry *otfx_profile_entries(const otfx_profile *profile);
+OTFX_API const otfx_profile_entry *otfx_profile_find(const otfx_profile *profile, otfx_ref region);
+OTFX_API bool otfx_profile_approximate(const otfx_profile *profile);
 
 /* Timeline bins: [from, to) split into `count` equal bins (bin k starts at from + floor(k*(to-from)/count));
  * per bin the time per region role, the time in reduced ranges, and the region with the most exclusive
@@ -340,13 +345,14 @@ typedef struct otfx_timeline_bin {
     otfx_time reduced_time;               /* time covered by reduced ranges without detail */
     otfx_ref dominant_region;
 } otfx_timeline_bin;
-otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
-                                otfx_timeline_bin *bins);
+OTFX_API otfx_status otfx_query_timeline(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
+                                         otfx_timeline_bin *bins);
 /* otfx_query_timeline for long queries: after it decoded `chunks_per_lock` chunks (0: never) since it
  * took the trace's read lock, it releases the lock, so that an append waiting for it gets in, takes it
  * again and goes on with the first chunk after the last one it read (as otfx_query_events_yielding). */
-otfx_status otfx_query_timeline_yielding(otfx_trace *trace, otfx_time from, otfx_time to, uint32_t count,
-                                         otfx_timeline_bin *bins, uint32_t chunks_per_lock);
+OTFX_API otfx_status otfx_query_timeline_yielding(otfx_trace *trace, otfx_time from, otfx_time to,
+                                                  uint32_t count, otfx_timeline_bin *bins,
+                                                  uint32_t chunks_per_lock);
 
 /* Point-to-point messages per peer in [from, to), sent and received, sorted by peer (same rules and
  * exactness as profiles). *count in: capacity of
@@ -356,8 +362,8 @@ typedef struct otfx_peer_stats {
     uint32_t peer;
     uint64_t messages_sent, bytes_sent, messages_received, bytes_received;
 } otfx_peer_stats;
-otfx_status otfx_query_messages(otfx_trace *trace, otfx_time from, otfx_time to, otfx_peer_stats *peers,
-                                size_t *count);
+OTFX_API otfx_status otfx_query_messages(otfx_trace *trace, otfx_time from, otfx_time to,
+                                         otfx_peer_stats *peers, size_t *count);
 
 /* ---------------------------------------------------------------------------------------------
  * OTF2 (module prefix otfx_otf2_)
@@ -369,7 +375,7 @@ typedef struct otfx_export_options {
     const char *creator; /* written into the archive; NULL: "otfx" */
 } otfx_export_options;
 
-otfx_export_options otfx_export_options_default(void);
+OTFX_API otfx_export_options otfx_export_options_default(void);
 
 /* Writes the traces (each one location, all sharing `defs`) as one OTF2 archive
  * `<directory>/<name>.otf2` with its definitions and clock properties. Regions already open at the
@@ -379,9 +385,9 @@ otfx_export_options otfx_export_options_default(void);
  * from a copy taken under its read lock, so another thread may keep appending to it: the append waits
  * for the copy (about a memcpy of what the trace holds), not for the export; events appended after
  * the copy are not exported. */
-otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs *defs,
-                             otfx_trace *const *traces, size_t trace_count,
-                             const otfx_export_options *options);
+OTFX_API otfx_status otfx_otf2_export(const char *directory, const char *name, otfx_defs *defs,
+                                      otfx_trace *const *traces, size_t trace_count,
+                                      const otfx_export_options *options);
 
 /* Several processes writing ONE archive together (e.g. the event places of a job, over MPI). otfx has
  * no MPI: what the processes need from each other comes through these callbacks. Every process calls
@@ -457,16 +463,17 @@ typedef struct otfx_export_stats {
  * moved forward to its send's time, and the events after it on its location with it, the move decaying
  * slowly (a controlled logical clock; the processes exchange corrected send times until nothing changes).
  * docs/otfx-format.md, "Clock condition". */
-otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otfx_defs *defs,
-                                    otfx_trace *const *traces, size_t trace_count,
-                                    const otfx_export_options *options,
-                                    const otfx_otf2_collective *collective, otfx_export_stats *stats);
+OTFX_API otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otfx_defs *defs,
+                                             otfx_trace *const *traces, size_t trace_count,
+                                             const otfx_export_options *options,
+                                             const otfx_otf2_collective *collective,
+                                             otfx_export_stats *stats);
 
 /* Reads an OTF2 archive (path of its .otf2 anchor file) into new traces, one per location, all created
  * with `config` and sharing the newly created *defs. The caller destroys the traces (and then the
  * defs); *traces is an array of *trace_count pointers to be freed with free(). */
-otfx_status otfx_otf2_import(const char *anchor_path, const otfx_trace_config *config, otfx_defs **defs,
-                             otfx_trace ***traces, size_t *trace_count);
+OTFX_API otfx_status otfx_otf2_import(const char *anchor_path, const otfx_trace_config *config,
+                                      otfx_defs **defs, otfx_trace ***traces, size_t *trace_count);
 
 /* What an import read. Records otfx has no event for (OpenMP, RMA, I/O, ... in other tools' archives)
  * are skipped and counted, not rejected. */
@@ -478,9 +485,9 @@ typedef struct otfx_import_stats {
 } otfx_import_stats;
 
 /* otfx_otf2_import, and fills *stats (may be NULL) on success. */
-otfx_status otfx_otf2_import_with_stats(const char *anchor_path, const otfx_trace_config *config,
-                                        otfx_defs **defs, otfx_trace ***traces, size_t *trace_count,
-                                        otfx_import_stats *stats);
+OTFX_API otfx_status otfx_otf2_import_with_stats(const char *anchor_path, const otfx_trace_config *config,
+                                                 otfx_defs **defs, otfx_trace ***traces, size_t *trace_count,
+                                                 otfx_import_stats *stats);
 
 #ifdef __cplusplus
 }
