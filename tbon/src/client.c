@@ -248,12 +248,15 @@ otfx_client_status otfx_client_send(otfx_client *client, uint32_t id, const char
 
 typedef enum { READ_OK, READ_CLOSED, READ_TIMEOUT } read_status;
 
-static read_status read_exactly(otfx_client *client, void *out, size_t length)
+/* `started` turns true once a byte was read: a frame begun and not finished leaves the stream out of
+ * step. */
+static read_status read_exactly(otfx_client *client, void *out, size_t length, bool *started)
 {
     char *p = out;
     while (length) {
         const ssize_t n = recv(client->fd, p, length, 0);
         if (n > 0) {
+            *started = true;
             p += n;
             length -= (size_t)n;
             continue;
@@ -282,7 +285,8 @@ otfx_client_status otfx_client_read(otfx_client *client, otfx_client_frame *fram
     client->payload = NULL;
     frame->payload = NULL;
     unsigned char header[OTFX_FRAME_HEADER_BYTES];
-    read_status status = read_exactly(client, header, sizeof header);
+    bool started = false;
+    read_status status = read_exactly(client, header, sizeof header, &started);
     if (status == READ_OK) {
         const char *ignored;
         size_t frame_bytes;
@@ -300,7 +304,7 @@ otfx_client_status otfx_client_read(otfx_client *client, otfx_client_frame *fram
                      (unsigned)frame->header.length);
             return OTFX_CLIENT_OUT_OF_MEMORY;
         }
-        status = read_exactly(client, client->payload, frame->header.length);
+        status = read_exactly(client, client->payload, frame->header.length, &started);
         client->payload[frame->header.length] = '\0';
     }
     switch (status) {
@@ -313,6 +317,8 @@ otfx_client_status otfx_client_read(otfx_client *client, otfx_client_frame *fram
         return OTFX_CLIENT_UNREACHABLE;
     case READ_TIMEOUT:
     default:
+        if (started) /* half a frame read: what follows cannot be told apart from a frame any more */
+            shutdown(client->fd, SHUT_RDWR);
         snprintf(error, error_size, "the job (%s:%s, job %s) did not send %s in time", s->address, s->port,
                  s->job, waiting_for);
         return OTFX_CLIENT_TIMEOUT;

@@ -1,14 +1,16 @@
 /*
  * test_client.c — the parts of the client library (tbon/include/otfx/client.h) that need no server:
  * session discovery in a directory (found, none, several, untrusted, stale), session and token files,
- * ADDR:PORT, frame scanning of partial and malformed input, the HELLO and the judgement of its answer.
- * test_server.c runs the connection itself against the real server.
+ * ADDR:PORT, frame scanning of partial and malformed input, the HELLO and the judgement of its answer,
+ * and a connection to a scripted peer that breaks the protocol. test_server.c runs the connection
+ * against the real server.
  */
 #define _GNU_SOURCE
 #include <otfx/client.h>
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -481,6 +483,114 @@ static void test_hello_and_welcome(void **state)
     assert_string_equal(message, "");
 }
 
+/* ---- a scripted peer: what a broken server may send ------------------------------------------------ */
+
+typedef struct peer {
+    int listener;
+    char port[16];
+    const unsigned char *bytes; /* sent after the HELLO was read */
+    size_t length;
+    pthread_t thread;
+} peer;
+
+static void *peer_main(void *arg)
+{
+    peer *p = arg;
+    const int fd = accept(p->listener, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    unsigned char header[OTFX_FRAME_HEADER_BYTES];
+    size_t got = 0;
+    while (got < sizeof header) { /* the HELLO's header; its payload is left unread */
+        const ssize_t n = recv(fd, header + got, sizeof header - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (p->length)
+        (void)!send(fd, p->bytes, p->length, MSG_NOSIGNAL);
+    char drain[256];
+    while (recv(fd, drain, sizeof drain, 0) > 0) /* until the client closes */
+        ;
+    close(fd);
+    return NULL;
+}
+
+static void peer_start(peer *p, const unsigned char *bytes, size_t length)
+{
+    p->bytes = bytes;
+    p->length = length;
+    p->listener = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(p->listener >= 0);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(p->listener, (struct sockaddr *)&address, sizeof address), 0);
+    assert_int_equal(listen(p->listener, 1), 0);
+    socklen_t size = sizeof address;
+    assert_int_equal(getsockname(p->listener, (struct sockaddr *)&address, &size), 0);
+    snprintf(p->port, sizeof p->port, "%u", (unsigned)ntohs(address.sin_port));
+    assert_int_equal(pthread_create(&p->thread, NULL, peer_main, p), 0);
+}
+
+static void peer_stop(peer *p)
+{
+    pthread_join(p->thread, NULL);
+    close(p->listener);
+}
+
+static otfx_session peer_session(const peer *p)
+{
+    otfx_session session = {0};
+    snprintf(session.path, sizeof session.path, "/tmp/otfx-session-peer.txt");
+    snprintf(session.address, sizeof session.address, "127.0.0.1");
+    snprintf(session.port, sizeof session.port, "%s", p->port);
+    snprintf(session.token, sizeof session.token, "%s", token);
+    snprintf(session.job, sizeof session.job, "peer");
+    return session;
+}
+
+/* A server that answers the HELLO with garbage, or sends half a frame and stalls: clear errors. */
+static void test_broken_servers(void **state)
+{
+    (void)state;
+    char error[8192];
+    otfx_client_status status;
+
+    static const unsigned char garbage[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+    peer p;
+    peer_start(&p, garbage, sizeof garbage - 1);
+    otfx_session session = peer_session(&p);
+    assert_null(otfx_client_connect(&session, "test", 5000, &status, error, sizeof error));
+    assert_int_equal(status, OTFX_CLIENT_UNREACHABLE);
+    assert_non_null(strstr(error, "sent a malformed frame (not an otfx frame (wrong magic number))"));
+    peer_stop(&p);
+
+    /* a WELCOME, then 10 bytes of a 16-byte header: the deadline passes mid-frame, and the connection is
+     * shut down rather than read out of step */
+    unsigned char bytes[64];
+    const char welcome[] = "session job=peer\n";
+    otfx_frame_write_header(bytes, OTFX_FRAME_WELCOME, 0, sizeof welcome - 1);
+    memcpy(bytes + OTFX_FRAME_HEADER_BYTES, welcome, sizeof welcome - 1);
+    const size_t welcome_bytes = OTFX_FRAME_HEADER_BYTES + sizeof welcome - 1;
+    otfx_frame_write_header(bytes + welcome_bytes, OTFX_FRAME_REPLY, 1, 100);
+    peer_start(&p, bytes, welcome_bytes + 10);
+    session = peer_session(&p);
+    otfx_client *client = otfx_client_connect(&session, "test", 5000, &status, error, sizeof error);
+    if (!client)
+        fail_msg("connect: %s", error);
+    assert_string_equal(otfx_client_welcome(client), welcome);
+    otfx_client_frame frame;
+    otfx_client_set_timeout(client, 200);
+    assert_int_equal(otfx_client_read(client, &frame, "an answer", error, sizeof error), OTFX_CLIENT_TIMEOUT);
+    assert_non_null(strstr(error, "the job (127.0.0.1:"));
+    assert_non_null(strstr(error, "job peer) did not send an answer in time"));
+    otfx_client_set_timeout(client, 5000);
+    assert_int_equal(otfx_client_read(client, &frame, "an answer", error, sizeof error),
+                     OTFX_CLIENT_UNREACHABLE);
+    assert_non_null(strstr(error, "closed the connection while test waited for an answer"));
+    otfx_client_close(client);
+    peer_stop(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -494,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_scan_partial_frames),
         cmocka_unit_test(test_scan_malformed_frames),
         cmocka_unit_test(test_hello_and_welcome),
+        cmocka_unit_test(test_broken_servers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

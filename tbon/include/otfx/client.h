@@ -174,7 +174,9 @@ otfx_client_status otfx_client_send(otfx_client *client, uint32_t id, const char
 
 /* Reads the next frame (any request, notices included) before the deadline. `waiting_for` names it in
  * the error ("the job (ADDR:PORT, job J) closed the connection while NAME waited for an answer").
- * UNREACHABLE (closed, malformed) or TIMEOUT on failure; the connection is of no further use then. */
+ * UNREACHABLE (closed, malformed: the connection is of no further use) or TIMEOUT. After a TIMEOUT
+ * the connection may be read again when nothing of the next frame had arrived (a late answer still
+ * comes); when part of it had, the connection is shut down and the next read says it closed. */
 otfx_client_status otfx_client_read(otfx_client *client, otfx_client_frame *frame, const char *waiting_for,
                                     char *error, size_t error_size);
 
