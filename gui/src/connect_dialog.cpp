@@ -90,8 +90,8 @@ void ConnectDialog::accept()
     QString error;
     if (!m_address->text().trimmed().isEmpty()) {
         SessionInfo info;
-        if (!parseAddress(m_address->text().trimmed(), &info.address, &info.port)) {
-            m_message->setText(tr("The address must be ADDR:PORT"));
+        if (!parseAddress(m_address->text().trimmed(), &info.address, &info.port, &error)) {
+            m_message->setText(tr("The address must be ADDR:PORT: %1").arg(error));
             return;
         }
         if (!readTokenFile(m_tokenFile->text().trimmed(), &info.token, &error)) {

@@ -57,8 +57,8 @@ int main(int argc, char **argv)
     SessionInfo session;
     QString error;
     if (parser.isSet(connectOption)) {
-        if (!parseAddress(parser.value(connectOption), &session.address, &session.port))
-            return usage(QStringLiteral("--connect takes ADDR:PORT"));
+        if (!parseAddress(parser.value(connectOption), &session.address, &session.port, &error))
+            return usage(QStringLiteral("bad --connect '%1': %2").arg(parser.value(connectOption), error));
         if (!parser.isSet(tokenOption))
             return usage(QStringLiteral("--connect needs --token-file"));
         if (!readTokenFile(parser.value(tokenOption), &session.token, &error))

@@ -1,6 +1,6 @@
 #include "protocol_client.h"
 
-#include <otfx/protocol.h>
+#include <otfx/client.h>
 
 #include <QTimer>
 
@@ -59,7 +59,10 @@ void ProtocolClient::disconnectFromServer()
 void ProtocolClient::onConnected()
 {
     setState(Authenticating);
-    writeFrame(OTFX_FRAME_HELLO, 0, QStringLiteral("hello token=%1 client=otfx-gui\n").arg(m_token).toUtf8());
+    otfx_text hello = {};
+    otfx_client_hello_payload(m_token.toLatin1().constData(), "otfx-gui", &hello);
+    writeFrame(OTFX_FRAME_HELLO, 0, hello.failed ? QByteArray() : QByteArray(hello.data, int(hello.length)));
+    otfx_text_free(&hello);
 }
 
 void ProtocolClient::writeFrame(quint16 kind, quint32 request, const QByteArray &payload)
@@ -75,24 +78,24 @@ void ProtocolClient::onReadyRead()
     m_buffer += m_socket->readAll();
     while (m_state != Disconnected) {
         otfx_frame_header header;
-        const otfx_frame_status status = otfx_frame_parse_header(
-            m_buffer.constData(), size_t(m_buffer.size()), OTFX_PROTOCOL_MAX_REPLY, &header);
-        if (status == OTFX_FRAME_NEED_MORE)
+        const char *payload;
+        size_t frameBytes;
+        char error[256];
+        const otfx_frame_scan scan =
+            otfx_client_scan_frame(m_buffer.constData(), size_t(m_buffer.size()), &header, &payload,
+                                   &frameBytes, error, sizeof error);
+        if (scan == OTFX_FRAME_SCAN_NEED_MORE)
             return;
-        if (status != OTFX_FRAME_OK) {
+        if (scan == OTFX_FRAME_SCAN_BAD) {
             m_losing = true;
             m_socket->abort();
             m_losing = false;
-            lose(QStringLiteral("the server sent a bad frame (%1)")
-                     .arg(QString::fromUtf8(otfx_frame_status_text(status))));
+            lose(QStringLiteral("the server sent a bad frame (%1)").arg(QString::fromUtf8(error)));
             return;
         }
-        const qint64 total = qint64(OTFX_FRAME_HEADER_BYTES) + header.length;
-        if (m_buffer.size() < total)
-            return;
-        const QByteArray payload = m_buffer.mid(OTFX_FRAME_HEADER_BYTES, int(header.length));
-        m_buffer.remove(0, int(total));
-        handleFrame(header.kind, header.request, payload);
+        const QByteArray bytes(payload, int(header.length));
+        m_buffer.remove(0, int(frameBytes));
+        handleFrame(header.kind, header.request, bytes);
     }
 }
 
@@ -104,6 +107,22 @@ bool ProtocolClient::current(quint32 id, const Pending &pending) const
 void ProtocolClient::handleFrame(quint16 kind, quint32 request, const QByteArray &payload)
 {
     const Records records = parseRecords(payload);
+    if (m_state == Authenticating) {
+        // The first frame answers the HELLO: a WELCOME, or why the job will not have us.
+        const otfx_frame_header header{OTFX_PROTOCOL_VERSION, kind, request, quint32(payload.size())};
+        char error[1024];
+        if (otfx_client_check_welcome(&header, payload.constData(), size_t(payload.size()), nullptr, error,
+                                      sizeof error) != OTFX_CLIENT_OK) {
+            const Record *line = findRecord(records, "error");
+            if (line)
+                m_lastError = QStringLiteral("%1: %2").arg(line->value("code"), line->value("message"));
+            m_losing = true;
+            m_socket->abort();
+            m_losing = false;
+            lose(QString::fromUtf8(error));
+            return;
+        }
+    }
     switch (kind) {
     case OTFX_FRAME_WELCOME: {
         if (m_state != Authenticating)
@@ -128,14 +147,12 @@ void ProtocolClient::handleFrame(quint16 kind, quint32 request, const QByteArray
             const QString code = error ? error->value("code") : QStringLiteral("?");
             const QString message = error ? error->value("message") : QString::fromUtf8(payload);
             m_lastError = QStringLiteral("%1: %2").arg(code, message);
-            if (request == 0 || m_state != Connected) {
-                // About the connection (auth, bad-frame, too many clients, job-ended): it closes next.
+            if (request == 0) {
+                // About the connection (bad-frame, job-ended): it closes next.
                 m_losing = true;
                 m_socket->abort();
                 m_losing = false;
-                lose(code == QLatin1String("auth")
-                         ? QStringLiteral("the job refused the token (%1)").arg(message)
-                         : QStringLiteral("the job closed the connection: %1").arg(m_lastError));
+                lose(QStringLiteral("the job closed the connection: %1").arg(m_lastError));
             }
             return;
         }

@@ -1,5 +1,6 @@
-// protocol_client.h — an asynchronous client of the root server (docs/protocol.md): frames through
-// otfx_protocol, request ids, PARTIAL/REPLY/ERROR/NOTICE, and "views".
+// protocol_client.h — an asynchronous client of the root server (docs/protocol.md): the HELLO, its
+// answer and frame scanning through the client library (otfx/client.h, the parts without IO), request
+// ids, PARTIAL/REPLY/ERROR/NOTICE, and "views".
 //
 // A request may belong to a view (e.g. "timeline"): a newer request of the same view supersedes the
 // older ones, whose answers are then dropped (counted in staleDropped()), and a request of a view

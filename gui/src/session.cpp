@@ -1,145 +1,92 @@
+// session.cpp — the viewer's side of finding a job: Qt types around the client library's session
+// discovery (otfx/client.h), so the viewer, otfxctl and the Python client follow one set of rules.
 #include "session.h"
 
-#include "records.h"
+#include <otfx/client.h>
 
-#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QRegularExpression>
 #include <QSet>
 
 #include <cstdio>
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 QString defaultSessionDirectory()
 {
-    const QByteArray dir = qgetenv("OTFX_SESSION_DIR");
-    return dir.isEmpty() ? QDir::currentPath() : QString::fromLocal8Bit(dir);
+    const QString dir = QString::fromLocal8Bit(otfx_session_default_dir());
+    return dir == QLatin1String(".") ? QDir::currentPath() : dir;
 }
 
 QString untrustedSessionFile(const QString &path)
 {
-    struct stat st;
-    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
-        return QStringLiteral("cannot be read");
-    if (!S_ISREG(st.st_mode))
-        return QStringLiteral("not a regular file");
-    if (st.st_uid != ::geteuid())
-        return QStringLiteral("owned by uid %1, not by you (uid %2)").arg(st.st_uid).arg(::geteuid());
-    if ((st.st_mode & 07777) != 0600)
-        return QStringLiteral("mode %1, not 0600 (others could read it or have written it)")
-            .arg(uint(st.st_mode & 07777), 4, 8, QLatin1Char('0'));
-    return QString();
+    char why[256];
+    if (otfx_session_file_trusted(QFile::encodeName(path).constData(), why, sizeof why))
+        return QString();
+    return QString::fromLocal8Bit(why);
+}
+
+// Discovery runs every half second while the viewer waits for a job: each skipped file is named once.
+static void warnOnce(void *, const char *path, const char *why)
+{
+    static QSet<QByteArray> warned;
+    if (warned.contains(QByteArray(path)))
+        return;
+    warned.insert(QByteArray(path));
+    std::fprintf(stderr, "otfx-gui: ignoring the session file %s: %s\n", path, why);
 }
 
 QString newestSessionFile(const QString &directory)
 {
-    QDir dir(directory);
-    const QFileInfoList files =
-        dir.entryInfoList(QStringList{QStringLiteral("otfx-session-*.txt")}, QDir::Files | QDir::Readable);
-    QString best;
-    QDateTime bestTime;
-    static QSet<QString> warned; // discovery runs every half second: say it once per file
-    for (const QFileInfo &info : files) {
-        const QString why = untrustedSessionFile(info.absoluteFilePath());
-        if (!why.isEmpty()) {
-            if (!warned.contains(info.absoluteFilePath())) {
-                warned.insert(info.absoluteFilePath());
-                std::fprintf(stderr, "otfx-gui: ignoring the session file %s: %s\n",
-                             info.absoluteFilePath().toLocal8Bit().constData(),
-                             why.toLocal8Bit().constData());
-            }
-            continue;
-        }
-        if (best.isEmpty() || info.lastModified() > bestTime) {
-            best = info.absoluteFilePath();
-            bestTime = info.lastModified();
-        }
-    }
-    return best;
-}
-
-static bool isToken(const QString &text)
-{
-    static const QRegularExpression hex(QStringLiteral("^[0-9a-f]{32}$"));
-    return hex.match(text).hasMatch();
+    char path[4096];
+    if (!otfx_session_find_newest(QFile::encodeName(directory).constData(), path, sizeof path, warnOnce,
+                                  nullptr))
+        return QString();
+    return QFileInfo(QFile::decodeName(path)).absoluteFilePath();
 }
 
 bool readSessionFile(const QString &path, SessionInfo *out, QString *error)
 {
-    const QString why = untrustedSessionFile(path);
-    if (!why.isEmpty() && QFileInfo::exists(path)) {
-        *error = QStringLiteral("not using the session file %1: %2").arg(path, why);
-        return false;
-    }
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("cannot read %1: %2").arg(path, file.errorString());
-        return false;
-    }
-    const Records records = parseRecords(file.read(64 * 1024));
-    const Record *session = findRecord(records, "session");
-    if (!session) {
-        *error = QStringLiteral("%1 is not an otfx session file (no \"session\" line)").arg(path);
+    otfx_session session;
+    char why[8192];
+    if (otfx_session_read(QFile::encodeName(path).constData(), &session, why, sizeof why) != OTFX_CLIENT_OK) {
+        *error = QString::fromLocal8Bit(why);
         return false;
     }
     SessionInfo info;
     info.path = path;
-    info.address = session->value("address");
-    info.port = quint16(session->u64("port"));
-    info.token = session->value("token");
-    info.job = session->value("job");
-    info.ranks = session->u64("ranks");
-    info.places = session->u64("places");
-    info.startedNs = session->u64("started_ns");
-    if (!info.valid() || !isToken(info.token)) {
-        *error = QStringLiteral("%1: the session line lacks address, port or a 32-digit token").arg(path);
-        return false;
-    }
+    info.address = QString::fromUtf8(session.address);
+    info.port = quint16(QByteArray(session.port).toUInt());
+    info.token = QString::fromLatin1(session.token);
+    info.job = QString::fromUtf8(session.job);
+    info.ranks = session.ranks;
+    info.places = session.places;
+    info.startedNs = session.started_ns;
     *out = info;
     return true;
 }
 
 bool readTokenFile(const QString &path, QString *token, QString *error)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("cannot read %1: %2").arg(path, file.errorString());
+    char found[OTFX_SESSION_TOKEN_DIGITS + 1], why[8192];
+    if (otfx_session_read_token(QFile::encodeName(path).constData(), found, sizeof found, why, sizeof why) !=
+        OTFX_CLIENT_OK) {
+        *error = QString::fromLocal8Bit(why);
         return false;
     }
-    const QByteArray content = file.read(64 * 1024);
-    const QString plain = QString::fromUtf8(content).trimmed();
-    if (isToken(plain)) {
-        *token = plain;
-        return true;
-    }
-    const Record *session = nullptr;
-    const Records records = parseRecords(content);
-    session = findRecord(records, "session");
-    if (session && isToken(session->value("token"))) {
-        *token = session->value("token");
-        return true;
-    }
-    *error = QStringLiteral("%1 holds neither a session line nor a 32-digit token").arg(path);
-    return false;
+    *token = QString::fromLatin1(found);
+    return true;
 }
 
-bool parseAddress(const QString &text, QString *address, quint16 *port)
+bool parseAddress(const QString &text, QString *address, quint16 *port, QString *error)
 {
-    const int colon = text.lastIndexOf(QLatin1Char(':'));
-    if (colon <= 0)
+    char host[256], digits[16], why[128];
+    if (!otfx_parse_address(text.toUtf8().constData(), host, sizeof host, digits, sizeof digits, why,
+                            sizeof why)) {
+        if (error)
+            *error = QString::fromUtf8(why);
         return false;
-    QString host = text.left(colon);
-    if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
-        host = host.mid(1, host.size() - 2);
-    bool ok = false;
-    const uint value = text.mid(colon + 1).toUInt(&ok);
-    if (!ok || value == 0 || value > 65535 || host.isEmpty())
-        return false;
-    *address = host;
-    *port = quint16(value);
+    }
+    *address = QString::fromUtf8(host);
+    *port = quint16(QByteArray(digits).toUInt());
     return true;
 }

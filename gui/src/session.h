@@ -1,4 +1,5 @@
-// session.h — finding a job: session files (docs/protocol.md section 1) and token files.
+// session.h — finding a job: session files (docs/protocol.md section 1) and token files, in Qt types
+// over the client library (otfx/client.h) that otfxctl uses too: the same rules and messages.
 #pragma once
 
 #include <QString>
@@ -24,9 +25,9 @@ QString untrustedSessionFile(const QString &path);
 // The newest otfx-session-*.txt (by modification time) in `directory` that may be used, or an empty
 // string; files of another owner or another mode than 0600 are named on stderr (once each) and skipped.
 QString newestSessionFile(const QString &directory);
-// Reads a session file; false with *error set when it is not one or may not be used.
+// Reads a session file (its first line); false with *error set when it is not one or may not be used.
 bool readSessionFile(const QString &path, SessionInfo *out, QString *error);
-// A --token-file: a session file, or a file holding only the 32 hex digits of the token.
+// A --token-file: a session file, or a file whose first line is only the 32 hex digits of the token.
 bool readTokenFile(const QString &path, QString *token, QString *error);
-// "ADDR:PORT" (IPv6 as [ADDR]:PORT).
-bool parseAddress(const QString &text, QString *address, quint16 *port);
+// "ADDR:PORT" (IPv6 as [ADDR]:PORT); false with why in *error (when given).
+bool parseAddress(const QString &text, QString *address, quint16 *port, QString *error = nullptr);

@@ -1,5 +1,7 @@
 """otfx_client — a small third-party client of the otfx root server in Python, written from docs/protocol.md
-only (the end-to-end tests and the steering benchmark use it).
+only (the end-to-end tests and the steering benchmark use it). It finds jobs by the same rules as the C
+client library of otfxctl and the viewer (tbon/include/otfx/client.h): the newest otfx-session-*.txt of
+the user's own and mode 0600, its first line a "session" line with address, port and a 32-digit token.
 
 The end-to-end tests use it to speak the protocol directly (frames, record lines), next to otfxctl:
     session = read_session(directory)          # newest otfx-session-*.txt
@@ -92,6 +94,15 @@ def untrusted_session(info):
     return None
 
 
+def usable_session(line):
+    """Whether a session file's first line names a job: a "session" line with address, port (1 to 65535)
+    and a 32-digit lower-case token, as otfxctl and the viewer require (tbon/include/otfx/client.h)."""
+    port, token = line.get("port", ""), line.get("token", "")
+    return (line.type == "session" and bool(line.get("address"))
+            and port.isdigit() and 1 <= int(port) <= 65535
+            and len(token) == 32 and all(c in "0123456789abcdef" for c in token))
+
+
 def trusted_session_files(directory, newer_than=0.0, warned=None):
     """The otfx-session-*.txt files of `directory` that may be used; the others are named on stderr
     (once per file when `warned` is a set)."""
@@ -124,8 +135,8 @@ def read_session(directory, timeout=60.0, newer_than=0.0):
             newest = max(files, key=os.path.getmtime)
             try:
                 with open(newest, "rb") as handle:
-                    lines = parse_lines(handle.read())
-                if lines and lines[0].type == "session" and "token" in lines[0].fields:
+                    lines = parse_lines(handle.readline())
+                if lines and usable_session(lines[0]):
                     return lines[0]
             except OSError:
                 pass

@@ -1,10 +1,12 @@
 /*
  * fuzz_frames.c — arbitrary bytes through everything the server parses from a client (and a client
- * from the server): the frame stream, record lines, command lines and rank sets. Invariants, checked
+ * from the server): the frame stream, record lines, command lines and rank sets, and the client
+ * library's frame scanning, HELLO answer and ERROR fields (otfx/client.h). Invariants, checked
  * with abort() so libFuzzer reports them: nothing reads out of bounds (ASan), a parsed command's
  * canonical line parses to the same command, and a parsed record line re-encoded parses to the same
  * fields.
  */
+#include <otfx/client.h>
 #include <otfx/protocol.h>
 
 #include <stdint.h>
@@ -107,11 +109,42 @@ static void frames(const uint8_t *data, size_t size)
     }
 }
 
+/* The frame stream as a client scans it: a frame never claims bytes beyond the buffer, a refusal says
+ * why, and the first frame judged as the answer to a HELLO says why when it is no WELCOME. */
+static void client_frames(const uint8_t *data, size_t size)
+{
+    size_t offset = 0;
+    for (bool first = true; offset < size; first = false) {
+        otfx_frame_header header;
+        const char *payload;
+        size_t frame_bytes;
+        char error[256] = "";
+        const otfx_frame_scan scan = otfx_client_scan_frame(data + offset, size - offset, &header, &payload,
+                                                            &frame_bytes, error, sizeof error);
+        if (scan == OTFX_FRAME_SCAN_BAD && error[0] == '\0')
+            broken("a refused frame says why");
+        if (scan != OTFX_FRAME_SCAN_READY)
+            return;
+        if (frame_bytes > size - offset || frame_bytes != OTFX_FRAME_HEADER_BYTES + (size_t)header.length ||
+            payload != (const char *)data + offset + OTFX_FRAME_HEADER_BYTES)
+            broken("a scanned frame lies within the buffer");
+        char code[64], message[256];
+        otfx_client_error_fields(payload, header.length, code, sizeof code, message, sizeof message);
+        if (first &&
+            otfx_client_check_welcome(&header, payload, header.length, "fuzz", error, sizeof error) !=
+                OTFX_CLIENT_OK &&
+            error[0] == '\0')
+            broken("a refused HELLO says why");
+        offset += frame_bytes;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 1 << 16)
         return 0;
     frames(data, size);
+    client_frames(data, size);
     char *text = malloc(size + 1);
     if (!text)
         return 0;

@@ -1,8 +1,10 @@
 /*
  * test_server.c — the root's client server (tbon/include/otfx/server.h) over real TCP, in one
- * process without MPI: the test plays the owner (the root's MPI thread) and any number of clients.
+ * process without MPI: the test plays the owner (the root's MPI thread) and any number of clients,
+ * speaking raw frames, and once through the client library (otfx/client.h) as otfxctl does.
  */
 #define _GNU_SOURCE
+#include <otfx/client.h>
 #include <otfx/server.h>
 
 #include <arpa/inet.h>
@@ -885,6 +887,82 @@ static void test_stop_with_requests_in_flight(void **state)
     close(idle);
 }
 
+/* The client library against the real server: discovery in the session directory, the token's HELLO,
+ * a request's PARTIAL and REPLY, a notice, a deadline that passes, a refused token, the job's end. */
+static void test_through_the_client_library(void **state)
+{
+    (void)state;
+    fixture *fx = start((otfx_server_config){0});
+    otfx_session session;
+    char error[8192];
+    assert_int_equal(otfx_session_discover(fx->dir, &session, NULL, NULL, error, sizeof error),
+                     OTFX_CLIENT_OK);
+    assert_string_equal(session.path, otfx_server_session_path(fx->server));
+    assert_int_equal(atoi(session.port), fx->port);
+    assert_string_equal(session.token, fx->token);
+    assert_string_equal(session.job, "job-1");
+
+    otfx_client_status status;
+    otfx_client *client = otfx_client_connect(&session, "test", 5000, &status, error, sizeof error);
+    if (!client)
+        fail_msg("connect: %s", error);
+    assert_non_null(strstr(otfx_client_welcome(client), "session job=job-1 ranks=8 places=3 version=1"));
+    assert_string_equal(otfx_client_session(client)->job, "job-1");
+
+    otfx_client_set_timeout(client, 5000);
+    assert_int_equal(otfx_client_send(client, 3, "profile --ranks 0-3", error, sizeof error), OTFX_CLIENT_OK);
+    otfx_server_request request;
+    assert_true(next_request(fx, &request));
+    assert_int_equal(request.request, 3);
+    assert_int_equal(request.command.kind, OTFX_CMD_PROFILE);
+    reply(fx, &request, OTFX_FRAME_PARTIAL, "profile partial=1\n");
+    reply(fx, &request, OTFX_FRAME_REPLY, "profile partial=0\nregion name=main\n");
+    otfx_client_frame answer;
+    assert_int_equal(otfx_client_read(client, &answer, "an answer", error, sizeof error), OTFX_CLIENT_OK);
+    assert_int_equal(answer.header.kind, OTFX_FRAME_PARTIAL);
+    assert_int_equal(answer.header.request, 3);
+    assert_string_equal(answer.payload, "profile partial=1\n");
+    assert_int_equal(otfx_client_read(client, &answer, "an answer", error, sizeof error), OTFX_CLIENT_OK);
+    assert_int_equal(answer.header.kind, OTFX_FRAME_REPLY);
+    assert_string_equal(answer.payload, "profile partial=0\nregion name=main\n");
+
+    otfx_server_broadcast(fx->server, "notice event=window-ended\n", 26);
+    assert_true(otfx_client_wait_readable(client, 5000));
+    assert_int_equal(otfx_client_read(client, &answer, "a notice", error, sizeof error), OTFX_CLIENT_OK);
+    assert_int_equal(answer.header.kind, OTFX_FRAME_NOTICE);
+    assert_string_equal(answer.payload, "notice event=window-ended\n");
+
+    /* a request never answered: the deadline passes */
+    assert_int_equal(otfx_client_send(client, 4, "status", error, sizeof error), OTFX_CLIENT_OK);
+    assert_true(next_request(fx, &request));
+    otfx_client_set_timeout(client, 100);
+    assert_int_equal(otfx_client_read(client, &answer, "an answer", error, sizeof error),
+                     OTFX_CLIENT_TIMEOUT);
+    assert_non_null(strstr(error, "did not send an answer in time"));
+    assert_int_equal(otfx_client_send(client, 0, "status", error, sizeof error), OTFX_CLIENT_BAD_ARGUMENT);
+
+    /* a wrong token */
+    otfx_session wrong = session;
+    memcpy(wrong.token, "00000000000000000000000000000000", 32);
+    assert_null(otfx_client_connect(&wrong, "test", 5000, &status, error, sizeof error));
+    assert_int_equal(status, OTFX_CLIENT_REFUSED_TOKEN);
+    assert_non_null(strstr(error, "the job refused the token of"));
+
+    /* the job ends: the notice, then the request in flight fails, then the connection closes */
+    otfx_server_broadcast(fx->server, "notice event=job-ended\n", 23);
+    stop(fx);
+    otfx_client_set_timeout(client, 5000);
+    assert_int_equal(otfx_client_read(client, &answer, "an answer", error, sizeof error), OTFX_CLIENT_OK);
+    assert_string_equal(answer.payload, "notice event=job-ended\n");
+    assert_int_equal(otfx_client_read(client, &answer, "an answer", error, sizeof error), OTFX_CLIENT_OK);
+    assert_int_equal(answer.header.kind, OTFX_FRAME_ERROR);
+    assert_int_equal(answer.header.request, 4);
+    assert_int_equal(otfx_client_read(client, &answer, "an answer", error, sizeof error),
+                     OTFX_CLIENT_UNREACHABLE);
+    assert_non_null(strstr(error, "closed the connection while test waited for an answer"));
+    otfx_client_close(client);
+}
+
 static void test_start_errors(void **state)
 {
     (void)state;
@@ -922,6 +1000,7 @@ int main(void)
         cmocka_unit_test(test_oversized_reply),
         cmocka_unit_test(test_several_clients),
         cmocka_unit_test(test_stop_with_requests_in_flight),
+        cmocka_unit_test(test_through_the_client_library),
         cmocka_unit_test(test_start_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,187 @@
+/*
+ * otfxctl — the command-line client of a running otfx job (docs/protocol.md, docs/usage.md).
+ *
+ *   otfxctl [--connect ADDR:PORT --token-file F | --session FILE] [--json] [--partial] [--timeout S]
+ *           COMMAND...
+ *   otfxctl [connection options] watch [--interval S] [--count N]
+ *
+ * The command is checked here with otfx_command_parse before anything is contacted. Exit codes:
+ * 0 done, 1 the job answered with an error, 2 bad argument, 3 no session file, 4 cannot reach the job
+ * (refused, gone, no answer in time), 5 the token was refused.
+ *
+ * This file: the options and the command. request.c talks to the job (through otfx/client.h), output.c
+ * prints answers, watch.c is the watch command.
+ */
+#define _GNU_SOURCE
+#include "otfxctl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: otfxctl [OPTIONS] COMMAND [ARGS...]\n"
+    "\n"
+    "Talks to a running otfx job (started with otfx-run) through the session file its root place\n"
+    "wrote: the newest otfx-session-*.txt in $OTFX_SESSION_DIR, else in the working directory.\n"
+    "\n"
+    "options (before the command):\n"
+    "  --session FILE          use this session file\n"
+    "  --connect ADDR:PORT     connect there (needs --token-file)\n"
+    "  --token-file FILE       the token: a session file or a file holding just the token\n"
+    "  --json                  one JSON object per record line on stdout (JSON lines); the line's type\n"
+    "                          is the key \"record\", numbers are JSON numbers, all else strings\n"
+    "  --partial               also print partial results (sent before the slowest places answered)\n"
+    "  --timeout S             give up after S seconds without the answer (default 30; 0: wait forever)\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "commands:\n"
+    "  status                                  per place: ranks, events/s, buffer, reduction, states\n"
+    "  record pause | record resume            stop / restart recording on every rank\n"
+    "  record window DURATION                  record from now for DURATION, then stop\n"
+    "  app pause | app resume                  block / release the application ranks\n"
+    "  reset                                   drop the events held (definitions stay)\n"
+    "  reduction ring|time|type|depth|stop     reduction strategy when a buffer is full\n"
+    "  enable CLASSES | disable CLASSES        comma list of p2p, collective, mpi-other, user, all\n"
+    "  snapshot PATH [--from T] [--to T] [--ranks SET] [--overwrite]\n"
+    "                                          write an OTF2 archive under the snapshot directory\n"
+    "  profile  [--from T] [--to T] [--ranks SET]\n"
+    "  timeline [--from T] [--to T] [--ranks SET] [--bins N] [--rows N]\n"
+    "  messages [--from T] [--to T] [--ranks SET] [--groups N]\n"
+    "  events   [--from T] [--to T] [--ranks SET] [--limit N]\n"
+    "  query MODULE [--from T] [--to T] [--ranks SET] [--bins N] [--rows N] [--groups N] [--limit N]\n"
+    "  load-module PATH                        load an analysis module (a shared object) on every place\n"
+    "  watch [--interval S] [--count N]        live status every S seconds (default 1), N times (0: until\n"
+    "                                          interrupted or the job ends)\n"
+    "\n"
+    "  Times and durations: 2s, 1.5s, 500ms, 10us, 100ns or plain seconds, on the job's clock.\n"
+    "  Rank sets: all, or a list like 0-3,7.\n"
+    "\n"
+    "exit codes: 0 done, 1 the job answered with an error, 2 bad argument, 3 no session file,\n"
+    "            4 the job cannot be reached (refused, gone, no answer in time), 5 token refused\n";
+
+int fail(int code, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("otfxctl: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+    return code;
+}
+
+static bool parse_seconds(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    const double value = strtod(text, &end);
+    if (!*text || *end || errno || !(value >= 0) || value > 1e7)
+        return false;
+    *out = value;
+    return true;
+}
+
+/* The command words as one line: each word percent-encoded, so a path with blanks stays one word. */
+static void join_words(char **words, int count, otfx_text *out)
+{
+    for (int i = 0; i < count; i++) {
+        if (i)
+            otfx_text_append(out, " ", 1);
+        /* "--opt=value": the '=' must stay raw */
+        const char *equals = strncmp(words[i], "--", 2) == 0 ? strchr(words[i], '=') : NULL;
+        if (equals) {
+            otfx_text_append(out, words[i], (size_t)(equals - words[i]) + 1);
+            otfx_text_append_encoded(out, equals + 1);
+        } else {
+            otfx_text_append_encoded(out, words[i]);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    options opts = {.timeout_s = 30};
+    int i = 1;
+    for (; i < argc && strncmp(argv[i], "-", 1) == 0; i++) {
+        const char *arg = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        } else if (strcmp(arg, "--json") == 0) {
+            opts.json = true;
+        } else if (strcmp(arg, "--partial") == 0) {
+            opts.partial = true;
+        } else if (strcmp(arg, "--session") == 0 || strcmp(arg, "--connect") == 0 ||
+                   strcmp(arg, "--token-file") == 0 || strcmp(arg, "--timeout") == 0) {
+            if (!value)
+                return fail(EXIT_BAD_ARGUMENT, "%s needs a value (see otfxctl --help)", arg);
+            i++;
+            if (strcmp(arg, "--session") == 0)
+                opts.session = value;
+            else if (strcmp(arg, "--connect") == 0)
+                opts.connect = value;
+            else if (strcmp(arg, "--token-file") == 0)
+                opts.token_file = value;
+            else if (!parse_seconds(value, &opts.timeout_s))
+                return fail(EXIT_BAD_ARGUMENT, "bad --timeout '%s': expected seconds", value);
+        } else {
+            return fail(EXIT_BAD_ARGUMENT, "unknown option %s (see otfxctl --help)", arg);
+        }
+    }
+    if (i == argc)
+        return fail(EXIT_BAD_ARGUMENT, "no command given (see otfxctl --help)");
+    if (opts.session && opts.connect)
+        return fail(EXIT_BAD_ARGUMENT, "--session and --connect exclude each other");
+
+    /* the command, checked before anything is contacted */
+    bool watching = strcmp(argv[i], "watch") == 0;
+    double interval_s = 1.0;
+    uint64_t count = 0;
+    otfx_text line = {0};
+    if (watching) {
+        for (int w = i + 1; w < argc; w++) {
+            if (w + 1 < argc && strcmp(argv[w], "--interval") == 0) {
+                if (!parse_seconds(argv[++w], &interval_s) || interval_s < 0.05)
+                    return fail(EXIT_BAD_ARGUMENT, "bad --interval '%s': expected seconds (at least 0.05)",
+                                argv[w]);
+            } else if (w + 1 < argc && strcmp(argv[w], "--count") == 0) {
+                char *end;
+                errno = 0;
+                count = strtoull(argv[++w], &end, 10);
+                if (!*argv[w] || *end || errno || argv[w][0] == '-')
+                    return fail(EXIT_BAD_ARGUMENT, "bad --count '%s': expected a number", argv[w]);
+            } else {
+                return fail(EXIT_BAD_ARGUMENT, "watch takes --interval S and --count N, not '%s'", argv[w]);
+            }
+        }
+    } else {
+        join_words(argv + i, argc - i, &line);
+        otfx_command command;
+        char error[512];
+        if (line.failed || !otfx_command_parse(line.data, &command, error, sizeof error)) {
+            otfx_text_free(&line);
+            return fail(EXIT_BAD_ARGUMENT, "%s (see otfxctl --help)", line.failed ? "out of memory" : error);
+        }
+        /* send the canonical form: what the job sees is exactly what was checked here */
+        otfx_text_free(&line);
+        otfx_command_format(&command, &line);
+        if (line.failed)
+            return fail(EXIT_BAD_ARGUMENT, "out of memory");
+    }
+
+    otfx_client *client;
+    int rc = open_job(&opts, &client);
+    if (rc == EXIT_OK) {
+        if (watching)
+            rc = watch(client, &opts, interval_s, count);
+        else
+            rc = run_request(client, 1, line.data, &opts, opts.partial, NULL).exit_code;
+    }
+    otfx_client_close(client);
+    otfx_text_free(&line);
+    return rc;
+}
