@@ -742,10 +742,11 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_RECV_POSTED:
     case CAPTURE_RECORD_PROBE:
     case CAPTURE_RECORD_REQUEST_DONE:
-    case CAPTURE_RECORD_COLLECTIVE_REQUEST:
+    case CAPTURE_RECORD_COLLECTIVE_REQUEST: {
         struct capture_p2p_record p2p;
         memcpy(&p2p, record, sizeof(p2p));
         return decode_p2p(decoder, &p2p, ticks);
+    }
     case CAPTURE_RECORD_COLLECTIVE: {
         struct capture_collective_record collective;
         memcpy(&collective, record, sizeof(collective));
