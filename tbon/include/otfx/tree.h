@@ -130,7 +130,8 @@ typedef struct otfx_tree_host {
     void (*job_failing)(void *context);
     /* Prints the place's end-of-run report (once; later calls do nothing). */
     void (*report)(void *context);
-    /* Once every served rank said goodbye: prints the report and returns true (once). */
+    /* Once every served rank said goodbye: prints the report and returns true, once (never when the
+     * report was printed already: by the last command of a failed job, which ends the run anyway). */
     bool (*ranks_ended)(void *context);
     /* A served rank that ended without MPI_Finalize, not told yet: its rank, the exit status the job
      * ends with because of it and what happened ("rank 3 died of SIGSEGV (…) in compute"). */
