@@ -3,8 +3,8 @@
  *
  *   event_place.c    batches and clock sync, trace creation, end-of-run report
  *   place_loop.c     the place's main loop (MPI thread), its wake-ups, the worker and snapshot threads
- *   tree.c           the tree: requests down, results up, commands at event places, the root's server
- *   tree_messages.c  the tree's wire format (tree_messages.h)
+ *   tree_host.c      what the place's tree runtime (otfx_tree, otfx/tree.h) needs from it: leaves,
+ *                    steering and commands at event places, snapshots, the ranks' end
  *   rank_control.c   steering messages to the served ranks (rank_control.h)
  *   snapshot.c       the event places' common OTF2 snapshot (snapshot.h)
  *   batch_decoder.c  one batch of raw records → otfx events of one trace
@@ -133,7 +133,7 @@ struct served_rank {
         int32_t value, signal_code;
         uint64_t address;
         otfx_ref where; /* the region of the instruction it died at, OTFX_REF_NONE if unknown */
-        bool reported;  /* told the tree (tree.c) */
+        bool reported;  /* told the tree (tree_host.c) */
     } death;
 };
 
@@ -156,7 +156,7 @@ struct event_place {
     bool reported;             /* the end-of-run report was printed */
     bool job_failed;           /* the job ends after a failure: ranks still running are reported so */
     uint64_t start_hwm_kib;
-    struct place_runtime *runtime; /* the loop, threads and tree (place_loop.c); NULL before the loop */
+    struct place_runtime *runtime; /* the loop, threads and tree host (place_loop.h); NULL before the loop */
     /* Queries (OTFX_QUERY_MEMORY, OTFX_MODULE_TIMEOUT): the bound of a partial result, the time limit of
      * a module's call. */
     size_t query_memory;

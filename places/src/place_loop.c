@@ -1,10 +1,11 @@
 /*
- * place_loop.c — the place's main loop on the MPI thread, its worker and snapshot threads and the
- * tree's nonblocking sends (see place_loop.h).
+ * place_loop.c — the place's main loop on the MPI thread, its worker and snapshot threads (see
+ * place_loop.h).
  *
  * The loop never blocks in MPI and never spins: it drains what PMPI_Iprobe finds on the tool
- * communicator (batches first: ingestion is the place's main job) and on tree_comm, then the queues of
- * the other threads (tree_poll); when a whole round found nothing it sleeps on a condition variable,
+ * communicator (batches first: ingestion is the place's main job) and the tree's messages
+ * (otfx_tree_receive), then the queues of the other threads (otfx_tree_poll, which takes them through
+ * the host interface, tree_host.c); when a whole round found nothing it sleeps on a condition variable,
  * 50 µs at first and twice as long after every idle round up to 1 ms. Any activity resets the sleep,
  * and another thread that queues something signals the variable.
  */
@@ -28,8 +29,6 @@
 #define MESSAGES_PER_ROUND 64
 /* The worker thread's nice value (see worker_main). */
 #define WORKER_NICE 10
-/* The receive buffer of tree messages is kept between messages up to this size. */
-#define KEPT_RECEIVE_BUFFER (1024u * 1024u)
 
 uint64_t place_now_ns(void)
 {
@@ -377,77 +376,9 @@ bool place_snapshot_take(struct place_runtime *runtime)
     return true;
 }
 
-/* ---- the tree's sends -------------------------------------------------------------------------- */
-
-void place_tree_send(struct place_runtime *runtime, uint32_t place, struct tree_buffer *message)
-{
-    if (runtime->send_count == runtime->send_capacity) {
-        const size_t capacity = runtime->send_capacity ? 2 * runtime->send_capacity : 16;
-        struct pending_send *bigger = realloc(runtime->sends, capacity * sizeof(*bigger));
-        if (!bigger) {
-            fprintf(stderr, "otfx-place %d: out of memory: a %s message to place %u is lost\n",
-                    runtime->place->setup.place_rank, tree_kind_name((enum tree_kind)message->data[6]),
-                    place);
-            tree_buffer_free(message);
-            return;
-        }
-        runtime->sends = bigger;
-        runtime->send_capacity = capacity;
-    }
-    struct pending_send *send = &runtime->sends[runtime->send_count];
-    const size_t bytes = message->length;
-    send->message = *message;
-    memset(message, 0, sizeof(*message));
-    if (PMPI_Isend(send->message.data, (int)send->message.length, MPI_BYTE, (int)place, TREE_TAG,
-                   runtime->tree_comm, &send->request) != MPI_SUCCESS) {
-        fprintf(stderr, "otfx-place %d: could not send to place %u\n", runtime->place->setup.place_rank,
-                place);
-        tree_buffer_free(&send->message);
-        return;
-    }
-    runtime->send_count++;
-    pthread_mutex_lock(&runtime->lock);
-    runtime->unsent_bytes += bytes;
-    pthread_mutex_unlock(&runtime->lock);
-}
-
-/* Frees the sends that completed. */
-static void progress_sends(struct place_runtime *runtime)
-{
-    size_t kept = 0, sent = 0;
-    for (size_t i = 0; i < runtime->send_count; i++) {
-        int done = 0;
-        PMPI_Test(&runtime->sends[i].request, &done, MPI_STATUS_IGNORE);
-        if (done) {
-            sent += runtime->sends[i].message.length;
-            tree_buffer_free(&runtime->sends[i].message);
-        } else {
-            runtime->sends[kept++] = runtime->sends[i];
-        }
-    }
-    runtime->send_count = kept;
-    if (sent) {
-        pthread_mutex_lock(&runtime->lock);
-        runtime->unsent_bytes -= sent;
-        pthread_cond_broadcast(&runtime->wake); /* a worker may wait for room */
-        pthread_mutex_unlock(&runtime->lock);
-    }
-}
-
-static void finish_sends(struct place_runtime *runtime)
-{
-    for (size_t i = 0; i < runtime->send_count; i++) {
-        PMPI_Wait(&runtime->sends[i].request, MPI_STATUS_IGNORE);
-        tree_buffer_free(&runtime->sends[i].message);
-    }
-    runtime->send_count = 0;
-    free(runtime->sends);
-    runtime->sends = NULL;
-}
-
 /* ---- SIGINT and SIGTERM --------------------------------------------------------------------------
  * mpiexec forwards them to every process of the job: the application ranks end (dying.c tells their
- * places first), the places catch them and write what they hold before the job ends (tree.c). */
+ * places first), the places catch them and write what they hold before the job ends (otfx/tree.h). */
 
 static volatile sig_atomic_t interrupt_signal;
 
@@ -476,43 +407,6 @@ static void catch_interrupts(void)
 
 /* ---- the loop ------------------------------------------------------------------------------------ */
 
-/* Receives one tree message (any size up to TREE_MAX_MESSAGE) and hands it to tree.c. */
-static void receive_tree_message(struct place_runtime *runtime, const MPI_Status *status)
-{
-    int count = 0;
-    PMPI_Get_count(status, MPI_BYTE, &count);
-    if (count < 0 || (size_t)count > TREE_MAX_MESSAGE) {
-        fprintf(stderr,
-                "otfx-place %d: malformed tree message of %d bytes from place %d dropped: too large\n",
-                runtime->place->setup.place_rank, count, status->MPI_SOURCE);
-        count = 0; /* truncated into nothing: tree_comm returns errors */
-    } else if ((size_t)count > runtime->receive_capacity) {
-        unsigned char *bigger = realloc(runtime->receive_buffer, (size_t)count);
-        if (!bigger) {
-            fprintf(stderr, "otfx-place %d: out of memory: a %d-byte tree message from place %d dropped\n",
-                    runtime->place->setup.place_rank, count, status->MPI_SOURCE);
-            count = 0;
-        } else {
-            runtime->receive_buffer = bigger;
-            runtime->receive_capacity = (size_t)count;
-        }
-    }
-    const int result = PMPI_Recv(runtime->receive_buffer, count, MPI_BYTE, status->MPI_SOURCE,
-                                 status->MPI_TAG, runtime->tree_comm, MPI_STATUS_IGNORE);
-    if (result != MPI_SUCCESS || count == 0) {
-        if (result == MPI_SUCCESS)
-            tree_handle_message(runtime, status->MPI_SOURCE, runtime->receive_buffer, 0);
-        return;
-    }
-    tree_handle_message(runtime, status->MPI_SOURCE, runtime->receive_buffer, (size_t)count);
-    if (runtime->receive_capacity > KEPT_RECEIVE_BUFFER) {
-        /* a large result (up to the query memory bound) is not kept for the rest of the run */
-        free(runtime->receive_buffer);
-        runtime->receive_buffer = NULL;
-        runtime->receive_capacity = 0;
-    }
-}
-
 /* events/s per served rank over the last second, from the traces' received counts. */
 static void sample_rates(struct event_place *place, uint64_t elapsed_ns)
 {
@@ -530,6 +424,47 @@ static void sample_rates(struct event_place *place, uint64_t elapsed_ns)
     }
 }
 
+/* The place's part of the tool tree (otfx/tree.h), hosted by this runtime. */
+static bool start_tree(struct place_runtime *runtime)
+{
+    struct event_place *place = runtime->place;
+    const otfx_event_place_setup *setup = &place->setup;
+    runtime->enabled_classes = OTFX_STEER_ALL;
+    if (setup->served_count > 0 && place->ranks[0].control.classes)
+        runtime->enabled_classes = place->ranks[0].control.classes;
+    runtime->query_memory = place->query_memory;
+    runtime->module_timeout_ns = place->module_timeout_ns;
+    runtime->snapshot_dir = setup->settings.snapshot_dir;
+    const bool in_tree = setup->places_comm != MPI_COMM_NULL && setup->layout != NULL;
+    runtime->layout = in_tree ? setup->layout : NULL;
+    runtime->index = in_tree ? (uint32_t)setup->place_index : 0;
+    runtime->role = otfx_tbon_role(runtime->layout, runtime->index);
+    runtime->threaded_snapshots = in_tree && setup->thread_provided == MPI_THREAD_MULTIPLE;
+    const otfx_place_settings *settings = &setup->settings;
+    const otfx_tree_config config = {
+        .places_comm = in_tree ? setup->places_comm : MPI_COMM_NULL,
+        .layout = runtime->layout,
+        .index = runtime->index,
+        .place_rank = setup->place_rank,
+        .query_memory = place->query_memory,
+        .module_timeout_ns = place->module_timeout_ns,
+        .listen = settings->listen,
+        .session_dir = settings->session_dir,
+        .job_id = settings->job_id,
+        .snapshot_at_exit = settings->snapshot_at_exit,
+        .snapshot_on_failure = settings->snapshot_on_failure,
+        .snapshot_overwrite = settings->snapshot_overwrite != 0,
+        .run_status = settings->run_status,
+    };
+    const otfx_tree_host host = place_tree_host(runtime);
+    runtime->tree = otfx_tree_start(&config, &host);
+    /* Collective over the places, after the tree's own (otfx_tree_start): every place does it. */
+    if (in_tree)
+        PMPI_Comm_split(setup->places_comm, otfx_role_serves_ranks(runtime->role) ? 0 : MPI_UNDEFINED,
+                        (int)runtime->index, &runtime->event_comm);
+    return runtime->tree != NULL;
+}
+
 int place_loop_run(struct event_place *place)
 {
     struct place_runtime *runtime = calloc(1, sizeof(*runtime));
@@ -545,19 +480,18 @@ int place_loop_run(struct event_place *place)
     pthread_mutex_init(&runtime->lock, NULL);
     pthread_cond_init(&runtime->wake, &attributes);
     pthread_condattr_destroy(&attributes);
-    runtime->tree_comm = MPI_COMM_NULL;
     runtime->event_comm = MPI_COMM_NULL;
 
     int result = 0;
     catch_interrupts();
-    if (!tree_start(runtime)) {
+    if (!start_tree(runtime)) {
         result = 1;
     } else {
         const MPI_Comm tool_comm = place->setup.tool_comm;
         const bool serves = place->setup.served_count > 0;
         uint64_t wait_ns = IDLE_WAIT_MIN_NS, last_sample = place_now_ns();
         runtime->next_rate_ns = last_sample + 1000000000u;
-        while (!tree_finished(runtime)) {
+        while (!otfx_tree_finished(runtime->tree)) {
             bool active = false;
             int flag = 1;
             MPI_Status status;
@@ -568,16 +502,8 @@ int place_loop_run(struct event_place *place)
                     active = true;
                 }
             }
-            flag = 1;
-            for (int n = 0; runtime->tree && flag && n < MESSAGES_PER_ROUND; n++) {
-                PMPI_Iprobe(MPI_ANY_SOURCE, TREE_TAG, runtime->tree_comm, &flag, &status);
-                if (flag) {
-                    receive_tree_message(runtime, &status);
-                    active = true;
-                }
-            }
-            if (runtime->send_count)
-                progress_sends(runtime);
+            if (otfx_tree_receive(runtime->tree))
+                active = true;
             const uint64_t now = place_now_ns();
             if (serves && now >= runtime->next_rate_ns) {
                 sample_rates(place, now - last_sample);
@@ -589,7 +515,7 @@ int place_loop_run(struct event_place *place)
                     active = true;
                 runtime->next_watch_ns = now + 200u * 1000u * 1000u;
             }
-            if (tree_poll(runtime))
+            if (otfx_tree_poll(runtime->tree))
                 active = true;
             if (active) {
                 wait_ns = IDLE_WAIT_MIN_NS;
@@ -604,9 +530,9 @@ int place_loop_run(struct event_place *place)
     if (runtime->snapshot_busy && runtime->snapshot.on_thread)
         pthread_join(runtime->snapshot_thread, NULL);
     free(runtime->snapshot.traces);
-    finish_sends(runtime);
-    tree_stop(runtime);
-    free(runtime->receive_buffer);
+    otfx_tree_stop(runtime->tree);
+    if (runtime->event_comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&runtime->event_comm);
     pthread_cond_destroy(&runtime->wake);
     pthread_mutex_destroy(&runtime->lock);
     place->runtime = NULL;

@@ -181,6 +181,16 @@ uint32_t otfx_tbon_leaves_below(const otfx_tbon_layout *layout, uint32_t place)
     return end - first;
 }
 
+otfx_place_role otfx_tbon_role(const otfx_tbon_layout *layout, uint32_t place)
+{
+    if (!layout)
+        return OTFX_PLACE_STANDALONE;
+    const bool event = otfx_tbon_is_event_place(layout, place), root = place == otfx_tbon_root(layout);
+    if (root)
+        return event ? OTFX_PLACE_ROOT_LEAF : OTFX_PLACE_ROOT;
+    return event ? OTFX_PLACE_LEAF : OTFX_PLACE_INNER;
+}
+
 void otfx_tbon_describe(const otfx_tbon_layout *layout, char *out, size_t size)
 {
     size_t used = 0;

@@ -617,7 +617,7 @@ static void test_stop_counts_as_dropped(void **state)
     otfx_trace_status s;
     assert_int_equal(otfx_trace_status_get(w.traces[0], &s), OTFX_OK);
     assert_true(s.events_reduced[OTFX_REDUCE_STOP] > 0);
-    /* the place counts them into the rank's dropped events (tree.c) */
+    /* the place counts them into the rank's dropped events (places/src/tree_host.c) */
     w.info[0] =
         (otfx_rank_info){.rank = 0, .recording = true, .dropped_events = s.events_reduced[OTFX_REDUCE_STOP]};
     otfx_command q = command(OTFX_CMD_STATUS);

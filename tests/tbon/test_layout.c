@@ -52,7 +52,38 @@ static void test_single_place_is_leaf_and_root(void **state)
     assert_int_equal(layout.event_places, 1);
     assert_int_equal(otfx_tbon_root(&layout), 0);
     assert_true(otfx_tbon_is_event_place(&layout, 0));
+    assert_int_equal(otfx_tbon_role(&layout, 0), OTFX_PLACE_ROOT_LEAF);
+    assert_true(otfx_role_serves_ranks(OTFX_PLACE_ROOT_LEAF));
+    assert_true(otfx_role_is_root(OTFX_PLACE_ROOT_LEAF));
+    assert_false(otfx_role_has_parent(OTFX_PLACE_ROOT_LEAF));
     check_consistent(&layout);
+}
+
+/* A place's role follows from the layout; without one a place is standalone (serves its ranks, answers
+ * itself, has no parent and is no root: it serves no clients). */
+static void test_roles(void **state)
+{
+    (void)state;
+    otfx_tbon_layout layout;
+    char error[256];
+    assert_true(otfx_tbon_layout_init(&layout, 64, 6, 4, error, sizeof(error)));
+    for (uint32_t p = 0; p < 5; p++)
+        assert_int_equal(otfx_tbon_role(&layout, p), OTFX_PLACE_LEAF);
+    assert_int_equal(otfx_tbon_role(&layout, 5), OTFX_PLACE_ROOT);
+    assert_true(otfx_tbon_layout_init(&layout, 64, 7, 2, error, sizeof(error)));
+    uint32_t inner = 0;
+    for (uint32_t p = 0; p < layout.places; p++) {
+        const otfx_place_role role = otfx_tbon_role(&layout, p);
+        assert_int_equal(otfx_role_serves_ranks(role), otfx_tbon_is_event_place(&layout, p));
+        assert_int_equal(otfx_role_is_root(role), p == otfx_tbon_root(&layout));
+        assert_int_equal(otfx_role_has_parent(role), p != otfx_tbon_root(&layout));
+        inner += role == OTFX_PLACE_INNER;
+    }
+    assert_true(inner > 0);
+    assert_int_equal(otfx_tbon_role(NULL, 0), OTFX_PLACE_STANDALONE);
+    assert_true(otfx_role_serves_ranks(OTFX_PLACE_STANDALONE));
+    assert_false(otfx_role_is_root(OTFX_PLACE_STANDALONE));
+    assert_false(otfx_role_has_parent(OTFX_PLACE_STANDALONE));
 }
 
 static void test_two_and_three_places(void **state)
@@ -123,6 +154,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_place_is_leaf_and_root),
         cmocka_unit_test(test_two_and_three_places),
+        cmocka_unit_test(test_roles),
         cmocka_unit_test(test_documented_example),
         cmocka_unit_test(test_many_shapes_are_consistent),
         cmocka_unit_test(test_refuses_impossible_shapes),

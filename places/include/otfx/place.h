@@ -13,7 +13,7 @@
  * (50 µs growing to 1 ms, woken at once by its own threads): it never spins. A malformed batch is
  * reported on stderr, counted and dropped whole: it never reaches a trace.
  *
- * Every place also runs its part of the tool tree (otfx/tbon.h, places/src/tree.c): queries and
+ * Every place also runs its part of the tool tree (otfx/tbon.h, otfx/tree.h): queries and
  * steering commands come down from the root, whose server (otfx/server.h) takes them from clients;
  * analysis modules' leaf computations run on a worker thread, snapshots on a thread of their own
  * (MPI_THREAD_MULTIPLE). The root prints the layout and the session file's path on stderr at start.

@@ -66,6 +66,33 @@ uint32_t otfx_tbon_place_of_rank(const otfx_tbon_layout *layout, uint32_t app_ra
 void otfx_tbon_served(const otfx_tbon_layout *layout, uint32_t place, uint32_t *first, uint32_t *count);
 /* Event places in the subtree of `place` (for "answered k of n"). */
 uint32_t otfx_tbon_leaves_below(const otfx_tbon_layout *layout, uint32_t place);
+/* A place's role in the tree. A standalone place (no tree: one event place without a layout) serves its
+ * ranks and answers its own requests; with P = 1 the single place is root and leaf. */
+typedef enum otfx_place_role {
+    OTFX_PLACE_STANDALONE = 0,
+    OTFX_PLACE_LEAF,      /* an event place under a parent */
+    OTFX_PLACE_INNER,     /* an analysis place under a parent */
+    OTFX_PLACE_ROOT,      /* the analysis place at the top (P >= 2) */
+    OTFX_PLACE_ROOT_LEAF, /* the only place (P = 1): the root serving every rank */
+} otfx_place_role;
+
+/* The role of `place` (OTFX_PLACE_STANDALONE when `layout` is NULL). */
+otfx_place_role otfx_tbon_role(const otfx_tbon_layout *layout, uint32_t place);
+/* Whether a place of `role` serves application ranks (has an own part of queries and commands). */
+static inline bool otfx_role_serves_ranks(otfx_place_role role)
+{
+    return role == OTFX_PLACE_STANDALONE || role == OTFX_PLACE_LEAF || role == OTFX_PLACE_ROOT_LEAF;
+}
+/* Whether a place of `role` has a parent in the tree (answers go up to it). */
+static inline bool otfx_role_has_parent(otfx_place_role role)
+{
+    return role == OTFX_PLACE_LEAF || role == OTFX_PLACE_INNER;
+}
+/* Whether a place of `role` is the tree's root (serves clients, ends the job). */
+static inline bool otfx_role_is_root(otfx_place_role role)
+{
+    return role == OTFX_PLACE_ROOT || role == OTFX_PLACE_ROOT_LEAF;
+}
 /* "place 5 (root, analysis): children 0 1 2 3 4" — one line per place into `out`. */
 void otfx_tbon_describe(const otfx_tbon_layout *layout, char *out, size_t size);
 

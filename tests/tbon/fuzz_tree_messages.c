@@ -1,6 +1,6 @@
 /*
  * fuzz_tree_messages.c — fuzz.tree_messages: arbitrary bytes as a message on tree_comm for the tree's
- * decoder (places/src/tree_messages.c). Beyond not crashing (and every read in bounds, under the
+ * decoder (tbon/src/tree/tree_messages.c). Beyond not crashing (and every read in bounds, under the
  * sanitizers), an accepted message must be canonical: encoding what was decoded gives back exactly the
  * input bytes, so two places can never read one message differently.
  */

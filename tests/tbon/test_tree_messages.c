@@ -1,5 +1,5 @@
 /*
- * test_tree_messages.c — the tree's wire format (places/src/tree_messages.c): every kind survives an
+ * test_tree_messages.c — the tree's wire format (tbon/src/tree/tree_messages.c): every kind survives an
  * encode/decode round trip; truncated, extended, corrupted and inconsistent messages are refused with
  * a reason, and random bytes never crash the decoder.
  *

@@ -1,5 +1,6 @@
 /*
- * tree_messages.h — the tree's own messages between places on tree_comm (private to places/).
+ * tree_messages.h — the tree's own messages between places on tree_comm (private to the tree runtime,
+ * tbon/src/tree/).
  *
  * Every message is one MPI message of MPI_BYTE with tag TREE_TAG on tree_comm (a dup of the places'
  * communicator: a place's rank in it is its place index). Layout, all integers little-endian:
@@ -21,8 +22,8 @@
  * A message is validated whole before anything uses it (header, kind, lengths, string bounds, the
  * command's kind and range count, nothing left over): a malformed one is reported and dropped.
  */
-#ifndef OTFX_PLACES_TREE_MESSAGES_H
-#define OTFX_PLACES_TREE_MESSAGES_H
+#ifndef OTFX_TBON_TREE_MESSAGES_H
+#define OTFX_TBON_TREE_MESSAGES_H
 
 #include <otfx/protocol.h>
 
