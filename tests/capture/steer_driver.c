@@ -14,8 +14,9 @@
  *                 regions still there), RECORD_UNTIL (no ENTER after the window's end, and the ranks
  *                 report recording off by themselves), a malformed control message (ignored: the next
  *                 command is still answered), FLUSH (every thread sends the records it wrote before
- *                 it in batches flagged CAPTURE_BATCH_FLUSHED, not in a full or the goodbye batch), no
- *                 batch rejected after the pauses;
+ *                 it in batches flagged CAPTURE_BATCH_FLUSHED, not in a full or the goodbye batch;
+ *                 with two threads, some thread other than the answering one flushes before its batch
+ *                 is full), no batch rejected after the pauses;
  *   start_paused  OTFX_START_PAUSED=1: nothing recorded before APP_RESUME but MPI_Init's ENTER (its
  *                 LEAVE after the resume).
  * Every check waits for a state or a count (with a ceiling of 60 s), never for a duration: the windows of
@@ -65,6 +66,15 @@ static struct rank_log *logs;
 /* FLUSH while recording: when it was sent, and whether every rank has answered it. */
 static uint64_t flush_sent_at = UINT64_MAX;
 static bool flush_answered;
+/* Any FLUSH: the latest one's sequence, how many were sent; batches flagged FLUSHED that came after
+ * their rank's answer to it and were not full: a thread other than the answering one (whose batch comes
+ * before the answer) flushed at a check point, not only once its batch filled (a thread that got no core
+ * until its batch filled may legitimately do that: so this is asserted over all FLUSHes and threads, not
+ * per thread). A batch is taken as full within the largest record a thread writes here. */
+static uint64_t flush_sequence;
+static int flushes;
+static size_t flushed_before_full;
+#define FULL_BATCH_SLACK 8192
 static int served, goodbyes, failures;
 static uint64_t rejected;
 
@@ -235,6 +245,10 @@ static void receive_batch(int source, int count)
      * the whole time in between. */
     if (header.thread < MAX_THREADS && flush_sent_at != UINT64_MAX && (header.flags & CAPTURE_BATCH_FLUSHED))
         logs[source].past_flush[header.thread] = true;
+    if ((header.flags & CAPTURE_BATCH_FLUSHED) && flush_sequence &&
+        rank->control.answered >= flush_sequence &&
+        header.record_bytes + sizeof(header) + FULL_BATCH_SLACK <= CAPTURE_BATCH_BYTES)
+        flushed_before_full++;
     if ((header.flags & CAPTURE_BATCH_GOODBYE) && !rank->said_goodbye) {
         rank->said_goodbye = true;
         goodbyes++;
@@ -288,6 +302,10 @@ static void pump_for(uint64_t ns)
 static uint64_t command(enum capture_control_command what, uint64_t argument, const char *name)
 {
     const uint64_t sequence = place_control_send(&place, what, argument);
+    if (what == CAPTURE_CONTROL_FLUSH) {
+        flush_sequence = sequence;
+        flushes++;
+    }
     const uint64_t give_up = now_ns() + 20 * 1000000000ull;
     const struct timespec pause = {0, 50 * 1000};
     while (sequence && !place_control_done(&place, sequence)) {
@@ -504,6 +522,17 @@ static void steer(void)
                     "in batches not flagged FLUSHED (%zu in the goodbye batch): the flush did not "
                     "reach the thread",
                     r, t, logs[r].late[t], logs[r].late_in_goodbye[t]);
+    bool threads = false;
+    for (int r = 0; r < served; r++)
+        for (uint32_t t = 1; t < MAX_THREADS; t++)
+            threads |= logs[r].streams[t] != NULL;
+    printf("steer-driver: %zu batches flushed before they were full after their rank's answer to one of %d "
+           "FLUSHes\n",
+           flushed_before_full, flushes);
+    if (threads && !flushed_before_full)
+        check_failed("after %d FLUSHes no thread other than the answering one flushed before its batch was "
+                     "full",
+                     flushes);
 
     for (int r = 0; r < served; r++) {
         const size_t before_off = count_between(r, 0, off, ENTERS);
