@@ -73,8 +73,9 @@ static uint64_t clock_sync_interval;     /* in ticks; 0: never */
 static uint64_t next_clock_sync = UINT64_MAX; /* ticks */
 /* FLUSH reaches one thread, which sends its batch; every other thread sends what it holds at its next
  * check point: for two poll intervals after the command every record goes through one (deadline 0), and
- * a thread whose generation lags behind this one flushes there. A thread that records nothing meanwhile
- * flushes at its next record. */
+ * a thread whose generation lags behind this one flushes there (or sends its batch if it fills first).
+ * A thread that records nothing meanwhile flushes at its next record. Those batches are flagged
+ * CAPTURE_BATCH_FLUSHED: the place can tell a flush that reached a thread from one that did not. */
 static atomic_uint flush_generation;
 static _Thread_local unsigned flushed_generation;
 static _Atomic uint64_t everyone_checks_until; /* ticks */
@@ -184,7 +185,7 @@ static void carry_out(const struct capture_control *command, bool may_block)
         apply_state(capture_recording, (uint32_t)command->argument, CAPTURE_RECORDING_COMMAND, now);
         break;
     case CAPTURE_CONTROL_FLUSH:
-        capture_send_now();
+        capture_send_flushed();
         flushed_generation = atomic_fetch_add(&flush_generation, 1) + 1;
         atomic_store(&everyone_checks_until, now + 2 * poll_interval);
         break;
@@ -285,6 +286,15 @@ static void update_deadline(uint64_t now)
     __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
 }
 
+bool capture_control_flush_due(void)
+{
+    const unsigned generation = atomic_load_explicit(&flush_generation, memory_order_relaxed);
+    if (generation == flushed_generation)
+        return false;
+    flushed_generation = generation;
+    return true;
+}
+
 static void check_inside(uint64_t now, bool mpi_call);
 
 /* A check sends batches and answers and may measure the clock: inside the tool (nesting.h). */
@@ -297,11 +307,8 @@ static void check(uint64_t now, bool mpi_call)
 
 static void check_inside(uint64_t now, bool mpi_call)
 {
-    const unsigned generation = atomic_load_explicit(&flush_generation, memory_order_relaxed);
-    if (generation != flushed_generation && (mpi_call || thread_level == MPI_THREAD_MULTIPLE)) {
-        flushed_generation = generation;
-        capture_send_now();
-    }
+    if ((mpi_call || thread_level == MPI_THREAD_MULTIPLE) && capture_control_flush_due())
+        capture_send_flushed();
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire)) {
         if (pause_deferred)
             return; /* a guard's barrier must go on (steered.h) */

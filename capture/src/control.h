@@ -31,6 +31,9 @@ CAPTURE_INTERNAL void capture_control_set_clock_sync(double seconds);
 /* The same after a batch was sent from inside a record (never blocks: a pause waits for the next check
  * point). */
 CAPTURE_INTERNAL void capture_control_check_at_flush(void);
+/* True once per FLUSH in each thread that has not yet sent its records for it: the caller sends them now,
+ * flagged CAPTURE_BATCH_FLUSHED (a check point, or a batch send that found the batch full). */
+CAPTURE_INTERNAL bool capture_control_flush_due(void);
 /* An MPI wrapper that records nothing (recording off or its class disabled) still checks. */
 static inline void capture_untraced_check(void)
 {

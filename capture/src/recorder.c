@@ -35,6 +35,7 @@ struct thread_recorder {
     uint32_t thread_index;
     uint64_t sequence;
     MPI_Request in_flight;
+    bool flush_owed; /* a FLUSH found the previous batch still in flight (drop policy): the next is flagged */
     struct thread_recorder *next; /* registry, walked once in MPI_Finalize */
     /* OTFX_BACKPRESSURE=drop, touched only on the slow path: the batch is full and the previous one still
      * on its way. Records that must not be lost go to `kept` (grown as needed), the others to `scratch`,
@@ -92,6 +93,9 @@ static void send_batch(struct thread_recorder *recorder, uint16_t flags)
 {
     unsigned char *batch = recorder->batches[recorder->current];
     const struct capture_clock_calibration clock = capture_timer_calibration();
+    if (recorder->flush_owed)
+        flags |= CAPTURE_BATCH_FLUSHED;
+    recorder->flush_owed = false;
     struct capture_batch_header header = {
         .magic = CAPTURE_BATCH_MAGIC,
         .version = CAPTURE_BATCH_VERSION,
@@ -263,7 +267,8 @@ static void *reserve_slow_inside(struct thread_recorder *recorder, size_t size, 
         start_drop(recorder);
         return keep_or_drop(recorder, size, kind);
     }
-    send_batch(recorder, 0);
+    /* Full while a FLUSH is due in this thread: this batch is the one that answers it. */
+    send_batch(recorder, capture_control_flush_due() ? CAPTURE_BATCH_FLUSHED : 0);
     /* Once per batch: objects dlopen'ed since the load map was sent go at the head of the next. */
     if (capture_load_map_changed())
         capture_write_load_map();
@@ -415,28 +420,45 @@ void capture_write_name(uint32_t name_id, const char *name, size_t length)
     memcpy(record + 1, name, length);
 }
 
-/* With the drop policy this never waits either: records that cannot leave now go with the next batch. */
-static void send_now_inside(struct thread_recorder *recorder)
+/* With the drop policy this never waits either: records that cannot leave now go with the next batch
+ * (a flush's flag with them). */
+static void send_now_inside(struct thread_recorder *recorder, uint16_t flags)
 {
     if (recorder->dropping) {
         count_dropped(recorder);
-        if (!capture_flush_ready(&recorder->in_flight))
+        if (!capture_flush_ready(&recorder->in_flight)) {
+            recorder->flush_owed |= flags == CAPTURE_BATCH_FLUSHED;
             return;
+        }
         end_drop(recorder);
     }
-    if (!recorder->used || (drop_when_full && !capture_flush_ready(&recorder->in_flight)))
+    if (!recorder->used)
         return;
-    send_batch(recorder, 0);
+    if (drop_when_full && !capture_flush_ready(&recorder->in_flight)) {
+        recorder->flush_owed |= flags == CAPTURE_BATCH_FLUSHED;
+        return;
+    }
+    send_batch(recorder, flags);
 }
 
-void capture_send_now(void)
+static void send_now(uint16_t flags)
 {
     struct thread_recorder *recorder = this_thread;
     if (!recorder)
         return;
     capture_tool_enter();
-    send_now_inside(recorder);
+    send_now_inside(recorder, flags);
     capture_tool_exit();
+}
+
+void capture_send_now(void)
+{
+    send_now(0);
+}
+
+void capture_send_flushed(void)
+{
+    send_now(CAPTURE_BATCH_FLUSHED);
 }
 
 /* MPI_Finalize: a dropping thread's last batches must reach the place, so here even the drop policy

@@ -73,6 +73,9 @@ CAPTURE_INTERNAL void capture_user_event_at(enum capture_record_kind kind, const
 CAPTURE_INTERNAL void capture_throttled(uint64_t address, uint64_t calls, uint64_t mean_ns, uint64_t skipped);
 CAPTURE_INTERNAL void capture_write_object(const char *path, uint64_t base);
 CAPTURE_INTERNAL void capture_send_now(void);
+/* The same for a FLUSH from the place (control.c): the batch is flagged CAPTURE_BATCH_FLUSHED; with the
+ * drop policy and the previous batch still in flight, the thread's next batch carries the flag. */
+CAPTURE_INTERNAL void capture_send_flushed(void);
 /* otfx.h's names: the definition of this thread's name id (NAME record). */
 CAPTURE_INTERNAL void capture_write_name(uint32_t name_id, const char *name, size_t length);
 

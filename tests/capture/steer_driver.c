@@ -11,12 +11,17 @@
  * the records against them:
  *   steer         recording off/on (no ENTER inside), application pause/resume (no record inside, the
  *                 pause answered), point-to-point disabled (no p2p call inside, other calls and user
- *                 regions still there), RECORD_UNTIL (no ENTER after the window's end, and the ranks
- *                 report recording off by themselves), a malformed control message (ignored: the next
- *                 command is still answered), FLUSH (every record written before it arrives within
- *                 30 ms), no batch rejected after the pauses;
+ *                 regions still there), RECORD_UNTIL (ENTERs inside the window, again with a longer
+ *                 one if a rank got no core in it; none after its end, and the ranks report recording
+ *                 off by themselves), a malformed control message (ignored: the next
+ *                 command is still answered), FLUSH (every thread sends the records it wrote before
+ *                 it in batches flagged CAPTURE_BATCH_FLUSHED, not in a full or the goodbye batch;
+ *                 with two threads, some thread other than the answering one flushes before its batch
+ *                 is full), no batch rejected after the pauses;
  *   start_paused  OTFX_START_PAUSED=1: nothing recorded before APP_RESUME but MPI_Init's ENTER (its
  *                 LEAVE after the resume).
+ * Every check waits for a state or a count (with a ceiling of 60 s), never for a duration: the windows of
+ * pump_for only give the application time to run, with both cores busy it may take longer.
  * Prints "steer-driver: OK" or "steer-driver: check failed: ..." (exit 1).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -34,6 +39,7 @@
 
 #define STOP_TAG    77
 #define MAX_THREADS 4
+#define CEILING_NS  (60 * 1000000000ull)
 
 struct record_time {
     uint64_t time;
@@ -48,14 +54,28 @@ struct rank_log {
     size_t count, capacity;
     struct place_stream *streams[MAX_THREADS];
     uint64_t newest[MAX_THREADS]; /* the latest record received from each thread */
+    /* FLUSH while recording: the thread has sent every record it wrote before the FLUSH: a batch flagged
+     * FLUSHED came after it was sent, or a record written after the FLUSH was sent (a thread's batches
+     * arrive in order); records written before it that arrived after its answer in a batch not flagged
+     * FLUSHED (in the goodbye batch). */
+    bool past_flush[MAX_THREADS];
+    size_t late[MAX_THREADS], late_in_goodbye[MAX_THREADS];
 };
 
 static struct event_place place;
 static struct rank_log *logs;
-/* FLUSH while recording: a record written before the FLUSH that arrives after `flush_deadline` was held
- * back (counted per rank in `late_records`). */
-static uint64_t flush_sent_at, flush_deadline = UINT64_MAX;
-static size_t *late_records;
+/* FLUSH while recording: when it was sent, and whether every rank has answered it. */
+static uint64_t flush_sent_at = UINT64_MAX;
+static bool flush_answered;
+/* Any FLUSH: the latest one's sequence, how many were sent; batches flagged FLUSHED that came after
+ * their rank's answer to it and were not full: a thread other than the answering one (whose batch comes
+ * before the answer) flushed at a check point, not only once its batch filled (a thread that got no core
+ * until its batch filled may legitimately do that: so this is asserted over all FLUSHes and threads, not
+ * per thread). A batch is taken as full within the largest record a thread writes here. */
+static uint64_t flush_sequence;
+static int flushes;
+static size_t flushed_before_full;
+#define FULL_BATCH_SLACK 8192
 static int served, goodbyes, failures;
 static uint64_t rejected;
 
@@ -93,9 +113,8 @@ static void setup_place(MPI_Comm tool_comm, int world_rank)
     place.batch = malloc(CAPTURE_BATCH_BYTES);
     place.ranks = calloc((size_t)served, sizeof(*place.ranks));
     logs = calloc((size_t)served, sizeof(*logs));
-    late_records = calloc((size_t)served, sizeof(*late_records));
     place.trace_config = otfx_trace_config_default((size_t)16 << 20);
-    if (!place.defs || !place.events || !place.batch || !place.ranks || !logs || !late_records ||
+    if (!place.defs || !place.events || !place.batch || !place.ranks || !logs ||
         !place_describe_functions(&place) ||
         otfx_defs_region(place.defs, "MPI_Pcontrol level", OTFX_ROLE_PHASE, &place.phase_region) != OTFX_OK) {
         printf("steer-driver: cannot set up the place\n");
@@ -132,8 +151,16 @@ static uint64_t place_time(const struct served_rank *rank, uint64_t ticks)
     return (uint64_t)((double)rank->ref_ns + since + (double)rank->offset_ns);
 }
 
+/* An event of the thread's time order, written when its timestamp was taken (a SEND carries its call's
+ * ENTER time but is written when the call returns). */
+static bool written_at_its_time(uint16_t kind)
+{
+    return capture_record_time_ordered(kind) && kind != CAPTURE_RECORD_SEND;
+}
+
 /* Returns the time of the batch's latest record (0: none). */
-static uint64_t log_records(int r, const unsigned char *records, size_t bytes)
+static uint64_t log_records(int r, const struct capture_batch_header *batch, const unsigned char *records,
+                            size_t bytes)
 {
     struct rank_log *log = &logs[r];
     uint64_t newest = 0;
@@ -170,9 +197,15 @@ static uint64_t log_records(int r, const unsigned char *records, size_t bytes)
                                                           tag,
                                                           request_kind,
                                                           request};
-        if (header.kind != CAPTURE_RECORD_CLOCK && log->records[log->count - 1].time < flush_sent_at &&
-            now_ns() > flush_deadline)
-            late_records[r]++;
+        const uint64_t time = log->records[log->count - 1].time;
+        if (batch->thread < MAX_THREADS && written_at_its_time(header.kind)) {
+            if (time >= flush_sent_at)
+                log->past_flush[batch->thread] = true;
+            else if (flush_answered && !(batch->flags & CAPTURE_BATCH_FLUSHED)) {
+                log->late[batch->thread]++;
+                log->late_in_goodbye[batch->thread] += (batch->flags & CAPTURE_BATCH_GOODBYE) != 0;
+            }
+        }
         if (header.kind != CAPTURE_RECORD_CLOCK && log->records[log->count - 1].time > newest)
             newest = log->records[log->count - 1].time;
     }
@@ -203,9 +236,20 @@ static void receive_batch(int source, int count)
     if (!stream || !place_ingest_records(&place, rank, stream, place.batch + sizeof(header),
                                          (size_t)header.record_bytes, &records))
         rejected++;
-    const uint64_t newest = log_records(source, place.batch + sizeof(header), (size_t)header.record_bytes);
+    const uint64_t newest =
+        log_records(source, &header, place.batch + sizeof(header), (size_t)header.record_bytes);
     if (header.thread < MAX_THREADS && newest > logs[source].newest[header.thread])
         logs[source].newest[header.thread] = newest;
+    /* Its flush (the answering thread's comes before the answer): it may hold only records written
+     * before the FLUSH (a rank waiting in a collective). A thread flushes once per FLUSH it notices: one
+     * from the previous FLUSH (while recording was off) arrives by now unless the thread slept through
+     * the whole time in between. */
+    if (header.thread < MAX_THREADS && flush_sent_at != UINT64_MAX && (header.flags & CAPTURE_BATCH_FLUSHED))
+        logs[source].past_flush[header.thread] = true;
+    if ((header.flags & CAPTURE_BATCH_FLUSHED) && flush_sequence &&
+        rank->control.answered >= flush_sequence &&
+        header.record_bytes + sizeof(header) + FULL_BATCH_SLACK <= CAPTURE_BATCH_BYTES)
+        flushed_before_full++;
     if ((header.flags & CAPTURE_BATCH_GOODBYE) && !rank->said_goodbye) {
         rank->said_goodbye = true;
         goodbyes++;
@@ -259,6 +303,10 @@ static void pump_for(uint64_t ns)
 static uint64_t command(enum capture_control_command what, uint64_t argument, const char *name)
 {
     const uint64_t sequence = place_control_send(&place, what, argument);
+    if (what == CAPTURE_CONTROL_FLUSH) {
+        flush_sequence = sequence;
+        flushes++;
+    }
     const uint64_t give_up = now_ns() + 20 * 1000000000ull;
     const struct timespec pause = {0, 50 * 1000};
     while (sequence && !place_control_done(&place, sequence)) {
@@ -285,6 +333,8 @@ static bool is_p2p(uint16_t function_id)
 }
 
 enum selection { ENTERS, ALL_EVENTS, P2P_ENTERS, OTHER_MPI_ENTERS, USER_ENTERS };
+static const char *const selection_names[] = {"enter", "event", "point-to-point enter", "other MPI enter",
+                                              "user region"};
 
 static size_t count_between(int r, uint64_t from, uint64_t to, enum selection which)
 {
@@ -324,6 +374,60 @@ static void check_states(const char *after, bool recording, bool paused)
     }
 }
 
+/* Handles messages until every rank has recorded, after `since`, a record of the selection (it arrives
+ * with the rank's next batch): the window before the next command holds some. */
+static void wait_for_records(uint64_t since, enum selection which, const char *after)
+{
+    const uint64_t give_up = now_ns() + CEILING_NS;
+    const struct timespec pause = {0, 100 * 1000};
+    for (int r = 0; r < served; r++)
+        while (!count_between(r, since, UINT64_MAX, which)) {
+            if (now_ns() > give_up) {
+                check_failed("after %s rank %d recorded no %s within 60 s", after, r, selection_names[which]);
+                return;
+            }
+            while (pump_once()) /* the counts are read between bursts, not per message */
+                ;
+            nanosleep(&pause, NULL);
+        }
+}
+
+/* Handles messages until every rank reports recording off by itself (RECORD_UNTIL's window ended). */
+static void wait_for_recording_off(const char *after)
+{
+    const uint64_t give_up = now_ns() + CEILING_NS;
+    const struct timespec pause = {0, 100 * 1000};
+    for (int r = 0; r < served; r++)
+        while (place.ranks[r].control.recording) {
+            if (now_ns() > give_up) {
+                check_failed("after %s rank %d still reports recording on after 60 s", after, r);
+                return;
+            }
+            if (!pump_once())
+                nanosleep(&pause, NULL);
+        }
+}
+
+/* FLUSH while recording, answered: handles messages until every thread that has sent records has sent
+ * all it wrote before the FLUSH (rank_log.past_flush). Returns when (the place's clock). */
+static uint64_t wait_past_flush(void)
+{
+    const uint64_t give_up = now_ns() + CEILING_NS;
+    const struct timespec pause = {0, 100 * 1000};
+    for (int r = 0; r < served; r++)
+        for (uint32_t t = 0; t < MAX_THREADS; t++)
+            while (logs[r].streams[t] && !logs[r].past_flush[t]) {
+                if (now_ns() > give_up) {
+                    check_failed("rank %d thread %u: nothing written after the FLUSH arrived within 60 s", r,
+                                 t);
+                    return now_ns();
+                }
+                if (!pump_once())
+                    nanosleep(&pause, NULL);
+            }
+    return now_ns();
+}
+
 static void stop_application(void)
 {
     const int stop = 1;
@@ -353,6 +457,7 @@ static void steer(void)
     command(CAPTURE_CONTROL_RECORD_ON, 0, "RECORD_ON");
     check_states("RECORD_ON", true, false);
     pump_for(100 * ms);
+    wait_for_records(on_sent, ENTERS, "RECORD_ON");
     /* Application paused and resumed. */
     const uint64_t paused = command(CAPTURE_CONTROL_APP_PAUSE, 0, "APP_PAUSE");
     check_states("APP_PAUSE", true, true);
@@ -361,6 +466,7 @@ static void steer(void)
     command(CAPTURE_CONTROL_APP_RESUME, 0, "APP_RESUME");
     check_states("APP_RESUME", true, false);
     pump_for(100 * ms);
+    wait_for_records(resume_sent, ENTERS, "APP_RESUME");
     /* Point-to-point disabled. */
     const uint64_t disabled =
         command(CAPTURE_CONTROL_SET_CLASSES, CAPTURE_CLASS_ALL & ~CAPTURE_CLASS_P2P, "SET_CLASSES");
@@ -368,16 +474,35 @@ static void steer(void)
         if (place.ranks[r].control.classes != (CAPTURE_CLASS_ALL & ~CAPTURE_CLASS_P2P))
             check_failed("rank %d reports classes %#x", r, place.ranks[r].control.classes);
     pump_for(150 * ms);
+    wait_for_records(disabled, OTHER_MPI_ENTERS, "SET_CLASSES without p2p");
+    wait_for_records(disabled, USER_ENTERS, "SET_CLASSES without p2p");
     const uint64_t enable_sent = now_ns();
     command(CAPTURE_CONTROL_SET_CLASSES, CAPTURE_CLASS_ALL, "SET_CLASSES");
     pump_for(100 * ms);
-    /* A window of 100 ms from now, ended by the ranks themselves. */
-    const uint64_t window_end = now_ns() + 100 * ms;
-    const uint64_t window_acked = command(CAPTURE_CONTROL_RECORD_UNTIL, window_end, "RECORD_UNTIL");
-    pump_for(250 * ms);
-    check_states("the window's end (the ranks' notice)", false, false);
-    command(CAPTURE_CONTROL_FLUSH, 0, "FLUSH");
-    check_states("the window's end", false, false);
+    /* A window of 100 ms from now, ended by the ranks themselves. A rank that got no core inside it
+     * recorded nothing there, which says nothing about the window: then again with a longer one (the
+     * FLUSH brings the answering threads' records in before its answer; a rank whose window records are
+     * still on their way costs one needless retry). */
+    uint64_t window_length = 100 * ms, window_end = 0, window_acked = 0;
+    for (;;) {
+        window_end = now_ns() + window_length;
+        window_acked = command(CAPTURE_CONTROL_RECORD_UNTIL, window_end, "RECORD_UNTIL");
+        pump_for(250 * ms);
+        wait_for_recording_off("the window's end");
+        check_states("the window's end (the ranks' notice)", false, false);
+        command(CAPTURE_CONTROL_FLUSH, 0, "FLUSH");
+        check_states("the window's end", false, false);
+        bool every_rank_inside = true;
+        for (int r = 0; r < served; r++)
+            every_rank_inside &= count_between(r, window_acked, window_end, ENTERS) > 0;
+        if (every_rank_inside || window_length >= 5000 * ms)
+            break; /* the checks below judge the last window */
+        window_length *= 4;
+        printf("steer-driver: a rank recorded nothing inside the window yet: again with %.0f ms\n",
+               (double)window_length / 1e6);
+        command(CAPTURE_CONTROL_RECORD_ON, 0, "RECORD_ON before a longer window");
+        check_states("RECORD_ON before a longer window", true, false);
+    }
     /* A malformed message, then a command that must still be carried out. */
     const char garbage[5] = "oops";
     for (int r = 0; r < served; r++)
@@ -386,27 +511,45 @@ static void steer(void)
     const uint64_t on_again = command(CAPTURE_CONTROL_RECORD_ON, 0, "RECORD_ON after a malformed message");
     check_states("RECORD_ON after a malformed message", true, false);
     pump_for(100 * ms);
+    wait_for_records(on_again, ENTERS, "RECORD_ON after a malformed message");
     /* FLUSH while recording: every thread that records sends what it holds, not only the one that
-     * answered (steer_app's helper thread fills a batch in about half a second): no record written
-     * before the FLUSH may arrive more than 30 ms after it was answered. (Not "each thread's newest record
-     * is recent": a rank of `coupled` may wait in a collective for a slower one longer than that.) */
+     * answered (steer_app's helper thread fills a batch in about half a second, and would otherwise hold
+     * its records until then or until MPI_Finalize): every record written before the FLUSH that arrives
+     * after its answer comes in a batch flagged FLUSHED. How soon after the answer they all arrived is a
+     * figure, not a check. (Not "each thread's newest record is recent": a rank of `coupled` may wait in
+     * a collective for a slower one for a while.) */
     const uint64_t flush_sent = now_ns();
     flush_sent_at = flush_sent;
-    command(CAPTURE_CONTROL_FLUSH, 0, "FLUSH while recording");
-    pump_for(30 * ms);
-    while (pump_once()) /* what had arrived by then, however busy this process was */
-        ;
-    flush_deadline = now_ns();
+    const uint64_t flush_done = command(CAPTURE_CONTROL_FLUSH, 0, "FLUSH while recording");
+    flush_answered = true;
+    const uint64_t all_past = wait_past_flush();
+    printf("steer-driver: every thread's records written before the FLUSH arrived %.1f ms after its answer\n",
+           ((double)all_past - (double)flush_done) / 1e6);
     for (int r = 0; r < served; r++)
         for (uint32_t t = 0; t < MAX_THREADS; t++)
             if (logs[r].newest[t])
-                printf("steer-driver: rank %d thread %u flushed (newest record %.1f ms after the FLUSH)\n", r,
-                       t, ((double)logs[r].newest[t] - (double)flush_sent) / 1e6);
+                printf("steer-driver: rank %d thread %u newest record %.1f ms after the FLUSH\n", r, t,
+                       ((double)logs[r].newest[t] - (double)flush_sent) / 1e6);
     stop_application();
     for (int r = 0; r < served; r++)
-        if (late_records[r])
-            check_failed("rank %d: %zu records written before the FLUSH arrived more than 30 ms after it", r,
-                         late_records[r]);
+        for (uint32_t t = 0; t < MAX_THREADS; t++)
+            if (logs[r].late[t])
+                check_failed(
+                    "rank %d thread %u: %zu records written before the FLUSH arrived after its answer "
+                    "in batches not flagged FLUSHED (%zu in the goodbye batch): the flush did not "
+                    "reach the thread",
+                    r, t, logs[r].late[t], logs[r].late_in_goodbye[t]);
+    bool threads = false;
+    for (int r = 0; r < served; r++)
+        for (uint32_t t = 1; t < MAX_THREADS; t++)
+            threads |= logs[r].streams[t] != NULL;
+    printf("steer-driver: %zu batches flushed before they were full after their rank's answer to one of %d "
+           "FLUSHes\n",
+           flushed_before_full, flushes);
+    if (threads && !flushed_before_full)
+        check_failed("after %d FLUSHes no thread other than the answering one flushed before its batch was "
+                     "full",
+                     flushes);
 
     for (int r = 0; r < served; r++) {
         const size_t before_off = count_between(r, 0, off, ENTERS);

@@ -63,9 +63,11 @@ enum capture_control_command {
     CAPTURE_CONTROL_APP_PAUSE = 4, /* block in the next MPI call (or check) until APP_RESUME */
     CAPTURE_CONTROL_APP_RESUME = 5,
     CAPTURE_CONTROL_SET_CLASSES = 6, /* argument: enabled event classes (otfx_event_class bits) */
-    CAPTURE_CONTROL_FLUSH = 7,       /* send the records buffered so far now (before a snapshot): the
-                                      * answering thread's batch; other threads' go when full or at
-                                      * MPI_Finalize */
+    /* send the records buffered so far now (before a snapshot): the answering thread sends its batch
+     * before it answers, every other recording thread at its next check point or record (or its batch
+     * when it fills first); each such batch is flagged CAPTURE_BATCH_FLUSHED. The answer does not wait
+     * for the other threads. */
+    CAPTURE_CONTROL_FLUSH = 7,
 };
 
 /* Event classes as in otfx_event_class (tbon/include/otfx/protocol.h): which MPI functions belong to
@@ -102,6 +104,10 @@ enum capture_batch_flags {
     CAPTURE_BATCH_GOODBYE = 1u << 0,
     /* Timestamps are TSC cycles (else CLOCK_MONOTONIC ns; the calibration is then the identity). */
     CAPTURE_BATCH_TSC = 1u << 1,
+    /* The thread's answer to a FLUSH: it holds every record the thread wrote before it learnt of the
+     * FLUSH that it had not sent yet (sent early for it, or full when the FLUSH came). Informative: the
+     * place reads these batches like any other. A reader ignores flags it does not know. */
+    CAPTURE_BATCH_FLUSHED = 1u << 2,
 };
 
 struct capture_batch_header {
