@@ -291,8 +291,10 @@ bool tree_poll_root(otfx_tree *tree)
     while (root->server && otfx_server_next_request(root->server, &client)) {
         if (tree_is_query(client.command.kind) &&
             !answer_admits_query(root->waiting_count, queries_in_tree(tree))) {
-            if (!wait_at_root(tree, &client))
+            if (!wait_at_root(tree, &client)) {
                 tree_reply_error(tree, client.client, client.request, OTFX_ERR_CODE_FAILED, "out of memory");
+                continue;
+            }
         } else {
             handle_client_request(tree, &client);
         }
