@@ -733,7 +733,7 @@ static int wait_for_job(pid_t pid, bool *killed)
     }
 }
 
-/* What the root wrote into OTFX_RUN_STATUS (tree.c): key=value lines. */
+/* What the root wrote into OTFX_RUN_STATUS (otfx/tree.h): key=value lines. */
 struct job_status {
     bool present;
     char ending[32], snapshot[32];
@@ -962,7 +962,7 @@ int main(int argc, char **argv)
     size_t n = 0;
     command[n++] = mpiexec;
     /* An application rank that dies must not take the places with it: they write what they hold and end
-     * the job themselves (tree.c, "A failed job"). */
+     * the job themselves (otfx/tree.h, "A failed job"). */
     command[n++] = "-disable-auto-cleanup";
     command[n++] = "-n";
     command[n++] = total_ranks;
