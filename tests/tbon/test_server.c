@@ -786,9 +786,7 @@ static void test_stalled_client_cut_for_room(void **state)
         otfx_server_reply(fx->server, request.client, request.request, OTFX_FRAME_REPLY, big, BIG_REPLY);
         expect_frame(reader, OTFX_FRAME_REPLY, r, "xxxx");
     }
-    for (int i = 0; i < 500 && otfx_server_client_connected(fx->server, lazy_client); i++)
-        sleep_ms(10);
-    assert_false(otfx_server_client_connected(fx->server, lazy_client));
+    wait_until_gone(fx, lazy_client);
     close(lazy);
     close(reader);
     free(big);
