@@ -17,12 +17,13 @@ int main(void)
     }
     const struct capture_clock_calibration measured = capture_timer_measure(20 * 1000 * 1000);
     capture_timer_install(&measured, 0);
-    const uint64_t ns0 = capture_monotonic_ns();
-    const uint64_t ticks0 = capture_ticks();
+    /* Each end a reference pair (the tightest of several reads): a preemption between reading the timer
+     * and CLOCK_MONOTONIC on a loaded machine would otherwise count as a conversion error. */
+    uint64_t ticks0 = 0, ns0 = 0, ticks1 = 0, ns1 = 0;
+    capture_timer_reference_pair(&ticks0, &ns0);
     const struct timespec pause = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
     nanosleep(&pause, NULL);
-    const uint64_t ticks1 = capture_ticks();
-    const uint64_t ns1 = capture_monotonic_ns();
+    capture_timer_reference_pair(&ticks1, &ns1);
     const double converted = capture_ticks_to_ns(ticks1 - ticks0);
     const double reference = (double)(ns1 - ns0);
     const double error = (converted - reference) / reference;

@@ -5,6 +5,8 @@
 # reduced each on its own (ring: the oldest detail; type: classes thinned), so a snapshot holds ends whose
 # other end is gone: the export leaves those out. And with recording paused and resumed mid-run by
 # otfxctl: the ranks stop and restart at slightly different moments, yet count their messages throughout.
+# The minimum counts of paired messages hold at any speed: the programs run a number of iterations (or,
+# paused, until the place holds enough events), never a number of seconds.
 # Linked programs, so they run in the sanitizer build too.
 if(TARGET otfx_example_common AND TARGET otfx-capture AND TARGET places_stencil_linked)
   add_executable(places_master_worker_linked ${PROJECT_SOURCE_DIR}/examples/master_worker.c)
@@ -73,9 +75,14 @@ if(TARGET otfx_example_common AND TARGET otfx-capture AND TARGET places_stencil_
     EXPECT_OUTPUT ${pairs_expect} "p2p-mix: rank 0 rounds=1000 OK" "otfx-place: rank 0 events .* reduced=[1-9]"
     REJECT_OUTPUT "malformed" "FAIL" "check failed" "ERROR: AddressSanitizer" "runtime error")
   if(TARGET otfxctl)
-    otfx_add_mpi_test(NAME places.pairs_paused_stencil_linked_n4 RANKS 5 TIMEOUT 90
-      LAUNCHER ${pairs_check} --pause $<TARGET_FILE:otfxctl> 1 1 --min-messages 1000 -- ${MPIEXEC_EXECUTABLE}
-      COMMAND $<TARGET_FILE:places_stencil_linked> --seconds 3
+    # Paused once the place holds 10000 events, resumed, ended once it holds 40000 more (the stencil runs
+    # until check-snapshot-at-exit's stop file): messages on both sides of the pause, at any speed. The 4
+    # ranks' open batches (100 KiB, some 7000 stencil events each) arrive after the pause, so 40000 leave
+    # at least 12000 recorded after it; the stencil has about one message per 11 events.
+    otfx_add_mpi_test(NAME places.pairs_paused_stencil_linked_n4 RANKS 5 TIMEOUT 300
+      LAUNCHER ${pairs_check} --pause $<TARGET_FILE:otfxctl> 10000 40000 --min-messages 1000
+               -- ${MPIEXEC_EXECUTABLE}
+      COMMAND $<TARGET_FILE:places_stencil_linked> --iterations 1
       ENV OTFX_PLACES=1 HWLOC_COMPONENTS=-pci
       EXPECT_OUTPUT "check-snapshot: OK" "verification OK" "command=record"
       REJECT_OUTPUT "malformed" "FAIL" "ERROR: AddressSanitizer" "runtime error")
