@@ -1,7 +1,9 @@
 /*
  * event_place_internal.h — the event place's state, shared by its files (private to places/).
  *
- *   event_place.c    batches and clock sync, trace creation, end-of-run report
+ *   event_place.c    batches and clock sync, trace creation, the place's start (otfx_event_place_run)
+ *   rank_deaths.c    ranks that end without MPI_Finalize: their description, exit status, vanished ones
+ *   place_report.c   the end-of-run report (ranks, held calls, clock, message pairs, memory)
  *   place_loop.c     the place's main loop (MPI thread), its wake-ups, the worker and snapshot threads
  *   tree_host.c      what the place's tree runtime (otfx_tree, otfx/tree.h) needs from it: leaves,
  *                    steering and commands at event places, snapshots, the ranks' end
@@ -92,7 +94,7 @@ struct served_rank {
     bool clock_known, clock_tsc, clock_final_known;
     double ns_per_tick, final_ns_per_tick;
     uint64_t ref_ticks, ref_ns, final_ref_ticks, final_ref_ns;
-    uint64_t pairs_checked, pairs_inverted; /* messages to this rank (event_place.c's pair check) */
+    uint64_t pairs_checked, pairs_inverted; /* messages to this rank (place_report.c's pair check) */
     otfx_time worst_inversion_ns;           /* the largest send start - receive end of those inverted */
     int64_t offset_ns, final_offset_ns;     /* the place's clock minus the rank's; offset_ns is applied */
     /* Clock re-synchronisations (CLOCK records, OTFX_CLOCK_SYNC): the correction added to the rank's
@@ -121,7 +123,7 @@ struct served_rank {
     /* events/s over the last second (place_loop.c samples the traces' events_received once a second) */
     uint64_t rate_mark_events, events_per_s;
     /* The rank's process, from its clock pings: watched while it runs when it shares this node
-     * (event_place.c, place_watch_ranks). */
+     * (rank_deaths.c, place_watch_ranks). */
     int pid;
     bool on_node;
     uint64_t gone_since_ns; /* its process was first found gone (0: not yet) */
@@ -168,10 +170,13 @@ struct event_place {
  * handles it (batch, clock sync, control answer; anything else is reported and dropped). Returns true
  * when it was a served rank's goodbye batch (counted in place->goodbyes). */
 bool place_receive_tool_message(struct event_place *place, const MPI_Status *status);
-/* event_place.c: the end-of-run report of every served rank and the memory line (once). */
+/* event_place.c: the stream of `thread` on `rank`, its trace created at its first use; NULL (said on
+ * stderr) when it cannot be created or the thread index is absurd. */
+struct place_stream *place_stream_of(struct event_place *place, struct served_rank *rank, uint32_t thread);
+/* place_report.c: the end-of-run report of every served rank and the memory line (once). */
 void place_print_report(struct event_place *place);
 
-/* event_place.c, the end of a rank without MPI_Finalize. place_describe_death: "died of SIGSEGV
+/* rank_deaths.c, the end of a rank without MPI_Finalize. place_describe_death: "died of SIGSEGV
  * (Segmentation fault) at address 0x0 in compute", "called MPI_Abort(…, 3)", … into `text`;
  * place_death_exit_code: the exit status the job ends with because of it (a signal's number, MPI_Abort's
  * error code or exit()'s status, at least 1). place_watch_ranks: a served rank on this node whose process
