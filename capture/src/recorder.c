@@ -225,7 +225,7 @@ static void end_drop(struct thread_recorder *recorder)
     for (size_t offset = 0; offset < recorder->kept_used;) {
         struct capture_record_header header;
         memcpy(&header, recorder->kept + offset, sizeof(header));
-        if (capture_record_time_ordered(header.kind) && header.timestamp > latest)
+        if (capture_record_kind(header.kind).time_ordered && header.timestamp > latest)
             latest = header.timestamp;
         if (recorder->used + header.size > RECORD_CAPACITY)
             send_batch(recorder, 0);

@@ -655,10 +655,9 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     if (header->function_id >= place->setup.functions.count)
         return fail(decoder, "unknown function id %llu", (unsigned long long)(header->function_id));
     /* Every kind's struct fits (the contract's table); longer records carry members, paths or names. */
-    const uint32_t least = capture_record_min_size(header->kind);
-    if (header->size < least)
-        return fail(decoder, "%s record of %llu bytes", capture_record_kind_name(header->kind),
-                    (unsigned long long)(header->size));
+    const struct capture_record_kind_info kind = capture_record_kind(header->kind);
+    if (header->size < kind.min_size)
+        return fail(decoder, "%s record of %llu bytes", kind.name, (unsigned long long)(header->size));
     if (header->kind == CAPTURE_RECORD_OBJECT) {
         struct capture_object_record object;
         memcpy(&object, record, sizeof(object));

@@ -155,7 +155,7 @@ static uint64_t place_time(const struct served_rank *rank, uint64_t ticks)
  * ENTER time but is written when the call returns). */
 static bool written_at_its_time(uint16_t kind)
 {
-    return capture_record_time_ordered(kind) && kind != CAPTURE_RECORD_SEND;
+    return capture_record_kind(kind).time_ordered && kind != CAPTURE_RECORD_SEND;
 }
 
 /* Returns the time of the batch's latest record (0: none). */

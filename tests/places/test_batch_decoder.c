@@ -654,6 +654,15 @@ static void test_send_at_its_calls_enter(void **state)
     assert_int_equal(recv->u.msg.seq, 3);
 }
 
+/* The rank's clock as a TSC at 1 ns per tick, 100 ns behind the place: tick T is place time T + 100. */
+static void tick_clock_100ns_behind(struct served_rank *rank)
+{
+    rank->clock_known = rank->clock_tsc = true;
+    rank->ns_per_tick = 1.0;
+    rank->ref_ticks = rank->ref_ns = 0;
+    rank->offset_ns = 100;
+}
+
 /* A clock re-synchronisation during a send call starts a correction segment after the call's ENTER; the
  * send record, with the ENTER's time, must get the ENTER's correction, not one extrapolated back from the
  * new segment (which put it a few ns before its ENTER, and the trace refused the batch). */
@@ -661,10 +670,7 @@ static void test_send_before_a_clock_segment(void **state)
 {
     struct place_fixture *fixture = *state;
     struct served_rank *rank = &fixture->rank;
-    rank->clock_known = rank->clock_tsc = true;
-    rank->ns_per_tick = 1.0;
-    rank->ref_ticks = rank->ref_ns = 0;
-    rank->offset_ns = 100;
+    tick_clock_100ns_behind(rank);
     struct capture_clock_record clock = {
         .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(clock), .timestamp = 2010},
         .correction_ns = 5000};
@@ -697,10 +703,7 @@ static void test_clock_model_change_never_goes_back(void **state)
 {
     struct place_fixture *fixture = *state;
     struct served_rank *rank = &fixture->rank;
-    rank->clock_known = rank->clock_tsc = true;
-    rank->ns_per_tick = 1.0;
-    rank->ref_ticks = rank->ref_ns = 0;
-    rank->offset_ns = 100;
+    tick_clock_100ns_behind(rank);
     struct batch_builder first;
     batch_begin(&first, 1);
     batch_add_enter(&first, FIXTURE_MPI_SEND, 1000);

@@ -355,45 +355,26 @@ struct capture_died_record {
     uint64_t instruction; /* SIGNAL: where the program was (its instruction pointer), 0 if unknown */
 };
 
-/* The least a record of `kind` holds (its struct), or 0 for a kind this version does not know (a
- * reader skips such records: their header's size says how far). */
-static inline uint32_t capture_record_min_size(uint16_t kind)
-{
-    switch (kind) {
-#define CAPTURE_KIND_SIZE(name, number, type, ordered, text)                                                 \
-    case number:                                                                                             \
-        return (uint32_t)sizeof(struct type);
-        CAPTURE_RECORD_KINDS(CAPTURE_KIND_SIZE)
-#undef CAPTURE_KIND_SIZE
-    }
-    return 0;
-}
+/* What the table says of a record kind: the least a record of it holds (its struct), whether its records
+ * are events in time order (else definitions and markers), and its name in messages ("send",
+ * "communicator", …). A kind this version does not know gets {0, 0, "unknown"}: a reader skips such
+ * records, their header's size says how far. */
+struct capture_record_kind_info {
+    uint32_t min_size;
+    int time_ordered;
+    const char *name;
+};
 
-/* Whether records of `kind` are events in time order (else definitions and markers). */
-static inline int capture_record_time_ordered(uint16_t kind)
+static inline struct capture_record_kind_info capture_record_kind(uint16_t kind)
 {
     switch (kind) {
-#define CAPTURE_KIND_ORDERED(name, number, type, ordered, text)                                              \
+#define CAPTURE_KIND_INFO(name, number, type, ordered, text)                                                 \
     case number:                                                                                             \
-        return ordered;
-        CAPTURE_RECORD_KINDS(CAPTURE_KIND_ORDERED)
-#undef CAPTURE_KIND_ORDERED
+        return (struct capture_record_kind_info){(uint32_t)sizeof(struct type), ordered, text};
+        CAPTURE_RECORD_KINDS(CAPTURE_KIND_INFO)
+#undef CAPTURE_KIND_INFO
     }
-    return 0;
-}
-
-/* The kind's name in messages ("send", "communicator", …), "unknown" for a kind this version does not
- * know. */
-static inline const char *capture_record_kind_name(uint16_t kind)
-{
-    switch (kind) {
-#define CAPTURE_KIND_NAME(name, number, type, ordered, text)                                                 \
-    case number:                                                                                             \
-        return text;
-        CAPTURE_RECORD_KINDS(CAPTURE_KIND_NAME)
-#undef CAPTURE_KIND_NAME
-    }
-    return "unknown";
+    return (struct capture_record_kind_info){0, 0, "unknown"};
 }
 
 #endif
