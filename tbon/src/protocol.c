@@ -510,6 +510,8 @@ static const char *const command_names[OTFX_CMD_COUNT] = {
     [OTFX_CMD_EVENTS] = "events",
     [OTFX_CMD_LOAD_MODULE] = "load-module",
     [OTFX_CMD_QUERY] = "query",
+    [OTFX_CMD_CRITICAL_PATH] = "critical-path",
+    [OTFX_CMD_WAIT_STATES] = "wait-states",
 };
 
 const char *otfx_command_name(otfx_command_kind kind)

@@ -22,6 +22,7 @@
 #define OTFX_ANALYSIS_H
 
 #include <otfx/protocol.h>
+#include <otfx/replay.h>
 #include <otfx/trace.h>
 
 #include <stdbool.h>
@@ -101,6 +102,9 @@ typedef struct otfx_leaf_input {
     uint64_t queries_too_large; /* refused: a result would have exceeded the bound */
     uint64_t module_timeouts;   /* stopped at the module time limit */
     uint64_t module_crashes;    /* a loaded module's helper process died */
+    /* The other event places of this query, for analyses that replay across places (otfx/replay.h).
+     * NULL for a standalone place and for loaded modules (their helper processes must not use MPI). */
+    const otfx_place_exchange *exchange;
 } otfx_leaf_input;
 
 typedef struct otfx_analysis_module {

@@ -142,6 +142,8 @@ typedef enum otfx_command_kind {
     OTFX_CMD_EVENTS,      /* from/to, ranks, limit */
     OTFX_CMD_LOAD_MODULE, /* path */
     OTFX_CMD_QUERY,       /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
+    OTFX_CMD_CRITICAL_PATH, /* from/to, ranks, zero, top, limit (path segments) */
+    OTFX_CMD_WAIT_STATES,   /* from/to, ranks, top, limit (rank pairs) */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 
@@ -189,6 +191,8 @@ typedef struct otfx_command {
     char strategy[16]; /* ring|time|type|depth|stop */
     char path[1024];   /* snapshot / load-module */
     char module[64];   /* query */
+    char zero[256];    /* critical-path --zero FUNC: the region whose time is set to zero ("": none) */
+    uint32_t top;      /* critical-path, wait-states --top M: the M largest functions (0: the default) */
     bool overwrite;
     bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */
 } otfx_command;
