@@ -132,16 +132,16 @@ typedef enum otfx_command_kind {
     OTFX_CMD_APP_PAUSE,
     OTFX_CMD_APP_RESUME,
     OTFX_CMD_RESET,
-    OTFX_CMD_REDUCTION,   /* strategy */
-    OTFX_CMD_ENABLE,      /* classes */
-    OTFX_CMD_DISABLE,     /* classes */
-    OTFX_CMD_SNAPSHOT,    /* path, from/to, ranks, overwrite */
-    OTFX_CMD_PROFILE,     /* from/to, ranks */
-    OTFX_CMD_TIMELINE,    /* from/to, ranks, bins, rows */
-    OTFX_CMD_MESSAGES,    /* from/to, ranks, groups */
-    OTFX_CMD_EVENTS,      /* from/to, ranks, limit */
-    OTFX_CMD_LOAD_MODULE, /* path */
-    OTFX_CMD_QUERY,       /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
+    OTFX_CMD_REDUCTION,     /* strategy */
+    OTFX_CMD_ENABLE,        /* classes */
+    OTFX_CMD_DISABLE,       /* classes */
+    OTFX_CMD_SNAPSHOT,      /* path, from/to, ranks, overwrite */
+    OTFX_CMD_PROFILE,       /* from/to, ranks */
+    OTFX_CMD_TIMELINE,      /* from/to, ranks, bins, rows */
+    OTFX_CMD_MESSAGES,      /* from/to, ranks, groups */
+    OTFX_CMD_EVENTS,        /* from/to, ranks, limit */
+    OTFX_CMD_LOAD_MODULE,   /* path */
+    OTFX_CMD_QUERY,         /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
     OTFX_CMD_CRITICAL_PATH, /* from/to, ranks, zero, top, limit (path segments) */
     OTFX_CMD_WAIT_STATES,   /* from/to, ranks, top, limit (rank pairs) */
     OTFX_CMD_COUNT

@@ -151,8 +151,8 @@ typedef struct otfx_replay_pass {
 typedef struct otfx_replay otfx_replay;
 
 typedef struct otfx_replay_config {
-    otfx_time from, to;       /* the window [from, to); to = OTFX_TIME_MAX: everything held */
-    otfx_time tolerance;      /* clock tolerance for releasing waits (0: the default, 100 µs) */
+    otfx_time from, to;  /* the window [from, to); to = OTFX_TIME_MAX: everything held */
+    otfx_time tolerance; /* clock tolerance for releasing waits (0: the default, 100 µs) */
     const otfx_replay_pass *pass;
     void *pass_user;
     /* Which application ranks the query selects (NULL: all): a rank not selected is not replayed, and
@@ -182,15 +182,15 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
 /* What the replay did on this place (for the answer's "what could not be seen"). */
 typedef struct otfx_replay_stats {
     uint64_t streams, events;
-    uint64_t sends, receives;                        /* point-to-point ends replayed */
+    uint64_t sends, receives; /* point-to-point ends replayed */
     uint64_t receives_matched_local, receives_matched_remote;
     uint64_t receives_missing[OTFX_REPLAY_MISSING_COUNT]; /* by why; [SEEN] stays 0 */
     uint64_t sends_unreceived; /* sends whose receive no selected stream met in the window */
     uint64_t collectives_complete, collectives_partial; /* completions with every / not every input */
-    uint64_t gaps;         /* ranges without detail met */
-    otfx_time gap_time;    /* their length summed over the streams */
-    uint64_t values_sent, values_received; /* to and from other places */
-    uint64_t rounds;       /* checks with the other places that everybody waits */
+    uint64_t gaps;                                      /* ranges without detail met */
+    otfx_time gap_time;                                 /* their length summed over the streams */
+    uint64_t values_sent, values_received;              /* to and from other places */
+    uint64_t rounds; /* checks with the other places that everybody waits */
     uint64_t stall_releases;
 } otfx_replay_stats;
 void otfx_replay_get_stats(const otfx_replay *replay, otfx_replay_stats *out);
@@ -203,8 +203,9 @@ void otfx_replay_get_stats(const otfx_replay *replay, otfx_replay_stats *out);
 otfx_status otfx_replay_advance(otfx_replay *replay, bool *progressed);
 /* Hands the bytes to send to each other place (values and watermarks since the last call): fn is
  * called once per place with something to send. `place_of_rank` as in the exchange. */
-otfx_status otfx_replay_take_outgoing(otfx_replay *replay, uint32_t (*place_of_rank)(void *context, uint32_t rank),
-                                      void *context, uint32_t self,
+otfx_status otfx_replay_take_outgoing(otfx_replay *replay,
+                                      uint32_t (*place_of_rank)(void *context, uint32_t rank), void *context,
+                                      uint32_t self,
                                       bool (*fn)(void *user, uint32_t to, const void *bytes, size_t length),
                                       void *user);
 /* Bytes another place's take_outgoing made. OTFX_ERR_CORRUPT when malformed (nothing applied). */
