@@ -200,11 +200,12 @@ static bool resolve_comm(otfx_replay *replay, otfx_ref ref)
     if (otfx_defs_get_comm(replay->defs, ref, &def) != OTFX_OK)
         return false;
     /* The places define their communicators apart; name and members identify one everywhere. */
-    uint64_t id = fnv_bytes(0xcbf29ce484222325ull, def.name ? def.name : "", def.name ? strlen(def.name) + 1 : 1);
+    uint64_t id =
+        fnv_bytes(0xcbf29ce484222325ull, def.name ? def.name : "", def.name ? strlen(def.name) + 1 : 1);
     for (uint32_t i = 0; i < def.size; i++) {
         uint32_t member = def.world_ranks[i];
-        unsigned char le[4] = {(unsigned char)member, (unsigned char)(member >> 8), (unsigned char)(member >> 16),
-                               (unsigned char)(member >> 24)};
+        unsigned char le[4] = {(unsigned char)member, (unsigned char)(member >> 8),
+                               (unsigned char)(member >> 16), (unsigned char)(member >> 24)};
         id = fnv_bytes(id, le, 4);
     }
     uint32_t *sorted = malloc(2 * sizeof(uint32_t) * (def.size ? def.size : 1));
@@ -317,13 +318,14 @@ static bool never_comes(const otfx_replay *replay, const replay_stream *stream, 
         *why = replay->ranks[from].absent;
         return true;
     }
+    /* A released wait is a stall, whatever the sender did since: the same on every place. */
+    if (stream->released) {
+        *why = OTFX_REPLAY_STALLED;
+        return true;
+    }
     otfx_time mark = replay_rank_watermark(replay, from);
     if (mark == OTFX_TIME_MAX || mark > add_tolerance(replay, time)) {
         *why = OTFX_REPLAY_NOT_HELD;
-        return true;
-    }
-    if (stream->released) {
-        *why = OTFX_REPLAY_STALLED;
         return true;
     }
     return false;
@@ -382,7 +384,8 @@ static void out_of_memory(otfx_replay *replay, const char *what)
 /* A send's value goes to its receive: into the local table, or to the place serving the receiver. */
 static void publish_message(otfx_replay *replay, const uint64_t *key, uint32_t receiver, const void *value)
 {
-    if (receiver >= replay->config.app_ranks || replay->ranks[receiver].absent == OTFX_REPLAY_RANK_NOT_SERVED) {
+    if (receiver >= replay->config.app_ranks ||
+        replay->ranks[receiver].absent == OTFX_REPLAY_RANK_NOT_SERVED) {
         replay->sends_unserved++;
         return;
     }
@@ -476,8 +479,9 @@ static bool try_receive(otfx_replay *replay, replay_stream *stream, const otfx_e
     if (event->u.msg.seq == 0) {
         why = OTFX_REPLAY_NO_ORDINAL;
     } else {
-        uint64_t key[4] = {comm_id_of(replay, event->u.msg.comm), ((uint64_t)sender << 32) | stream->public.rank,
-                           event->u.msg.tag, event->u.msg.seq};
+        uint64_t key[4] = {comm_id_of(replay, event->u.msg.comm),
+                           ((uint64_t)sender << 32) | stream->public.rank, event->u.msg.tag,
+                           event->u.msg.seq};
         message_entry *entry = replay_table_find(&replay->messages, key);
         if (entry) {
             unsigned char copy[OTFX_REPLAY_MAX_VALUE];
@@ -489,7 +493,8 @@ static bool try_receive(otfx_replay *replay, replay_stream *stream, const otfx_e
             replay_table_remove(&replay->messages, key);
             replay->stats.receives++;
             if (replay->pass.receive)
-                replay->pass.receive(replay->config.pass_user, &stream->public, event, copy, OTFX_REPLAY_SEEN);
+                replay->pass.receive(replay->config.pass_user, &stream->public, event, copy,
+                                     OTFX_REPLAY_SEEN);
             return true;
         }
         if (!never_comes(replay, stream, sender, event->time, &why))
@@ -540,7 +545,8 @@ static bool try_complete(otfx_replay *replay, replay_stream *stream, const otfx_
         replay->coll_capacity = size;
     }
     uint32_t self = comm ? comm_rank_of(comm, stream->public.rank) : UINT32_MAX;
-    uint32_t root = comm && event->u.coll.root != UINT32_MAX ? comm_rank_of(comm, event->u.coll.root) : UINT32_MAX;
+    uint32_t root =
+        comm && event->u.coll.root != UINT32_MAX ? comm_rank_of(comm, event->u.coll.root) : UINT32_MAX;
     uint64_t key[2] = {comm ? comm->id : 0, event->u.coll.seq};
     replay_instance **slot = comm ? replay_table_find(&replay->instances, key) : NULL;
     replay_instance *instance = slot ? *slot : NULL;
@@ -638,10 +644,11 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
     if (!stream->announced) {
         stream->announced = true;
         replay->stats.events++;
-        if (event->time >= replay->config.from && !stream->seen_held) {
+        if (!stream->seen_held) {
             stream->seen_held = true;
-            /* Detail missing at the window's start; a reduction record reports its own range. */
-            if (replay->config.from > 0 && event->type != OTFX_EV_REDUCTION)
+            /* The trace's oldest detail begins inside the window (context ENTERs before `from` say it
+             * holds detail there); a reduction record reports its own range. */
+            if (event->time > replay->config.from && event->type != OTFX_EV_REDUCTION)
                 report_gap(replay, stream, replay->config.from, event->time);
         }
         if (event->time > stream->last_time)

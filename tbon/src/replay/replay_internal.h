@@ -62,7 +62,7 @@ typedef struct replay_stream {
     bool waiting;          /* the event at pos waits for a value */
     otfx_time resume_time; /* the latest time delivered so far */
     uint64_t resume_skip;  /* events at resume_time delivered so far */
-    bool seen_held;        /* an event at or after `from` was processed (for the leading edge) */
+    bool seen_held;        /* an event was processed (the leading edge is checked at the first) */
     otfx_time last_time;
     uint32_t depth;
     pending_send send;
@@ -92,7 +92,7 @@ typedef struct replay_comm {
     uint64_t id; /* global identity: a hash of name and members */
     uint32_t size;
     const uint32_t *members;
-    uint32_t *sorted; /* pairs (world rank, communicator rank) sorted by world rank, for lookups */
+    uint32_t *sorted;       /* pairs (world rank, communicator rank) sorted by world rank, for lookups */
     uint32_t local_members; /* members with local streams */
     uint32_t *places;       /* the other places serving members (once routed) */
     uint32_t place_n;
@@ -136,10 +136,10 @@ struct otfx_replay {
 
     replay_comm *comms;
     uint32_t comm_count;
-    replay_table comm_by_id;  /* id → local ref */
-    replay_table messages;    /* message key (4 words) → message_entry */
-    replay_table instances;   /* (comm id, seq) → replay_instance * */
-    uint64_t sends_unserved;  /* sends whose receiver no place serves or the query does not select */
+    replay_table comm_by_id; /* id → local ref */
+    replay_table messages;   /* message key (4 words) → message_entry */
+    replay_table instances;  /* (comm id, seq) → replay_instance * */
+    uint64_t sends_unserved; /* sends whose receiver no place serves or the query does not select */
 
     /* The places (known once run or take_outgoing gave place_of_rank). */
     bool placed;

@@ -56,7 +56,8 @@ bool replay_stream_fill(otfx_replay *replay, replay_stream *stream)
         return false;
     if (!stream->events) {
         /* About 16 MiB of slice buffers in all, between 1K and 16K events per stream. */
-        size_t capacity = ((size_t)16 << 20) / sizeof(otfx_event) / (replay->stream_count ? replay->stream_count : 1);
+        size_t capacity =
+            ((size_t)16 << 20) / sizeof(otfx_event) / (replay->stream_count ? replay->stream_count : 1);
         capacity = capacity > 16384 ? 16384 : capacity < 1024 ? 1024 : capacity;
         stream->events = malloc(capacity * sizeof *stream->events);
         if (!stream->events) {

@@ -49,7 +49,8 @@ static size_t find_slot(const replay_table *table, const uint64_t *key, uint64_t
             *found = false;
             return index;
         }
-        if (stored == hash && memcmp(entry + sizeof(uint64_t), key, table->key_words * sizeof(uint64_t)) == 0) {
+        if (stored == hash &&
+            memcmp(entry + sizeof(uint64_t), key, table->key_words * sizeof(uint64_t)) == 0) {
             *found = true;
             return index;
         }

@@ -18,7 +18,12 @@
 #include <time.h>
 
 static const unsigned char batch_magic[4] = {'R', 'P', 'L', 'Y'};
-enum { BATCH_HEADER = 8, MESSAGE_FIELDS = 8 + 4 + 4 + 4 + 8, ARRIVAL_FIELDS = 1 + 8 + 8 + 4 + 4, WATERMARK_FIELDS = 12 };
+enum {
+    BATCH_HEADER = 8,
+    MESSAGE_FIELDS = 8 + 4 + 4 + 4 + 8,
+    ARRIVAL_FIELDS = 1 + 8 + 8 + 4 + 4,
+    WATERMARK_FIELDS = 12
+};
 
 static void put(byte_buffer *buffer, const void *bytes, size_t length)
 {
@@ -131,7 +136,8 @@ static bool comm_places(otfx_replay *replay, replay_comm *comm)
         uint32_t world = comm->members[i];
         if (world >= replay->config.app_ranks || !replay->ranks[world].selected)
             continue;
-        uint32_t place = replay->place_of_rank ? replay->place_of_rank(replay->place_context, world) : UINT32_MAX;
+        uint32_t place =
+            replay->place_of_rank ? replay->place_of_rank(replay->place_context, world) : UINT32_MAX;
         if (place == UINT32_MAX || place == replay->self || place >= replay->place_count || marked[place])
             continue;
         marked[place] = true;
@@ -148,7 +154,8 @@ static void route(otfx_replay *replay, const outgoing_value *out)
 {
     const size_t vs = replay->value_size;
     if (out->kind == WIRE_MESSAGE) {
-        uint32_t place = replay->place_of_rank ? replay->place_of_rank(replay->place_context, out->route) : UINT32_MAX;
+        uint32_t place =
+            replay->place_of_rank ? replay->place_of_rank(replay->place_context, out->route) : UINT32_MAX;
         if (place == UINT32_MAX || place == replay->self || place >= replay->place_count) {
             replay->sends_unserved++;
             return;
@@ -183,8 +190,9 @@ static void route(otfx_replay *replay, const outgoing_value *out)
     }
 }
 
-otfx_status otfx_replay_take_outgoing(otfx_replay *replay, uint32_t (*place_of_rank)(void *context, uint32_t rank),
-                                      void *context, uint32_t self,
+otfx_status otfx_replay_take_outgoing(otfx_replay *replay,
+                                      uint32_t (*place_of_rank)(void *context, uint32_t rank), void *context,
+                                      uint32_t self,
                                       bool (*fn)(void *user, uint32_t to, const void *bytes, size_t length),
                                       void *user)
 {
@@ -430,7 +438,8 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
                 break;
             timeout = 0;
         }
-        bool moved = progressed || replay->batches_sent != sent_before || replay->batches_received != received_before;
+        bool moved =
+            progressed || replay->batches_sent != sent_before || replay->batches_received != received_before;
         if (moved) {
             progressed_since_round = true;
             wait_ns = WAIT_FIRST_NS;
