@@ -351,15 +351,20 @@ bool replay_store_arrival(otfx_replay *replay, uint64_t comm_id, uint64_t seq, u
         return false;
     if (inserted) {
         size_t vs = replay->value_size;
-        replay_instance *instance = calloc(1, sizeof *instance + (size_t)size * (2 + vs));
+        /* The values first, right after the header, so that they keep calloc's alignment. */
+        size_t header =
+            (sizeof(replay_instance) + REPLAY_VALUE_ALIGN - 1) / REPLAY_VALUE_ALIGN * REPLAY_VALUE_ALIGN;
+        size_t stride = (vs + REPLAY_VALUE_ALIGN - 1) / REPLAY_VALUE_ALIGN * REPLAY_VALUE_ALIGN;
+        replay_instance *instance = calloc(1, header + (size_t)size * (stride + 2));
         if (!instance) {
             replay_table_remove(&replay->instances, key);
             return false;
         }
         instance->size = size;
-        instance->state = (unsigned char *)(instance + 1);
+        instance->stride = stride;
+        instance->values = (unsigned char *)instance + header;
+        instance->state = instance->values + (size_t)size * stride;
         instance->why = instance->state + size;
-        instance->values = instance->why + size;
         otfx_ref ref = replay_comm_by_id(replay, comm_id);
         replay_comm *comm = ref == OTFX_REF_NONE ? NULL : replay_comm_get(replay, ref);
         instance->local_left = comm ? comm->local_members : UINT32_MAX;
@@ -371,7 +376,7 @@ bool replay_store_arrival(otfx_replay *replay, uint64_t comm_id, uint64_t seq, u
     instance->state[member] = missing == OTFX_REPLAY_SEEN ? SLOT_VALUE : SLOT_MISSING;
     instance->why[member] = (unsigned char)missing;
     if (value)
-        memcpy(instance->values + (size_t)member * replay->value_size, value, replay->value_size);
+        memcpy(instance->values + (size_t)member * instance->stride, value, replay->value_size);
     return true;
 }
 
@@ -484,7 +489,7 @@ static bool try_receive(otfx_replay *replay, replay_stream *stream, const otfx_e
                            event->u.msg.seq};
         message_entry *entry = replay_table_find(&replay->messages, key);
         if (entry) {
-            unsigned char copy[OTFX_REPLAY_MAX_VALUE];
+            _Alignas(REPLAY_VALUE_ALIGN) unsigned char copy[OTFX_REPLAY_MAX_VALUE];
             memcpy(copy, entry->value, replay->value_size);
             if (entry->remote)
                 replay->stats.receives_matched_remote++;
@@ -564,7 +569,7 @@ static bool try_complete(otfx_replay *replay, replay_stream *stream, const otfx_
         }
         unsigned char state = instance && i < instance->size ? instance->state[i] : SLOT_UNKNOWN;
         if (state == SLOT_VALUE) {
-            replay->coll_values[i] = instance->values + (size_t)i * replay->value_size;
+            replay->coll_values[i] = instance->values + (size_t)i * instance->stride;
         } else if (state == SLOT_MISSING) {
             replay->coll_missing[i] = (otfx_replay_missing)instance->why[i];
             partial = true;
@@ -621,7 +626,7 @@ static void publish_nbc_arrival(otfx_replay *replay, replay_stream *stream, cons
         for (size_t i = 0; i < starter->nbc_count; i++) {
             if (starter->nbc[i].request != event->u.coll.request)
                 continue;
-            unsigned char value[OTFX_REPLAY_MAX_VALUE];
+            _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE];
             memcpy(value, starter->nbc[i].value, replay->value_size);
             starter->nbc[i] = starter->nbc[--starter->nbc_count];
             publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN, value);
@@ -656,7 +661,7 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
         if (replay->pass.event)
             replay->pass.event(user, &stream->public, event);
     }
-    unsigned char value[OTFX_REPLAY_MAX_VALUE];
+    _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE];
     switch (event->type) {
     case OTFX_EV_ENTER:
         stream->depth++;

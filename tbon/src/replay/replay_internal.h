@@ -31,20 +31,23 @@ void replay_table_each(const replay_table *table, void (*fn)(void *user, const u
 /* ---- streams ------------------------------------------------------------------------------------- */
 
 /* A blocking send whose value waits for the end of its call (send_ended). */
+/* Values handed to a pass are aligned as any scalar type a pass may put in them. */
+#define REPLAY_VALUE_ALIGN 16
+
 typedef struct pending_send {
+    _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE];
     bool active;
     uint32_t depth; /* the region depth at the SEND: its LEAVE ends the call */
     otfx_time time;
     uint64_t key[4];
     uint32_t receiver;
-    unsigned char value[OTFX_REPLAY_MAX_VALUE];
 } pending_send;
 
 /* A nonblocking collective started (NBC_REQUEST) whose instance its completion names later. */
 typedef struct pending_nbc {
+    _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE];
     uint64_t request;
     otfx_time time;
-    unsigned char value[OTFX_REPLAY_MAX_VALUE];
 } pending_nbc;
 
 typedef struct replay_stream {
@@ -104,6 +107,7 @@ enum { SLOT_UNKNOWN = 0, SLOT_VALUE, SLOT_MISSING };
 typedef struct replay_instance {
     uint32_t size;
     uint32_t local_left; /* local member completions still to come (UINT32_MAX: unknown) */
+    size_t stride;       /* bytes per member's value, a multiple of REPLAY_VALUE_ALIGN */
     unsigned char *state, *why, *values;
 } replay_instance;
 
@@ -165,8 +169,8 @@ struct otfx_replay {
 };
 
 typedef struct message_entry {
+    unsigned char value[OTFX_REPLAY_MAX_VALUE]; /* copied into an aligned buffer before a pass sees it */
     bool remote;
-    unsigned char value[OTFX_REPLAY_MAX_VALUE];
 } message_entry;
 
 /* streams.c */
