@@ -290,14 +290,16 @@ extern const otfx_analysis_module otfx_module_profile;
 extern const otfx_analysis_module otfx_module_timeline;
 extern const otfx_analysis_module otfx_module_messages;
 extern const otfx_analysis_module otfx_module_events;
+extern const otfx_analysis_module otfx_module_critical_path;
+extern const otfx_analysis_module otfx_module_wait_states;
 
 enum { MAX_MODULES = 64 };
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static const otfx_analysis_module *registry[MAX_MODULES] = {
-    &otfx_module_status,   &otfx_module_profile, &otfx_module_timeline,
-    &otfx_module_messages, &otfx_module_events,
+    &otfx_module_status, &otfx_module_profile,       &otfx_module_timeline,    &otfx_module_messages,
+    &otfx_module_events, &otfx_module_critical_path, &otfx_module_wait_states,
 };
-static size_t registry_count = 5;
+static size_t registry_count = 7;
 
 static bool valid_name(const char *name)
 {
@@ -343,6 +345,10 @@ const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind)
         return &otfx_module_messages;
     case OTFX_CMD_EVENTS:
         return &otfx_module_events;
+    case OTFX_CMD_CRITICAL_PATH:
+        return &otfx_module_critical_path;
+    case OTFX_CMD_WAIT_STATES:
+        return &otfx_module_wait_states;
     default:
         return NULL;
     }

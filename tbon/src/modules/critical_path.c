@@ -1,0 +1,1015 @@
+/* critical_path.c — the `critical-path` module: the longest CPU-time path through the program activity
+ * graph of the selected ranks over [from, to) (Hollingsworth's online critical path, computed on the
+ * held traces by a replay, docs/analyses.md).
+ *
+ * CPU time: a stream's time between consecutive events while no MPI region (role p2p, collective or
+ * mpi_other) is open; time inside MPI is communication, and a message or collective hands the path over
+ * with no weight of its own. The forward pass keeps per stream the path length up to its clock, the
+ * zeroed length (the same path weights with the --zero function's exclusive CPU time counted as zero),
+ * and, at every receive and collective completion where a remote path was longer, a node saying where
+ * it came from. The path is then walked back from the stream with the longest length (across places
+ * by token passing over the exchange), and a second read of the streams on the path cuts it into
+ * pieces per function.
+ *
+ * Partial result: "CPA1", u32 zero asked, u64 leaves, u64 length, u64 zeroed, u64 segments_total,
+ * u64 walk_breaks, u32 n then n functions sorted by name (str name, u64 cp_ns, u64 cpu_ns), u32 m then
+ * m segments sorted by (start, rank, thread, end, name) (u32 rank, u32 thread, u64 start, u64 end,
+ * str function), then the unseen counters. Merge: max of the lengths, sums of the times and counters,
+ * the union of the segments keeping the `limit` earliest: associative and order-independent.
+ */
+#include "replay_support.h"
+
+#include <otfx/analysis.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CP_MAGIC            0x31415043u /* "CPA1" */
+#define CP_DEFAULT_TOP      20u
+#define CP_DEFAULT_SEGMENTS 1000u
+#define CP_WALK_MAGIC       0x31575043u /* "CPW1": the walk's messages between places */
+#define CP_OUTSIDE          "(none)"    /* CPU time outside every region */
+
+/* ---- the forward pass ------------------------------------------------------------------------------ */
+
+/* What crosses a dependency: the path to the send (or arrival) and where it is. */
+typedef struct cp_value {
+    uint64_t length, zeroed;
+    uint64_t ordinal; /* the event's position in its stream (1-based) */
+    otfx_time time;
+    uint32_t rank, thread;
+} cp_value;
+
+/* A receive or collective completion where a remote path won. */
+typedef struct cp_node {
+    uint64_t ordinal;
+    otfx_time time;
+    uint64_t origin_ordinal;
+    otfx_time origin_time;
+    uint32_t origin_rank, origin_thread;
+} cp_node;
+
+typedef struct cp_interval {
+    otfx_time begin, end;
+} cp_interval;
+
+typedef struct cp_stream {
+    bool seen;
+    uint32_t rank, thread;
+    cpu_clock clock;
+    uint64_t ordinal, length, zeroed;
+    cp_node *nodes;
+    size_t node_count, node_capacity;
+    cp_interval *intervals; /* the path on this stream, from the walk */
+    size_t interval_count, interval_capacity;
+} cp_stream;
+
+typedef struct cp_segment {
+    uint32_t rank, thread;
+    otfx_time begin, end;
+    const char *name; /* not NUL-terminated when read from a blob */
+    uint32_t name_length;
+} cp_segment;
+
+typedef struct cp_run {
+    const otfx_command *query;
+    region_facts facts;
+    cp_stream *streams;
+    size_t stream_capacity;
+    uint64_t *cpu_by_region, *cp_by_region; /* indexed by reference; [capacity] is outside every region */
+    size_t region_capacity;
+    cp_segment *segments;
+    size_t segment_count, segment_capacity;
+    uint64_t segments_total;
+    uint64_t walk_breaks; /* the walk met an origin no place holds */
+    bool failed;
+} cp_run;
+
+static cp_stream *stream_of(cp_run *run, const otfx_replay_stream *stream)
+{
+    if (stream->index >= run->stream_capacity) {
+        size_t capacity = run->stream_capacity ? run->stream_capacity : 16;
+        while (capacity <= stream->index)
+            capacity *= 2;
+        cp_stream *streams = realloc(run->streams, capacity * sizeof *streams);
+        if (!streams) {
+            run->failed = true;
+            return NULL;
+        }
+        memset(streams + run->stream_capacity, 0, (capacity - run->stream_capacity) * sizeof *streams);
+        run->streams = streams;
+        run->stream_capacity = capacity;
+    }
+    cp_stream *s = &run->streams[stream->index];
+    if (!s->seen) {
+        s->seen = true;
+        s->rank = stream->rank;
+        s->thread = stream->thread;
+        cpu_clock_init(&s->clock, run->query->from, run->query->to);
+    }
+    return s;
+}
+
+/* The slot of a region in the per-region arrays (the last one: outside every region). */
+static uint64_t *region_slot(cp_run *run, uint64_t **array, otfx_ref region)
+{
+    if (region != OTFX_REF_NONE && region >= run->region_capacity) {
+        size_t capacity = run->region_capacity ? run->region_capacity : 64;
+        while (capacity <= region)
+            capacity *= 2;
+        uint64_t *cpu = calloc(capacity + 1, sizeof *cpu), *cp = calloc(capacity + 1, sizeof *cp);
+        if (!cpu || !cp) {
+            free(cpu);
+            free(cp);
+            run->failed = true;
+            return NULL;
+        }
+        if (run->region_capacity) {
+            memcpy(cpu, run->cpu_by_region, run->region_capacity * sizeof *cpu);
+            memcpy(cp, run->cp_by_region, run->region_capacity * sizeof *cp);
+            cpu[capacity] = run->cpu_by_region[run->region_capacity];
+            cp[capacity] = run->cp_by_region[run->region_capacity];
+        }
+        free(run->cpu_by_region);
+        free(run->cp_by_region);
+        run->cpu_by_region = cpu;
+        run->cp_by_region = cp;
+        run->region_capacity = capacity;
+    }
+    if (!run->region_capacity && !region_slot(run, array, 0))
+        return NULL;
+    return &(*array)[region == OTFX_REF_NONE ? run->region_capacity : region];
+}
+
+typedef struct forward_piece {
+    cp_run *run;
+    cp_stream *stream;
+} forward_piece;
+
+static void on_forward_piece(void *user, otfx_ref function, otfx_time begin, otfx_time end)
+{
+    forward_piece *p = user;
+    uint64_t time = end - begin;
+    p->stream->length += time;
+    if (!region_is_zeroed(&p->run->facts, function))
+        p->stream->zeroed += time;
+    uint64_t *slot = region_slot(p->run, &p->run->cpu_by_region, function);
+    if (slot)
+        *slot += time;
+}
+
+static void cp_event(void *user, otfx_replay_stream *stream, const otfx_event *event)
+{
+    cp_run *run = user;
+    cp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    s->ordinal++;
+    forward_piece piece = {run, s};
+    cpu_clock_event(&s->clock, &run->facts, event, on_forward_piece, &piece);
+    if (s->clock.failed)
+        run->failed = true;
+}
+
+static void fill_value(cp_run *run, otfx_replay_stream *stream, const otfx_event *event, void *value)
+{
+    cp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    cp_value v = {.length = s->length,
+                  .zeroed = s->zeroed,
+                  .ordinal = s->ordinal,
+                  .time = event->time,
+                  .rank = s->rank,
+                  .thread = s->thread};
+    memcpy(value, &v, sizeof v);
+}
+
+static void cp_send(void *user, otfx_replay_stream *stream, const otfx_event *event, void *value)
+{
+    fill_value(user, stream, event, value);
+}
+
+static void cp_arrive(void *user, otfx_replay_stream *stream, const otfx_event *event, void *value)
+{
+    fill_value(user, stream, event, value);
+}
+
+/* The path to here is the longer of the local one and the remote one (a tie keeps the local one). */
+static void merge_remote(cp_run *run, cp_stream *s, const otfx_event *event, const cp_value *remote)
+{
+    if (remote->zeroed > s->zeroed)
+        s->zeroed = remote->zeroed;
+    if (remote->length <= s->length)
+        return;
+    s->length = remote->length;
+    if (s->node_count == s->node_capacity) {
+        size_t capacity = s->node_capacity ? s->node_capacity * 2 : 16;
+        cp_node *nodes = realloc(s->nodes, capacity * sizeof *nodes);
+        if (!nodes) {
+            run->failed = true;
+            return;
+        }
+        s->nodes = nodes;
+        s->node_capacity = capacity;
+    }
+    s->nodes[s->node_count++] = (cp_node){.ordinal = s->ordinal,
+                                          .time = event->time,
+                                          .origin_ordinal = remote->ordinal,
+                                          .origin_time = remote->time,
+                                          .origin_rank = remote->rank,
+                                          .origin_thread = remote->thread};
+}
+
+static void cp_receive(void *user, otfx_replay_stream *stream, const otfx_event *event, const void *value,
+                       otfx_replay_missing missing)
+{
+    (void)missing; /* counted by the replay; the path goes on with the local part */
+    cp_run *run = user;
+    cp_stream *s = stream_of(run, stream);
+    if (!s || !value)
+        return;
+    cp_value remote;
+    memcpy(&remote, value, sizeof remote);
+    merge_remote(run, s, event, &remote);
+}
+
+static void cp_complete(void *user, otfx_replay_stream *stream, const otfx_replay_collective *collective)
+{
+    cp_run *run = user;
+    cp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    /* the longest of the members this one depends on (lowest communicator rank on ties) */
+    cp_value best = {0};
+    bool any = false;
+    for (uint32_t i = 0; i < collective->size; i++) {
+        if (i == collective->self || !collective->value[i])
+            continue;
+        cp_value v;
+        memcpy(&v, collective->value[i], sizeof v);
+        if (!any || v.length > best.length) {
+            uint64_t zeroed = any && best.zeroed > v.zeroed ? best.zeroed : v.zeroed;
+            best = v;
+            best.zeroed = zeroed;
+        } else if (v.zeroed > best.zeroed) {
+            best.zeroed = v.zeroed;
+        }
+        any = true;
+    }
+    if (any)
+        merge_remote(run, s, collective->end, &best);
+}
+
+static const otfx_replay_pass cp_pass = {
+    .name = "critical-path",
+    .stream_state_size = sizeof(uint64_t),
+    .value_size = sizeof(cp_value),
+    .event = cp_event,
+    .send = cp_send,
+    .receive = cp_receive,
+    .arrive = cp_arrive,
+    .complete = cp_complete,
+};
+
+static void run_free(cp_run *run)
+{
+    for (size_t i = 0; i < run->stream_capacity; i++) {
+        cpu_clock_free(&run->streams[i].clock);
+        free(run->streams[i].nodes);
+        free(run->streams[i].intervals);
+    }
+    free(run->streams);
+    free(run->cpu_by_region);
+    free(run->cp_by_region);
+    free(run->segments);
+    region_facts_free(&run->facts);
+}
+
+/* ---- the walk back along the path -------------------------------------------------------------------- */
+
+static cp_stream *find_stream(cp_run *run, uint32_t rank, uint32_t thread)
+{
+    for (size_t i = 0; i < run->stream_capacity; i++)
+        if (run->streams[i].seen && run->streams[i].rank == rank && run->streams[i].thread == thread)
+            return &run->streams[i];
+    return NULL;
+}
+
+static bool add_interval(cp_stream *s, otfx_time begin, otfx_time end)
+{
+    if (s->interval_count == s->interval_capacity) {
+        size_t capacity = s->interval_capacity ? s->interval_capacity * 2 : 8;
+        cp_interval *intervals = realloc(s->intervals, capacity * sizeof *intervals);
+        if (!intervals)
+            return false;
+        s->intervals = intervals;
+        s->interval_capacity = capacity;
+    }
+    s->intervals[s->interval_count++] = (cp_interval){begin, end};
+    return true;
+}
+
+typedef struct walk_position {
+    uint32_t rank, thread;
+    uint64_t ordinal; /* the path reaches this stream at this event (UINT64_MAX: its end) */
+    otfx_time time;
+} walk_position;
+
+/* Walks the path back over this place's streams from `at`. Returns 0 when the path began here, 1 when
+ * it continues on another place (*next, *next_place), -1 out of memory. */
+static int walk_local(cp_run *run, const otfx_place_exchange *exchange, walk_position at, walk_position *next,
+                      uint32_t *next_place)
+{
+    for (;;) {
+        cp_stream *s = find_stream(run, at.rank, at.thread);
+        if (!s) {
+            run->walk_breaks++;
+            return 0;
+        }
+        /* the latest node before the position: nodes are in stream order */
+        size_t lo = 0, hi = s->node_count;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (s->nodes[mid].ordinal < at.ordinal)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        const cp_node *node = lo > 0 ? &s->nodes[lo - 1] : NULL;
+        if (!add_interval(s, node ? node->time : 0, at.time))
+            return -1;
+        if (!node)
+            return 0;
+        at = (walk_position){node->origin_rank, node->origin_thread, node->origin_ordinal, node->origin_time};
+        uint32_t place = exchange ? exchange->place_of_rank(exchange->context, at.rank) : 0;
+        if (exchange && place != exchange->self) {
+            if (place == UINT32_MAX || place >= exchange->place_count) {
+                run->walk_breaks++;
+                return 0;
+            }
+            *next = at;
+            *next_place = place;
+            return 1;
+        }
+    }
+}
+
+typedef struct walk_message {
+    uint32_t magic, kind; /* kind: 1 walk on from here, 2 the walk is done */
+    walk_position at;
+} walk_message;
+
+typedef struct walk_inbox {
+    bool got;
+    walk_message message;
+    uint64_t ignored;
+} walk_inbox;
+
+static void on_walk_message(void *user, uint32_t from, const void *bytes, size_t length)
+{
+    (void)from;
+    walk_inbox *inbox = user;
+    walk_message m;
+    if (length != sizeof m) {
+        inbox->ignored++;
+        return;
+    }
+    memcpy(&m, bytes, sizeof m);
+    if (m.magic != CP_WALK_MAGIC || (m.kind != 1 && m.kind != 2)) {
+        inbox->ignored++;
+        return;
+    }
+    inbox->got = true;
+    inbox->message = m;
+}
+
+static bool tell_done(const otfx_place_exchange *exchange)
+{
+    walk_message done = {.magic = CP_WALK_MAGIC, .kind = 2};
+    for (uint32_t p = 0; p < exchange->place_count; p++)
+        if (p != exchange->self && !exchange->send(exchange->context, p, &done, sizeof done))
+            return false;
+    return true;
+}
+
+/* Every place takes part: the one holding the path's end starts, each hands the walk to the place of the
+ * next origin, the one where the path begins tells everybody it is done. All leave after a final
+ * allreduce, so no place is still waiting for a walk message when another has moved on. */
+static bool walk_path(cp_run *run, const otfx_place_exchange *exchange, uint64_t start_key, char *error,
+                      size_t error_size)
+{
+    if (start_key == UINT64_MAX)
+        return true; /* nothing was replayed anywhere */
+    walk_position start = {(uint32_t)(start_key >> 32), (uint32_t)start_key, UINT64_MAX, 0};
+    cp_stream *own = find_stream(run, start.rank, start.thread);
+    bool mine = exchange ? exchange->place_of_rank(exchange->context, start.rank) == exchange->self : true;
+    bool done = false;
+    walk_position next;
+    uint32_t next_place;
+    if (mine) {
+        start.time = own ? own->clock.last : 0;
+        int r = walk_local(run, exchange, start, &next, &next_place);
+        if (r < 0) {
+            snprintf(error, error_size, "critical-path: out of memory");
+            return false;
+        }
+        if (r == 0)
+            done = true;
+        else {
+            walk_message m = {.magic = CP_WALK_MAGIC, .kind = 1, .at = next};
+            if (!exchange->send(exchange->context, next_place, &m, sizeof m))
+                goto broken;
+        }
+        if (done && exchange && !tell_done(exchange))
+            goto broken;
+    }
+    if (!exchange)
+        return true;
+    while (!done) {
+        walk_inbox inbox = {0};
+        int got = exchange->receive(exchange->context, 1000000000ull, on_walk_message, &inbox);
+        if (got < 0)
+            goto broken;
+        if (!inbox.got)
+            continue;
+        if (inbox.message.kind == 2) {
+            done = true;
+            break;
+        }
+        int r = walk_local(run, exchange, inbox.message.at, &next, &next_place);
+        if (r < 0) {
+            snprintf(error, error_size, "critical-path: out of memory");
+            return false;
+        }
+        if (r == 0) {
+            done = true;
+            if (!tell_done(exchange))
+                goto broken;
+        } else {
+            walk_message m = {.magic = CP_WALK_MAGIC, .kind = 1, .at = next};
+            if (!exchange->send(exchange->context, next_place, &m, sizeof m))
+                goto broken;
+        }
+    }
+    uint64_t breaks[1] = {run->walk_breaks};
+    if (!exchange->allreduce(exchange->context, OTFX_EXCHANGE_SUM, breaks, 1))
+        goto broken;
+    return true;
+broken:
+    snprintf(error, error_size, "critical-path: the walk along the path between places failed: %s",
+             exchange->last_error(exchange->context));
+    return false;
+}
+
+/* ---- the path's pieces per function ------------------------------------------------------------------- */
+
+static int compare_interval(const void *x, const void *y)
+{
+    const cp_interval *a = x, *b = y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+typedef struct path_reader {
+    cp_run *run;
+    cp_stream *stream;
+    cpu_clock clock;
+    size_t cursor;
+    bool failed;
+} path_reader;
+
+static bool add_segment(cp_run *run, const cp_stream *s, otfx_ref function, otfx_time begin, otfx_time end)
+{
+    const char *name = function == OTFX_REF_NONE ? CP_OUTSIDE : region_name(&run->facts, function);
+    if (!name[0])
+        name = CP_OUTSIDE;
+    if (run->segment_count > 0) {
+        cp_segment *last = &run->segments[run->segment_count - 1];
+        if (last->rank == s->rank && last->thread == s->thread && last->end == begin && last->name == name) {
+            last->end = end;
+            return true;
+        }
+    }
+    if (run->segment_count == run->segment_capacity) {
+        size_t capacity = run->segment_capacity ? run->segment_capacity * 2 : 64;
+        cp_segment *segments = realloc(run->segments, capacity * sizeof *segments);
+        if (!segments)
+            return false;
+        run->segments = segments;
+        run->segment_capacity = capacity;
+    }
+    run->segments[run->segment_count++] = (cp_segment){.rank = s->rank,
+                                                       .thread = s->thread,
+                                                       .begin = begin,
+                                                       .end = end,
+                                                       .name = name,
+                                                       .name_length = (uint32_t)strlen(name)};
+    return true;
+}
+
+static void on_path_piece(void *user, otfx_ref function, otfx_time begin, otfx_time end)
+{
+    path_reader *p = user;
+    cp_stream *s = p->stream;
+    while (p->cursor < s->interval_count && s->intervals[p->cursor].end <= begin)
+        p->cursor++;
+    for (size_t i = p->cursor; i < s->interval_count && s->intervals[i].begin < end; i++) {
+        otfx_time a = begin > s->intervals[i].begin ? begin : s->intervals[i].begin;
+        otfx_time b = end < s->intervals[i].end ? end : s->intervals[i].end;
+        if (a >= b)
+            continue;
+        uint64_t *slot = region_slot(p->run, &p->run->cp_by_region, function);
+        if (slot)
+            *slot += b - a;
+        if (!add_segment(p->run, s, function, a, b))
+            p->failed = true;
+    }
+}
+
+static int on_path_event(const otfx_event *event, void *user)
+{
+    path_reader *p = user;
+    cpu_clock_event(&p->clock, &p->run->facts, event, on_path_piece, p);
+    return p->failed || p->clock.failed;
+}
+
+/* Reads each stream on the path again over the part of the window the path covers. */
+static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_input *input, char *error,
+                      size_t error_size)
+{
+    for (size_t t = 0; t < input->trace_count; t++) {
+        uint32_t index = input->rank_of_trace[t];
+        if (index >= input->rank_count)
+            continue;
+        cp_stream *s = find_stream(run, input->ranks[index].rank,
+                                   input->thread_of_trace ? input->thread_of_trace[t] : 0);
+        if (!s || !s->interval_count)
+            continue;
+        qsort(s->intervals, s->interval_count, sizeof *s->intervals, compare_interval);
+        otfx_time begin = s->intervals[0].begin, end = s->intervals[s->interval_count - 1].end;
+        /* the clock starts at the first event at or after `begin`: a node's time, or the window's
+         * start, so the pieces are the forward pass's */
+        otfx_time from = begin > run->query->from ? begin : run->query->from;
+        otfx_time to = end < run->query->to ? end + 1 : run->query->to;
+        path_reader reader = {.run = run, .stream = s};
+        cpu_clock_init(&reader.clock, from, run->query->to);
+        otfx_status status = otfx_analysis_query_events(traces[t], from, to, true, on_path_event, &reader);
+        cpu_clock_free(&reader.clock);
+        if (reader.failed || reader.clock.failed || run->failed) {
+            snprintf(error, error_size, "critical-path: out of memory");
+            return false;
+        }
+        if (status != OTFX_OK) {
+            snprintf(error, error_size, "critical-path: reading rank %u: %s", s->rank, otfx_last_error());
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- partial results ---------------------------------------------------------------------------------- */
+
+typedef struct cp_function {
+    const char *name;
+    uint32_t name_length;
+    uint64_t cp, cpu;
+} cp_function;
+
+typedef struct cp_parsed {
+    uint32_t zero_asked;
+    uint64_t leaves, length, zeroed, segments_total, walk_breaks;
+    uint32_t function_count, segment_count;
+    cp_function *functions;
+    cp_segment *segments;
+    unseen_counts unseen;
+} cp_parsed;
+
+static int compare_names(const char *a, uint32_t a_length, const char *b, uint32_t b_length)
+{
+    uint32_t n = a_length < b_length ? a_length : b_length;
+    int c = n ? memcmp(a, b, n) : 0;
+    if (c)
+        return c;
+    return a_length < b_length ? -1 : a_length > b_length;
+}
+
+static int compare_function(const void *x, const void *y)
+{
+    const cp_function *a = x, *b = y;
+    return compare_names(a->name, a->name_length, b->name, b->name_length);
+}
+
+static int compare_segment(const void *x, const void *y)
+{
+    const cp_segment *a = x, *b = y;
+    if (a->begin != b->begin)
+        return a->begin < b->begin ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return compare_names(a->name, a->name_length, b->name, b->name_length);
+}
+
+static uint32_t segment_limit(const otfx_command *query)
+{
+    return query->limit ? query->limit : CP_DEFAULT_SEGMENTS;
+}
+
+static void write_parsed(otfx_blob *out, const cp_parsed *p)
+{
+    otfx_blob_header(out, CP_MAGIC);
+    otfx_blob_u32(out, p->zero_asked);
+    otfx_blob_u64(out, p->leaves);
+    otfx_blob_u64(out, p->length);
+    otfx_blob_u64(out, p->zeroed);
+    otfx_blob_u64(out, p->segments_total);
+    otfx_blob_u64(out, p->walk_breaks);
+    otfx_blob_u32(out, p->function_count);
+    for (uint32_t i = 0; i < p->function_count; i++) {
+        otfx_blob_u32(out, p->functions[i].name_length);
+        otfx_blob_append(out, p->functions[i].name, p->functions[i].name_length);
+        otfx_blob_u64(out, p->functions[i].cp);
+        otfx_blob_u64(out, p->functions[i].cpu);
+    }
+    otfx_blob_u32(out, p->segment_count);
+    for (uint32_t i = 0; i < p->segment_count; i++) {
+        const cp_segment *s = &p->segments[i];
+        otfx_blob_u32(out, s->rank);
+        otfx_blob_u32(out, s->thread);
+        otfx_blob_u64(out, s->begin);
+        otfx_blob_u64(out, s->end);
+        otfx_blob_u32(out, s->name_length);
+        otfx_blob_append(out, s->name, s->name_length);
+    }
+    unseen_write(out, &p->unseen);
+}
+
+static bool parse(const void *data, size_t length, cp_parsed *p)
+{
+    memset(p, 0, sizeof *p);
+    otfx_blob_reader r = otfx_blob_reader_make(data, length);
+    if (!otfx_blob_read_header(&r, CP_MAGIC))
+        return false;
+    p->zero_asked = otfx_blob_read_u32(&r);
+    p->leaves = otfx_blob_read_u64(&r);
+    p->length = otfx_blob_read_u64(&r);
+    p->zeroed = otfx_blob_read_u64(&r);
+    p->segments_total = otfx_blob_read_u64(&r);
+    p->walk_breaks = otfx_blob_read_u64(&r);
+    uint32_t n = otfx_blob_read_u32(&r);
+    if (r.failed || p->zero_asked > 1 || p->zeroed > p->length || n > (r.length - r.offset) / 20)
+        return false;
+    p->functions = n ? calloc(n, sizeof *p->functions) : NULL;
+    if (n && !p->functions)
+        return false;
+    p->function_count = n;
+    for (uint32_t i = 0; i < n && !r.failed; i++) {
+        cp_function *f = &p->functions[i];
+        f->name = otfx_blob_read_str(&r, &f->name_length);
+        f->cp = otfx_blob_read_u64(&r);
+        f->cpu = otfx_blob_read_u64(&r);
+        if (i > 0 && compare_function(&p->functions[i - 1], f) >= 0)
+            r.failed = true;
+    }
+    uint32_t m = r.failed ? 0 : otfx_blob_read_u32(&r);
+    if (r.failed || m > (r.length - r.offset) / 28) {
+        free(p->functions);
+        return false;
+    }
+    p->segments = m ? calloc(m, sizeof *p->segments) : NULL;
+    if (m && !p->segments) {
+        free(p->functions);
+        return false;
+    }
+    p->segment_count = m;
+    for (uint32_t i = 0; i < m && !r.failed; i++) {
+        cp_segment *s = &p->segments[i];
+        s->rank = otfx_blob_read_u32(&r);
+        s->thread = otfx_blob_read_u32(&r);
+        s->begin = otfx_blob_read_u64(&r);
+        s->end = otfx_blob_read_u64(&r);
+        s->name = otfx_blob_read_str(&r, &s->name_length);
+        if (s->end < s->begin || (i > 0 && compare_segment(&p->segments[i - 1], s) >= 0))
+            r.failed = true;
+    }
+    if (!r.failed)
+        unseen_read(&r, &p->unseen);
+    if (!otfx_blob_reader_done(&r)) {
+        free(p->functions);
+        free(p->segments);
+        memset(p, 0, sizeof *p);
+        return false;
+    }
+    return true;
+}
+
+static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
+                    size_t error_size)
+{
+    cp_run run = {.query = query};
+    region_facts_init(&run.facts, input->defs, query->zero);
+    otfx_replay *replay = replay_leaf_run(query, input, &cp_pass, &run, error, error_size);
+    if (!replay) {
+        run_free(&run);
+        return false;
+    }
+    otfx_replay_stats stats;
+    otfx_replay_get_stats(replay, &stats);
+    otfx_replay_destroy(replay);
+    if (run.failed || run.facts.failed) {
+        run_free(&run);
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
+    /* the path ends where the longest length does: the lowest (rank, thread) on ties, on every place */
+    uint64_t best[2] = {0, 0}; /* length, zeroed */
+    uint64_t key = UINT64_MAX;
+    for (size_t i = 0; i < run.stream_capacity; i++) {
+        const cp_stream *s = &run.streams[i];
+        if (!s->seen)
+            continue;
+        uint64_t k = (uint64_t)s->rank << 32 | s->thread;
+        if (s->length > best[0] || (s->length == best[0] && k < key)) {
+            best[0] = s->length;
+            key = k;
+        }
+        if (s->zeroed > best[1])
+            best[1] = s->zeroed;
+    }
+    const otfx_place_exchange *exchange = input->exchange;
+    if (exchange) {
+        uint64_t global[2] = {best[0], best[1]};
+        if (!exchange->allreduce(exchange->context, OTFX_EXCHANGE_MAX, global, 2)) {
+            snprintf(error, error_size, "critical-path: exchange: %s",
+                     exchange->last_error(exchange->context));
+            run_free(&run);
+            return false;
+        }
+        uint64_t start[1] = {best[0] == global[0] ? key : UINT64_MAX};
+        if (!exchange->allreduce(exchange->context, OTFX_EXCHANGE_MIN, start, 1)) {
+            snprintf(error, error_size, "critical-path: exchange: %s",
+                     exchange->last_error(exchange->context));
+            run_free(&run);
+            return false;
+        }
+        best[0] = global[0];
+        best[1] = global[1];
+        key = start[0];
+    }
+    if (!walk_path(&run, exchange, key, error, error_size) ||
+        !read_path(&run, input->traces, input, error, error_size)) {
+        run_free(&run);
+        return false;
+    }
+
+    /* functions by name: a name may have several references (one per role) */
+    size_t slots = run.region_capacity ? run.region_capacity + 1 : 0;
+    cp_function *functions = slots ? calloc(slots, sizeof *functions) : NULL;
+    if (slots && !functions) {
+        run_free(&run);
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
+    uint32_t n = 0;
+    for (size_t i = 0; i < slots; i++) {
+        uint64_t cp = run.cp_by_region[i], cpu = run.cpu_by_region[i];
+        if (!cp && !cpu)
+            continue;
+        const char *name = i == run.region_capacity ? CP_OUTSIDE : region_name(&run.facts, (otfx_ref)i);
+        if (!name[0])
+            name = CP_OUTSIDE;
+        functions[n++] = (cp_function){name, (uint32_t)strlen(name), cp, cpu};
+    }
+    if (n)
+        qsort(functions, n, sizeof *functions, compare_function);
+    uint32_t unique = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (unique && compare_function(&functions[unique - 1], &functions[i]) == 0) {
+            functions[unique - 1].cp += functions[i].cp;
+            functions[unique - 1].cpu += functions[i].cpu;
+        } else {
+            functions[unique++] = functions[i];
+        }
+    }
+    if (run.segment_count)
+        qsort(run.segments, run.segment_count, sizeof *run.segments, compare_segment);
+    uint32_t limit = segment_limit(query);
+    cp_parsed p = {
+        .zero_asked = query->zero[0] != '\0',
+        .leaves = 1,
+        .length = best[0],
+        .zeroed = query->zero[0] ? best[1] : best[0],
+        .segments_total = run.segment_count,
+        .walk_breaks = run.walk_breaks,
+        .function_count = unique,
+        .segment_count = run.segment_count < limit ? (uint32_t)run.segment_count : limit,
+        .functions = functions,
+        .segments = run.segments,
+    };
+    unseen_from_stats(&p.unseen, &stats);
+    write_parsed(out, &p);
+    free(functions);
+    run_free(&run);
+    if (out->failed) {
+        snprintf(error, error_size, "critical-path: %s",
+                 out->too_large ? "result too large" : "out of memory");
+        return false;
+    }
+    return true;
+}
+
+static bool cp_merge(const otfx_command *query, otfx_blob *into, const void *other, size_t other_length,
+                     char *error, size_t error_size)
+{
+    cp_parsed a = {0}, b;
+    if (!parse(other, other_length, &b) || (into->length > 0 && !parse(into->data, into->length, &a))) {
+        snprintf(error, error_size, "critical-path: malformed partial result");
+        return false;
+    }
+    cp_parsed m = {
+        .zero_asked = a.zero_asked | b.zero_asked,
+        .leaves = a.leaves + b.leaves,
+        .length = a.length > b.length ? a.length : b.length,
+        .zeroed = a.zeroed > b.zeroed ? a.zeroed : b.zeroed,
+        .segments_total = a.segments_total + b.segments_total,
+        .walk_breaks = a.walk_breaks + b.walk_breaks,
+    };
+    m.unseen = a.unseen;
+    unseen_add(&m.unseen, &b.unseen);
+    size_t fn = (size_t)a.function_count + b.function_count, sn = (size_t)a.segment_count + b.segment_count;
+    m.functions = fn ? malloc(fn * sizeof *m.functions) : NULL;
+    m.segments = sn ? malloc(sn * sizeof *m.segments) : NULL;
+    bool ok = (!fn || m.functions) && (!sn || m.segments);
+    if (ok) {
+        uint32_t i = 0, j = 0;
+        while (i < a.function_count || j < b.function_count) {
+            int c = i == a.function_count   ? 1
+                    : j == b.function_count ? -1
+                                            : compare_function(&a.functions[i], &b.functions[j]);
+            if (c < 0)
+                m.functions[m.function_count++] = a.functions[i++];
+            else if (c > 0)
+                m.functions[m.function_count++] = b.functions[j++];
+            else {
+                cp_function f = a.functions[i++];
+                f.cp += b.functions[j].cp;
+                f.cpu += b.functions[j++].cpu;
+                m.functions[m.function_count++] = f;
+            }
+        }
+        uint32_t limit = segment_limit(query);
+        i = j = 0;
+        while ((i < a.segment_count || j < b.segment_count) && m.segment_count < limit) {
+            int c = i == a.segment_count   ? 1
+                    : j == b.segment_count ? -1
+                                           : compare_segment(&a.segments[i], &b.segments[j]);
+            if (c <= 0) {
+                m.segments[m.segment_count++] = a.segments[i++];
+                if (c == 0)
+                    j++;
+            } else {
+                m.segments[m.segment_count++] = b.segments[j++];
+            }
+        }
+    }
+    otfx_blob out = {.limit = into->limit};
+    if (ok)
+        write_parsed(&out, &m);
+    free(m.functions);
+    free(m.segments);
+    free(a.functions);
+    free(a.segments);
+    free(b.functions);
+    free(b.segments);
+    if (!ok || out.failed) {
+        otfx_blob_free(&out);
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
+    otfx_blob_free(into);
+    *into = out;
+    return true;
+}
+
+static int compare_cp_descending(const void *x, const void *y)
+{
+    const cp_function *a = x, *b = y;
+    if (a->cp != b->cp)
+        return a->cp > b->cp ? -1 : 1;
+    if (a->cpu != b->cpu)
+        return a->cpu > b->cpu ? -1 : 1;
+    return compare_function(a, b);
+}
+
+/* A blob string as a C string (the buffer grows as needed; NULL when out of memory). */
+static const char *c_string(char **buffer, size_t *capacity, const char *text, uint32_t length)
+{
+    if ((size_t)length + 1 > *capacity) {
+        char *grown = realloc(*buffer, (size_t)length + 1);
+        if (!grown)
+            return NULL;
+        *buffer = grown;
+        *capacity = (size_t)length + 1;
+    }
+    memcpy(*buffer, text, length);
+    (*buffer)[length] = '\0';
+    return *buffer;
+}
+
+static bool cp_finish(const otfx_command *query, const void *merged, size_t length, uint32_t places_answered,
+                      uint32_t places_total, otfx_text *reply, char *error, size_t error_size)
+{
+    cp_parsed p = {0};
+    if (length > 0 && !parse(merged, length, &p)) {
+        snprintf(error, error_size, "critical-path: malformed result");
+        return false;
+    }
+    uint64_t cpu_total = 0, cp_total = 0;
+    for (uint32_t i = 0; i < p.function_count; i++) {
+        cpu_total += p.functions[i].cpu;
+        cp_total += p.functions[i].cp;
+    }
+    if (p.function_count)
+        qsort(p.functions, p.function_count, sizeof *p.functions, compare_cp_descending);
+    uint32_t top = query->top ? query->top : CP_DEFAULT_TOP;
+    char ranks[512];
+    otfx_rank_set_format(&query->ranks, ranks, sizeof ranks);
+    otfx_kv_begin(reply, "critical-path");
+    otfx_kv_u64(reply, "from", query->from);
+    otfx_kv_u64(reply, "to", query->to);
+    otfx_kv_str(reply, "ranks", ranks);
+    otfx_kv_u64(reply, "length_ns", p.length);
+    otfx_kv_u64(reply, "path_cpu_ns", cp_total);
+    otfx_kv_u64(reply, "cpu_ns", cpu_total);
+    otfx_kv_str(reply, "zero", query->zero[0] ? query->zero : "-");
+    if (query->zero[0])
+        otfx_kv_u64(reply, "zeroed_ns", p.zeroed);
+    otfx_kv_u64(reply, "functions", p.function_count);
+    otfx_kv_u64(reply, "segments", p.segment_count);
+    otfx_kv_u64(reply, "segments_total", p.segments_total);
+    otfx_kv_u64(reply, "truncated", p.segments_total > p.segment_count);
+    otfx_kv_u64(reply, "walk_breaks", p.walk_breaks);
+    otfx_kv_u64(reply, "places_answered", places_answered);
+    otfx_kv_u64(reply, "places_total", places_total);
+    otfx_kv_u64(reply, "partial", places_answered < places_total);
+    otfx_kv_end(reply);
+    char *name = NULL;
+    size_t name_capacity = 0;
+    for (uint32_t i = 0; i < p.function_count && !reply->failed; i++) {
+        const cp_function *f = &p.functions[i];
+        const char *text = c_string(&name, &name_capacity, f->name, f->name_length);
+        if (!text) {
+            reply->failed = true;
+            break;
+        }
+        bool zeroed = query->zero[0] && strcmp(text, query->zero) == 0;
+        if (i >= top && !zeroed)
+            continue;
+        otfx_kv_begin(reply, "cp-function");
+        otfx_kv_str(reply, "name", text);
+        otfx_kv_u64(reply, "cp_ns", f->cp);
+        otfx_kv_f64(reply, "cp_share", p.length ? (double)f->cp / (double)p.length : 0.0);
+        otfx_kv_u64(reply, "cpu_ns", f->cpu);
+        otfx_kv_f64(reply, "cpu_share", cpu_total ? (double)f->cpu / (double)cpu_total : 0.0);
+        if (zeroed)
+            otfx_kv_u64(reply, "zeroed_ns", p.zeroed);
+        otfx_kv_end(reply);
+    }
+    for (uint32_t i = 0; i < p.segment_count && !reply->failed; i++) {
+        const cp_segment *s = &p.segments[i];
+        const char *text = c_string(&name, &name_capacity, s->name, s->name_length);
+        if (!text) {
+            reply->failed = true;
+            break;
+        }
+        otfx_kv_begin(reply, "cp-segment");
+        otfx_kv_u64(reply, "rank", s->rank);
+        otfx_kv_u64(reply, "thread", s->thread);
+        otfx_kv_str(reply, "function", text);
+        otfx_kv_u64(reply, "start", s->begin);
+        otfx_kv_u64(reply, "end", s->end);
+        otfx_kv_end(reply);
+    }
+    unseen_line(reply, &p.unseen);
+    free(name);
+    free(p.functions);
+    free(p.segments);
+    if (reply->failed) {
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
+    return true;
+}
+
+const otfx_analysis_module otfx_module_critical_path = {
+    .abi = OTFX_ANALYSIS_ABI,
+    .name = "critical-path",
+    .help = "the longest CPU-time path and its functions (--from --to --ranks --zero --top --limit)",
+    .leaf = cp_leaf,
+    .merge = cp_merge,
+    .finish = cp_finish,
+};
