@@ -74,6 +74,7 @@ void place_leaf_job_free(struct leaf_job *job)
     free(job->rank_of_trace);
     free(job->thread_of_trace);
     free(job->ranks);
+    place_exchange_end(job->exchange);
     otfx_blob_free(&job->blob);
     free(job);
 }
@@ -117,6 +118,12 @@ static void *worker_main(void *argument)
         self->job = job;
         self->job_started_ns = started;
         pthread_mutex_unlock(&self->lock);
+        if (job->exchanges && runtime->exchange_hub) {
+            /* the exchange gives up where the tree gives up on the leaf: at the module time limit */
+            job->exchange = place_exchange_begin(runtime->exchange_hub, job->request,
+                                                 started + runtime->module_timeout_ns);
+            job->input.exchange = job->exchange ? place_exchange_interface(job->exchange) : NULL;
+        }
         pthread_mutex_unlock(&runtime->lock);
 
         job->error[0] = '\0';
@@ -128,6 +135,9 @@ static void *worker_main(void *argument)
         if (!job->ok && !job->error[0])
             snprintf(job->error, sizeof(job->error), "module %s failed", job->module->name);
         job->took_ns = place_now_ns() - started;
+        place_exchange_end(job->exchange);
+        job->exchange = NULL;
+        job->input.exchange = NULL;
 
         /* given up on meanwhile: the runtime may be gone; only the job and this thread are ours */
         pthread_mutex_lock(&self->lock);
@@ -424,6 +434,13 @@ static void sample_rates(struct event_place *place, uint64_t elapsed_ns)
     }
 }
 
+/* The event places are places 0 … E-1 of the layout, in event_comm in that order. */
+static uint32_t event_place_of_rank(void *context, uint32_t rank)
+{
+    const otfx_tbon_layout *layout = context;
+    return rank < layout->app_ranks ? otfx_tbon_place_of_rank(layout, rank) : UINT32_MAX;
+}
+
 /* The place's part of the tool tree (otfx/tree.h), hosted by this runtime. */
 static bool start_tree(struct place_runtime *runtime)
 {
@@ -462,6 +479,15 @@ static bool start_tree(struct place_runtime *runtime)
     if (in_tree)
         PMPI_Comm_split(setup->places_comm, otfx_role_serves_ranks(runtime->role) ? 0 : MPI_UNDEFINED,
                         (int)runtime->index, &runtime->event_comm);
+    /* Collective over the event places (all of them run with the same thread level). */
+    if (runtime->event_comm != MPI_COMM_NULL && setup->thread_provided == MPI_THREAD_MULTIPLE) {
+        char error[256];
+        runtime->exchange_hub = place_exchange_hub_create(runtime->event_comm, event_place_of_rank,
+                                                          (void *)runtime->layout, error, sizeof(error));
+        if (!runtime->exchange_hub)
+            fprintf(stderr, "otfx-place %d: %s: replay analyses see this place's ranks only\n",
+                    setup->place_rank, error);
+    }
     return runtime->tree != NULL;
 }
 
@@ -517,6 +543,8 @@ int place_loop_run(struct event_place *place)
             }
             if (otfx_tree_poll(runtime->tree))
                 active = true;
+            if (runtime->exchange_hub && place_exchange_hub_poll(runtime->exchange_hub))
+                active = true;
             if (active) {
                 wait_ns = IDLE_WAIT_MIN_NS;
             } else {
@@ -531,6 +559,8 @@ int place_loop_run(struct event_place *place)
         pthread_join(runtime->snapshot_thread, NULL);
     free(runtime->snapshot.traces);
     otfx_tree_stop(runtime->tree);
+    /* the other event places end now too: what they still send is dropped, ours waits for them a second */
+    place_exchange_hub_close(runtime->exchange_hub, 1000000000u);
     if (runtime->event_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&runtime->event_comm);
     pthread_cond_destroy(&runtime->wake);

@@ -20,6 +20,7 @@
 #define OTFX_PLACES_PLACE_LOOP_H
 
 #include "event_place_internal.h"
+#include "place_exchange.h"
 #include "snapshot.h"
 
 #include <otfx/analysis.h>
@@ -40,6 +41,9 @@ struct leaf_job {
     otfx_trace **traces;
     uint32_t *rank_of_trace, *thread_of_trace;
     otfx_rank_info *ranks;
+    /* a replay analysis: the worker begins an exchange with the other event places for it */
+    bool exchanges;
+    place_exchange *exchange;
     /* the worker's answer */
     bool ok;
     otfx_blob blob; /* limited to the query memory bound */
@@ -75,6 +79,9 @@ struct place_runtime {
     const otfx_tbon_layout *layout; /* NULL: a standalone event place (no places_comm or layout) */
     uint32_t index;                 /* the place index (0 standalone) */
     MPI_Comm event_comm;            /* split of places_comm: the event places (MPI_COMM_NULL on the others) */
+    /* the event places' exchange for replay analyses (place_exchange.h; NULL: none, e.g. without
+     * MPI_THREAD_MULTIPLE, where the worker must not call MPI) */
+    place_exchange_hub *exchange_hub;
     bool threaded_snapshots;
     const char *snapshot_dir; /* NULL: the working directory */
 

@@ -88,6 +88,10 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
         .module_timeouts = counts->module_timeouts,
         .module_crashes = counts->module_crashes,
     };
+    /* replay analyses run with the other event places; loaded modules never get the exchange (their
+     * helper processes must not use MPI), and leaf_view serves only them */
+    job->exchanges =
+        module != NULL && (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES);
     job->blob.limit = runtime->query_memory;
     return job;
 }

@@ -100,8 +100,8 @@ void humanize(const char *key, const char *value, char *out, size_t size)
             snprintf(out, size, "%.3fus", number / 1e3);
         else
             snprintf(out, size, "%sns", value);
-    } else if (numeric &&
-               (strcmp(key, "fill") == 0 || strcmp(key, "share") == 0 || ends_with(key, "_fraction"))) {
+    } else if (numeric && (strcmp(key, "fill") == 0 || strcmp(key, "share") == 0 ||
+                           ends_with(key, "_share") || ends_with(key, "_fraction"))) {
         snprintf(out, size, "%.1f%%", number * 100.0);
     } else if (numeric &&
                (ends_with(key, "_bytes") || strncmp(key, "buffer_", 7) == 0 || strcmp(key, "bytes") == 0) &&

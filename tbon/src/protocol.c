@@ -545,7 +545,8 @@ enum {
     MAX_BINS = OTFX_COMMAND_MAX_BINS,
     MAX_ROWS = OTFX_COMMAND_MAX_ROWS,
     MAX_GROUPS = 4096,
-    MAX_LIMIT = OTFX_COMMAND_MAX_LIMIT
+    MAX_LIMIT = OTFX_COMMAND_MAX_LIMIT,
+    MAX_TOP = 10000
 };
 
 /* Option bits: which options a command takes. */
@@ -558,11 +559,13 @@ enum {
     OPT_GROUPS = 1u << 5,
     OPT_LIMIT = 1u << 6,
     OPT_OVERWRITE = 1u << 7,
+    OPT_ZERO = 1u << 8,
+    OPT_TOP = 1u << 9,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from", "to",     "ranks", "bins",
-                                           "rows", "groups", "limit", "overwrite"};
+static const char *const option_names[] = {"from",   "to",    "ranks",     "bins", "rows",
+                                           "groups", "limit", "overwrite", "zero", "top"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -579,6 +582,10 @@ static unsigned options_of(otfx_command_kind kind)
         return OPT_WINDOW | OPT_LIMIT;
     case OTFX_CMD_QUERY:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS | OPT_GROUPS | OPT_LIMIT;
+    case OTFX_CMD_CRITICAL_PATH:
+        return OPT_WINDOW | OPT_ZERO | OPT_TOP | OPT_LIMIT;
+    case OTFX_CMD_WAIT_STATES:
+        return OPT_WINDOW | OPT_TOP | OPT_LIMIT;
     default:
         return 0;
     }
@@ -801,6 +808,16 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             ok = parse_count(value, MAX_LIMIT, &out->limit);
             expected = "a count from 1 to 10000000";
             break;
+        case OPT_TOP:
+            ok = parse_count(value, MAX_TOP, &out->top);
+            expected = "a count from 1 to 10000";
+            break;
+        case OPT_ZERO:
+            ok = value[0] != '\0' && strlen(value) < sizeof out->zero;
+            if (ok)
+                snprintf(out->zero, sizeof out->zero, "%s", value);
+            expected = "a function name (at most 255 bytes)";
+            break;
         default:
             break;
         }
@@ -909,6 +926,10 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         out->kind = OTFX_CMD_MESSAGES;
     } else if (strcmp(verb, "events") == 0) {
         out->kind = OTFX_CMD_EVENTS;
+    } else if (strcmp(verb, "critical-path") == 0) {
+        out->kind = OTFX_CMD_CRITICAL_PATH;
+    } else if (strcmp(verb, "wait-states") == 0) {
+        out->kind = OTFX_CMD_WAIT_STATES;
     } else if (strcmp(verb, "query") == 0) {
         out->kind = OTFX_CMD_QUERY;
         if (!arg || !is_module_name(arg)) {
@@ -920,10 +941,11 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         snprintf(out->module, sizeof out->module, "%s", arg);
         used = 2;
     } else {
-        set_error(error, error_size,
-                  "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
-                  "snapshot, profile, timeline, messages, events, query, load-module)",
-                  verb);
+        set_error(
+            error, error_size,
+            "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
+            "snapshot, profile, timeline, messages, events, critical-path, wait-states, query, load-module)",
+            verb);
         return false;
     }
     return parse_options(words, used, options_of(out->kind), out, error, error_size);
@@ -1013,4 +1035,10 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         otfx_text_appendf(out, " --limit %" PRIu32, command->limit);
     if ((allowed & OPT_OVERWRITE) && command->overwrite)
         otfx_text_append(out, " --overwrite", 12);
+    if ((allowed & OPT_ZERO) && command->zero[0]) {
+        otfx_text_append(out, " --zero ", 8);
+        otfx_text_append_encoded(out, command->zero);
+    }
+    if ((allowed & OPT_TOP) && command->top)
+        otfx_text_appendf(out, " --top %" PRIu32, command->top);
 }

@@ -96,6 +96,39 @@ static void answer(otfx_server *server, const otfx_server_request *request)
         otfx_kv_u64(&text, "inclusive_ns", 3000000000ull);
         otfx_kv_end(&text);
         break;
+    case OTFX_CMD_CRITICAL_PATH:
+        /* the record lines of docs/protocol.md, a few of each */
+        otfx_text_appendf(&text,
+                          "critical-path from=0 to=2000000000 ranks=all length_ns=1500000000 "
+                          "path_cpu_ns=1500000000 cpu_ns=4000000000 zero=%s zeroed_ns=1000000000 "
+                          "functions=2 segments=2 segments_total=2 truncated=0 walk_breaks=0 "
+                          "places_answered=2 places_total=2 partial=0\n",
+                          request->command.zero[0] ? request->command.zero : "-");
+        otfx_text_appendf(&text,
+                          "cp-function name=late_compute cp_ns=900000000 cp_share=0.6 cpu_ns=1200000000 "
+                          "cpu_share=0.3\n");
+        otfx_text_appendf(&text, "cp-function name=serial_setup cp_ns=500000000 cp_share=0.3333 "
+                                 "cpu_ns=500000000 cpu_share=0.125 zeroed_ns=1000000000\n");
+        otfx_text_appendf(&text,
+                          "cp-segment rank=0 thread=0 function=serial_setup start=1000 end=500001000\n");
+        otfx_text_appendf(&text, "cp-segment rank=3 thread=0 function=late_compute start=500001000 "
+                                 "end=1400001000\n");
+        break;
+    case OTFX_CMD_WAIT_STATES:
+        otfx_text_appendf(&text,
+                          "wait-states from=0 to=2000000000 ranks=all total_ns=2000000000 late_sender_ns=0 "
+                          "late_receiver_ns=0 wait_nxn_ns=1200000000 late_broadcast_ns=800000000 "
+                          "early_reduce_ns=0 functions=2 waiting_ranks=3 pairs=2 late_receiver_unknown=0 "
+                          "places_answered=2 places_total=2 partial=0\n");
+        otfx_text_appendf(&text, "ws-function name=MPI_Allreduce kind=wait-nxn wait_ns=1200000000 count=30 "
+                                 "share=0.6\n");
+        otfx_text_appendf(&text, "ws-function name=MPI_Bcast kind=late-broadcast wait_ns=800000000 count=3 "
+                                 "share=0.4\n");
+        otfx_text_appendf(&text, "ws-rank rank=1 wait_ns=700000000 late_sender_ns=0 late_receiver_ns=0 "
+                                 "wait_nxn_ns=400000000 late_broadcast_ns=300000000 early_reduce_ns=0\n");
+        otfx_text_appendf(&text, "ws-pair waiting=1 causing=3 wait_ns=400000000 share=0.2\n");
+        otfx_text_appendf(&text, "ws-pair waiting=1 causing=0 wait_ns=300000000 share=0.15\n");
+        break;
     case OTFX_CMD_EVENTS:
         sleep_ms(3000);
         otfx_kv_begin(&text, "events");

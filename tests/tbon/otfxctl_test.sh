@@ -76,6 +76,18 @@ check "status humanized bytes and times" 0 " 16.0MiB .* 64.0MiB .* 1.500ms  a \"
 check "no partial by default" 0 "^summary  places=2  places_answered=2" -- "$otfxctl" status
 check "partial with --partial" 0 "places_answered=1" -- "$otfxctl" --partial status
 check "profile" 0 "MPI_Send .* 2.500us" -- "$otfxctl" profile --ranks 0-3
+check "critical-path: functions with shares" 0 "^  late_compute +900.000ms +60.0% +1.200s +30.0%" -- "$otfxctl" critical-path
+check "critical-path: the --zero function" 0 "zero=serial_setup .*zeroed_ns=1.000s" -- \
+    bash -o pipefail -c "'$otfxctl' critical-path --zero serial_setup --top 3 | tr '\n' ' '"
+check "critical-path: segments" 0 "^cp-segment \(2\)" -- "$otfxctl" critical-path
+check "critical-path --json" 0 '^\{"record":"cp-function","name":"serial_setup","cp_ns":500000000,"cp_share":0.3333' -- \
+    "$otfxctl" --json critical-path
+check "critical-path: bad --top" 2 "bad --top '0'" -- "$otfxctl" critical-path --top 0
+check "wait-states: per function" 0 "^  MPI_Bcast +late-broadcast +800.000ms +3 +40.0%$" -- "$otfxctl" wait-states
+check "wait-states: who made me wait" 0 "^ws-pair \(2\)" -- "$otfxctl" wait-states --limit 5
+check "wait-states --json" 0 '^\{"record":"ws-pair","waiting":1,"causing":3,"wait_ns":400000000' -- \
+    "$otfxctl" --json wait-states
+check "wait-states does not take --zero" 2 "wait-states does not take --zero" -- "$otfxctl" wait-states --zero f
 check "command sent in canonical form" 0 "line=snapshot my%20run --from 1000000000ns --overwrite" -- \
     "$otfxctl" snapshot "my run" --from 1s --overwrite
 check "--opt=value" 0 "line=timeline --bins 5" -- "$otfxctl" timeline --bins=5

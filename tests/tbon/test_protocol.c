@@ -358,6 +358,23 @@ static void test_commands(void **state)
     assert_int_equal(c.bins + c.rows + c.groups + c.limit, 18);
     assert_true(c.from == 1000 && c.to == 2000);
 
+    c = parse_ok("critical-path --from 1s --to 2s --ranks 0-3 --zero serial%20setup --top 5 --limit 20");
+    assert_int_equal(c.kind, OTFX_CMD_CRITICAL_PATH);
+    assert_true(c.from == 1000000000ull && c.to == 2000000000ull);
+    assert_int_equal(c.ranks.count, 1);
+    assert_string_equal(c.zero, "serial setup");
+    assert_int_equal(c.top, 5);
+    assert_int_equal(c.limit, 20);
+    c = parse_ok("critical-path");
+    assert_int_equal(c.kind, OTFX_CMD_CRITICAL_PATH);
+    assert_string_equal(c.zero, "");
+    assert_int_equal(c.top, 0);
+    c = parse_ok("wait-states --top=3 --limit 7 --ranks 1,3");
+    assert_int_equal(c.kind, OTFX_CMD_WAIT_STATES);
+    assert_int_equal(c.top, 3);
+    assert_int_equal(c.limit, 7);
+    assert_int_equal(c.ranks.count, 2);
+
     /* units and decimals */
     const struct {
         const char *text;
@@ -386,6 +403,10 @@ static void test_commands(void **state)
     expect_canonical("snapshot a%20b --overwrite --ranks 3", "snapshot a%20b --ranks 3 --overwrite");
     expect_canonical("profile --to 1s", "profile --to 1000000000ns");
     expect_canonical("query m", "query m");
+    expect_canonical("critical-path --top 4 --zero MPI_Init --limit 9 --ranks 2 --to 1s",
+                     "critical-path --to 1000000000ns --ranks 2 --limit 9 --zero MPI_Init --top 4");
+    expect_canonical("critical-path --zero a%20b", "critical-path --zero a%20b");
+    expect_canonical("wait-states --limit 3 --top 2 --from 0", "wait-states --from 0ns --limit 3 --top 2");
     expect_canonical("status", "status");
 
     /* --from 0 is a time like any other: kept by the canonical form, told apart from "not given" */
@@ -468,6 +489,14 @@ static void test_command_errors(void **state)
     expect_error("profile --frob 1", "does not take --frob");
     expect_error("profile --limit 3", "does not take --limit");
     expect_error("timeline --bins 0", "bad --bins");
+    expect_error("critical-path --top 0", "bad --top");
+    expect_error("critical-path --top 10001", "bad --top");
+    expect_error("critical-path --zero", "needs a value");
+    expect_error("critical-path --zero f --zero g", "given twice");
+    expect_error("critical-path --bins 3", "does not take --bins");
+    expect_error("wait-states --zero f", "wait-states does not take --zero");
+    expect_error("wait-states --limit 0", "bad --limit");
+    expect_error("profile --top 3", "profile does not take --top");
     expect_error("timeline --bins 10001", "from 1 to 10000");
     expect_error("timeline --rows 4097", "from 1 to 4096");
     expect_error("query m --bins 100000", "bad --bins");

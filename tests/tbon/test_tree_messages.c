@@ -39,6 +39,8 @@ static otfx_command sample_command(otfx_command_kind kind)
     snprintf(command.strategy, sizeof(command.strategy), "time");
     snprintf(command.path, sizeof(command.path), "runs/snap one");
     snprintf(command.module, sizeof(command.module), "histogram");
+    snprintf(command.zero, sizeof(command.zero), "serial_setup");
+    command.top = 12;
     command.overwrite = true;
     return command;
 }
@@ -60,6 +62,8 @@ static void assert_commands_equal(const otfx_command *a, const otfx_command *b)
     assert_string_equal(a->strategy, b->strategy);
     assert_string_equal(a->path, b->path);
     assert_string_equal(a->module, b->module);
+    assert_string_equal(a->zero, b->zero);
+    assert_int_equal(a->top, b->top);
     assert_int_equal(a->overwrite, b->overwrite);
     assert_int_equal(a->from_given, b->from_given);
     assert_int_equal(a->to_given, b->to_given);
@@ -71,10 +75,9 @@ static void test_command_round_trip(void **state)
     const struct {
         enum tree_kind kind;
         otfx_command_kind command;
-    } cases[] = {{TREE_QUERY, OTFX_CMD_PROFILE},
-                 {TREE_QUERY, OTFX_CMD_QUERY},
-                 {TREE_COMMAND, OTFX_CMD_RECORD_WINDOW},
-                 {TREE_COMMAND, OTFX_CMD_SNAPSHOT},
+    } cases[] = {{TREE_QUERY, OTFX_CMD_PROFILE},          {TREE_QUERY, OTFX_CMD_QUERY},
+                 {TREE_QUERY, OTFX_CMD_CRITICAL_PATH},    {TREE_QUERY, OTFX_CMD_WAIT_STATES},
+                 {TREE_COMMAND, OTFX_CMD_RECORD_WINDOW},  {TREE_COMMAND, OTFX_CMD_SNAPSHOT},
                  {TREE_LOAD_MODULE, OTFX_CMD_LOAD_MODULE}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const otfx_command command = sample_command(cases[i].command);
@@ -191,9 +194,9 @@ static void test_bad_headers(void **state)
     buffer.data[0] ^= 1;
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "wrong magic number");
     buffer.data[0] ^= 1;
-    buffer.data[4] = 2;
+    buffer.data[4] = TREE_VERSION + 1;
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "other tree message version");
-    buffer.data[4] = 1;
+    buffer.data[4] = TREE_VERSION;
     for (unsigned kind = 0; kind < 300; kind += (kind < 10 ? 1 : 37)) {
         buffer.data[6] = (unsigned char)kind;
         buffer.data[7] = (unsigned char)(kind >> 8);

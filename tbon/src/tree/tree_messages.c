@@ -129,6 +129,8 @@ bool tree_encode_command(struct tree_buffer *out, enum tree_kind kind, uint32_t 
     put_str(out, command->strategy, strnlen(command->strategy, sizeof(command->strategy)));
     put_str(out, command->path, strnlen(command->path, sizeof(command->path)));
     put_str(out, command->module, strnlen(command->module, sizeof(command->module)));
+    put_u32(out, command->top);
+    put_str(out, command->zero, strnlen(command->zero, sizeof(command->zero)));
     return finish(out);
 }
 
@@ -263,13 +265,17 @@ static const char *decode_command(struct reader *in, struct tree_message *out)
         !get_field(in, command->path, sizeof(command->path)) ||
         !get_field(in, command->module, sizeof(command->module)))
         return in->failed ? "command cut short" : "a string field too long or holding a NUL";
+    command->top = get_u32(in);
+    if (!get_field(in, command->zero, sizeof(command->zero)))
+        return in->failed ? "command cut short" : "a string field too long or holding a NUL";
     return NULL;
 }
 
 static bool is_query_kind(otfx_command_kind kind)
 {
     return kind == OTFX_CMD_STATUS || kind == OTFX_CMD_PROFILE || kind == OTFX_CMD_TIMELINE ||
-           kind == OTFX_CMD_MESSAGES || kind == OTFX_CMD_EVENTS || kind == OTFX_CMD_QUERY;
+           kind == OTFX_CMD_MESSAGES || kind == OTFX_CMD_EVENTS || kind == OTFX_CMD_QUERY ||
+           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES;
 }
 
 const char *tree_decode(const void *bytes, size_t length, struct tree_message *out)
