@@ -24,6 +24,8 @@
 #include "channels.h"
 #include "world.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -123,18 +125,14 @@ uint64_t capture_collective_next(uint32_t comm_id)
 {
     capture_lock(&channel_lock);
     if (comm_id >= collective_capacity) {
-        size_t capacity = collective_capacity ? 2 * collective_capacity : 64;
-        while (capacity <= comm_id)
-            capacity *= 2;
-        uint64_t *grown = realloc(collective_counts, capacity * sizeof(*grown));
-        if (!grown) {
+        const size_t known = collective_capacity;
+        if (!otfx_reserve((void **)&collective_counts, &collective_capacity, (size_t)comm_id + 1,
+                          sizeof(*collective_counts), 64)) {
             fprintf(stderr, "otfx-capture: out of memory for the collective ordinals: aborting\n");
             PMPI_Abort(MPI_COMM_WORLD, 1);
         }
-        for (size_t i = collective_capacity; i < capacity; i++)
-            grown[i] = 0;
-        collective_counts = grown;
-        collective_capacity = capacity;
+        for (size_t i = known; i < collective_capacity; i++)
+            collective_counts[i] = 0;
     }
     const uint64_t ordinal = ++collective_counts[comm_id];
     capture_unlock(&channel_lock);

@@ -17,6 +17,8 @@
 #include "recorder.h"
 #include "world.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -82,14 +84,6 @@ static void *checked_calloc(size_t count, size_t size)
     if (!memory)
         out_of_memory();
     return memory;
-}
-
-static void *checked_realloc(void *memory, size_t bytes)
-{
-    void *grown = realloc(memory, bytes ? bytes : 1);
-    if (!grown)
-        out_of_memory();
-    return grown;
 }
 
 static void insert_slot(struct cached_comm *entry);
@@ -168,13 +162,11 @@ static struct cached_comm *add_comm(MPI_Comm handle, int function_id)
     capture_tool_exit();
     insert_slot(entry);
     if (comm->id >= by_id_capacity) {
-        uint32_t capacity = by_id_capacity ? 2 * by_id_capacity : 64;
-        while (capacity <= comm->id)
-            capacity *= 2;
-        by_id = checked_realloc(by_id, (size_t)capacity * sizeof(*by_id));
-        for (uint32_t i = by_id_capacity; i < capacity; i++)
+        const uint32_t known = by_id_capacity;
+        if (!otfx_reserve_u32((void **)&by_id, &by_id_capacity, (size_t)comm->id + 1, sizeof(*by_id), 64))
+            out_of_memory();
+        for (uint32_t i = known; i < by_id_capacity; i++)
             by_id[i] = NULL;
-        by_id_capacity = capacity;
     }
     by_id[comm->id] = entry;
     return entry;
@@ -207,13 +199,11 @@ static void announce(const struct cached_comm *entry)
             pthread_once(&announced_key_once, create_announced_key);
             pthread_setspecific(announced_key, &announced_key);
         }
-        uint32_t words = announced_words ? 2 * announced_words : 4;
-        while (words <= word)
-            words *= 2;
-        announced = checked_realloc(announced, (size_t)words * sizeof(*announced));
-        for (uint32_t i = announced_words; i < words; i++)
+        const uint32_t known = announced_words;
+        if (!otfx_reserve_u32((void **)&announced, &announced_words, (size_t)word + 1, sizeof(*announced), 4))
+            out_of_memory();
+        for (uint32_t i = known; i < announced_words; i++)
             announced[i] = 0;
-        announced_words = words;
     }
     announced[word] |= (uint64_t)1 << (id & 63);
     capture_write_comm(CAPTURE_RECORD_COMM_CREATED, entry->creator, &entry->comm, true);

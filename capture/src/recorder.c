@@ -10,6 +10,8 @@
 #include "transport.h"
 #include "user_functions.h"
 
+#include <otfx/support/growth.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,17 +197,10 @@ static void *keep_or_drop(struct thread_recorder *recorder, size_t size, enum ca
         recorder->scratch_holds_dropped = true;
         return recorder->scratch;
     }
-    if (recorder->kept_used + size > recorder->kept_capacity) {
-        size_t capacity = recorder->kept_capacity ? recorder->kept_capacity : 4096;
-        while (capacity < recorder->kept_used + size)
-            capacity *= 2;
-        unsigned char *bigger = realloc(recorder->kept, capacity);
-        if (!bigger) {
-            fprintf(stderr, "otfx-capture: out of memory for the records kept while dropping: aborting\n");
-            PMPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        recorder->kept = bigger;
-        recorder->kept_capacity = capacity;
+    if (!otfx_reserve((void **)&recorder->kept, &recorder->kept_capacity, recorder->kept_used + size, 1,
+                      4096)) {
+        fprintf(stderr, "otfx-capture: out of memory for the records kept while dropping: aborting\n");
+        PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     void *record = recorder->kept + recorder->kept_used;
     recorder->kept_used += size;

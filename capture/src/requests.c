@@ -23,6 +23,8 @@
 #include "recorder.h"
 #include "world.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -62,11 +64,11 @@ static uint64_t next_serial;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Thread_local MPI_Request *saved_requests;
-static _Thread_local int saved_capacity;
+static _Thread_local size_t saved_capacity;
 static _Thread_local MPI_Status *scratch_statuses;
-static _Thread_local int scratch_capacity;
+static _Thread_local size_t scratch_capacity;
 static _Thread_local struct tracked_request *snapshot;
-static _Thread_local int snapshot_capacity;
+static _Thread_local size_t snapshot_capacity;
 
 /* A thread's scratch copies are freed when it exits (pthread key destructor: it runs in the exiting
  * thread, which still sees its _Thread_local variables). */
@@ -103,14 +105,29 @@ static size_t slot_of(MPI_Request handle)
     return (size_t)((key * 2654435761u) >> 7) & (table_size - 1);
 }
 
-static void *checked_realloc(void *memory, size_t bytes)
+static void out_of_memory(void)
 {
-    void *grown = realloc(memory, bytes ? bytes : 1);
-    if (!grown) {
-        fprintf(stderr, "otfx-capture: out of memory in the request table: aborting\n");
-        PMPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return grown;
+    fprintf(stderr, "otfx-capture: out of memory in the request table: aborting\n");
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void *checked_malloc(size_t bytes)
+{
+    void *memory = malloc(bytes ? bytes : 1);
+    if (!memory)
+        out_of_memory();
+    return memory;
+}
+
+/* Room for `count` items in one of this thread's scratch arrays (freed when the thread exits). */
+static void reserve_scratch(void **items, size_t *capacity, int count, size_t item_size)
+{
+    if (count <= 0 || (size_t)count <= *capacity)
+        return;
+    if (!*capacity)
+        free_scratch_at_exit();
+    if (!otfx_reserve(items, capacity, (size_t)count, item_size, 16))
+        out_of_memory();
 }
 
 /* MPICH hands out one shared, already completed "builtin" request for every nonblocking operation that
@@ -155,7 +172,7 @@ static void grow(void)
     struct tracked_request *old = table;
     size_t old_size = table_size;
     table_size = table_size ? table_size * 2 : 1024;
-    table = checked_realloc(NULL, table_size * sizeof(*table));
+    table = checked_malloc(table_size * sizeof(*table));
     for (size_t i = 0; i < table_size; i++)
         table[i].handle = MPI_REQUEST_NULL;
     table_used = 0;
@@ -612,12 +629,7 @@ void capture_requests_snapshot(const MPI_Request *requests, int count)
 {
     if (!capture_threads_concurrent)
         return;
-    if (count > snapshot_capacity) {
-        if (!snapshot_capacity)
-            free_scratch_at_exit();
-        snapshot_capacity = count > 2 * snapshot_capacity ? count : 2 * snapshot_capacity;
-        snapshot = checked_realloc(snapshot, (size_t)snapshot_capacity * sizeof(*snapshot));
-    }
+    reserve_scratch((void **)&snapshot, &snapshot_capacity, count, sizeof(*snapshot));
     pthread_mutex_lock(&table_lock);
     for (int i = 0; i < count; i++) {
         int earlier = 0; /* a shared handle's k-th occurrence in the array stands for its k-th entry */
@@ -670,12 +682,7 @@ void capture_request_forget(MPI_Request request)
 
 MPI_Request *capture_save_requests(const MPI_Request *requests, int count)
 {
-    if (count > saved_capacity) {
-        if (!saved_capacity)
-            free_scratch_at_exit();
-        saved_capacity = count > 2 * saved_capacity ? count : 2 * saved_capacity;
-        saved_requests = checked_realloc(saved_requests, (size_t)saved_capacity * sizeof(MPI_Request));
-    }
+    reserve_scratch((void **)&saved_requests, &saved_capacity, count, sizeof(MPI_Request));
     for (int i = 0; i < count; i++)
         saved_requests[i] = requests[i];
     return saved_requests;
@@ -683,11 +690,6 @@ MPI_Request *capture_save_requests(const MPI_Request *requests, int count)
 
 MPI_Status *capture_scratch_statuses(int count)
 {
-    if (count > scratch_capacity) {
-        if (!scratch_capacity)
-            free_scratch_at_exit();
-        scratch_capacity = count > 2 * scratch_capacity ? count : 2 * scratch_capacity;
-        scratch_statuses = checked_realloc(scratch_statuses, (size_t)scratch_capacity * sizeof(MPI_Status));
-    }
+    reserve_scratch((void **)&scratch_statuses, &scratch_capacity, count, sizeof(MPI_Status));
     return scratch_statuses;
 }

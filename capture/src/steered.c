@@ -8,6 +8,8 @@
 #include "nesting.h"
 #include "world.h"
 
+#include <otfx/support/growth.h>
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,16 +88,10 @@ static void grequest_started(int error, MPI_Request request)
     bool known = false;
     for (size_t i = 0; i < grequest_count && !known; i++)
         known = grequests[i] == request;
-    if (!known && grequest_count == grequest_capacity) {
-        const size_t capacity = grequest_capacity ? 2 * grequest_capacity : 16;
-        MPI_Request *grown = realloc(grequests, capacity * sizeof(*grown));
-        if (grown) {
-            grequests = grown;
-            grequest_capacity = capacity;
-        } else {
-            grequests_untracked = true;
-            known = true;
-        }
+    if (!known &&
+        !otfx_reserve((void **)&grequests, &grequest_capacity, grequest_count + 1, sizeof(*grequests), 16)) {
+        grequests_untracked = true;
+        known = true;
     }
     if (!known)
         grequests[grequest_count++] = request;

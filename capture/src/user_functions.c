@@ -26,6 +26,7 @@
 #include "timer.h"
 
 #include <otfx/settings.h>
+#include <otfx/support/growth.h>
 
 #include <elfutils/libdwfl.h>
 #include <fnmatch.h>
@@ -372,14 +373,8 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (path[0] != '/' && strchr(path, '/') == NULL && map->count != 0)
         return 0; /* linux-vdso.so.1: no file to read symbols from */
-    if (map->count == map->capacity) {
-        size_t capacity = map->capacity ? 2 * map->capacity : 32;
-        struct loaded_object *bigger = realloc(map->objects, capacity * sizeof(*bigger));
-        if (!bigger)
-            return 1;
-        map->objects = bigger;
-        map->capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&map->objects, &map->capacity, map->count + 1, sizeof(*map->objects), 32))
+        return 1;
     char *copy = strdup(path);
     if (!copy)
         return 1;

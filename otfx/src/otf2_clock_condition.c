@@ -3,7 +3,7 @@
 #include "otf2_clock_condition.h"
 
 #include "error.h"
-#include "growth.h"
+#include <otfx/support/growth.h>
 
 #include <stdlib.h>
 #include <string.h>

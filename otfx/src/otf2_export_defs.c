@@ -2,8 +2,8 @@
  * local definition files with their mappings, the placeholder locations that complete the MPI
  * location group. */
 #define _POSIX_C_SOURCE 200809L
-#include "growth.h"
 #include "otf2_export_internal.h"
+#include <otfx/support/growth.h>
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* otf2_export_ranges.c — reduced ranges in the archive (part of the OTF2 export): the plan of which
  * regions outlive a range and the stack of regions open while one trace is written. */
 #define _POSIX_C_SOURCE 200809L
-#include "growth.h"
 #include "otf2_export_internal.h"
+#include <otfx/support/growth.h>
 
 #include <string.h>
 

@@ -3,8 +3,8 @@
  * Peers and roots become communicator ranks, regions and metrics are checked against the definitions
  * the store has (it may grow while the export runs), otfx's own fields go into attributes. */
 #define _POSIX_C_SOURCE 200809L
-#include "growth.h"
 #include "otf2_export_internal.h"
+#include <otfx/support/growth.h>
 
 #include <string.h>
 

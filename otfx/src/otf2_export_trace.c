@@ -1,8 +1,8 @@
 /* otf2_export_trace.c — one trace of the OTF2 export: its frozen copy, the passes over its events
  * (collect, clock, plan, write) and its event file. */
 #define _POSIX_C_SOURCE 200809L
-#include "growth.h"
 #include "otf2_export_internal.h"
+#include <otfx/support/growth.h>
 
 #include <stdlib.h>
 

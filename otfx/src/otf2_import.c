@@ -7,8 +7,8 @@
  * are read in order and appended, in batches, to its trace. Anything malformed stops the import with
  * an error and leaves nothing behind. */
 #define _POSIX_C_SOURCE 200809L
-#include "growth.h"
 #include "otf2_common.h"
+#include <otfx/support/growth.h>
 
 #include <errno.h>
 #include <stdarg.h>

@@ -2,7 +2,8 @@
 #include "otf2_pairing.h"
 
 #include "error.h"
-#include "growth.h"
+#include <otfx/support/growth.h>
+#include <otfx/support/hash.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -166,16 +167,14 @@ typedef struct nbc_done {
 struct otfx_pairing {
     coll_member *members;
     size_t member_count, member_capacity;
-    size_t *member_slots; /* hash of the members: index + 1, 0 free (programs may split many communicators) */
-    size_t member_slot_count;
+    otfx_hash_index member_index; /* of `members` (programs may split many communicators) */
     nbc_done *nbcs;
     size_t nbc_count, nbc_capacity;
     run_set covered; /* ranks whose traces this process exports */
     uint64_t collectives_left_out, collectives_left_out_everywhere;
     channel_end *ends;
     size_t end_count, end_capacity;
-    size_t *slots; /* hash of the ends: index + 1, 0 free */
-    size_t slot_count;
+    otfx_hash_index end_index; /* of `ends` */
     rank_requests *ranks;
     size_t rank_count, rank_capacity;
     uint64_t unpaired, unpaired_everywhere;
@@ -189,42 +188,26 @@ static bool same_key(const end_key *a, const end_key *b)
            a->receiving == b->receiving;
 }
 
-static size_t key_hash(const end_key *key)
+static uint64_t key_hash(const end_key *key)
 {
-    uint64_t hash = ((uint64_t)key->comm << 32 | key->sender) * UINT64_C(0x9e3779b97f4a7c15);
-    hash ^= ((uint64_t)key->receiver << 33 | (uint64_t)key->tag << 1 | key->receiving) *
-            UINT64_C(0xc2b2ae3d27d4eb4f);
-    return (size_t)(hash ^ hash >> 31);
+    const uint64_t hash = otfx_hash_mix((uint64_t)key->comm << 32 | key->sender);
+    return otfx_hash_mix(otfx_hash_mix(hash ^ ((uint64_t)key->receiver << 32 | key->tag)) ^ key->receiving);
+}
+
+static bool end_has_key(const void *ends, size_t end, const void *key)
+{
+    return same_key(&((const channel_end *)ends)[end].key, key);
+}
+
+static uint64_t end_hash(const void *ends, size_t end)
+{
+    return key_hash(&((const channel_end *)ends)[end].key);
 }
 
 static channel_end *find_end(const otfx_pairing *pairing, const end_key *key)
 {
-    if (!pairing->slot_count)
-        return NULL;
-    for (size_t i = key_hash(key) & (pairing->slot_count - 1);; i = (i + 1) & (pairing->slot_count - 1)) {
-        if (!pairing->slots[i])
-            return NULL;
-        channel_end *end = &pairing->ends[pairing->slots[i] - 1];
-        if (same_key(&end->key, key))
-            return end;
-    }
-}
-
-static bool rehash(otfx_pairing *pairing, size_t slot_count)
-{
-    size_t *slots = calloc(slot_count, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t e = 0; e < pairing->end_count; e++) {
-        size_t i = key_hash(&pairing->ends[e].key) & (slot_count - 1);
-        while (slots[i])
-            i = (i + 1) & (slot_count - 1);
-        slots[i] = e + 1;
-    }
-    free(pairing->slots);
-    pairing->slots = slots;
-    pairing->slot_count = slot_count;
-    return true;
+    const size_t at = otfx_hash_find(&pairing->end_index, key_hash(key), end_has_key, pairing->ends, key);
+    return at == OTFX_HASH_NONE ? NULL : &pairing->ends[at];
 }
 
 static channel_end *find_or_add_end(otfx_pairing *pairing, const end_key *key)
@@ -233,17 +216,11 @@ static channel_end *find_or_add_end(otfx_pairing *pairing, const end_key *key)
     if (end)
         return end;
     if (!otfx_reserve((void **)&pairing->ends, &pairing->end_capacity, pairing->end_count + 1,
-                      sizeof *pairing->ends, 64))
-        return NULL;
-    if ((pairing->end_count + 1) * 2 > pairing->slot_count &&
-        !rehash(pairing, pairing->slot_count ? 2 * pairing->slot_count : 128))
+                      sizeof *pairing->ends, 64) ||
+        !otfx_hash_insert(&pairing->end_index, key_hash(key), pairing->end_count, end_hash, pairing->ends))
         return NULL;
     end = &pairing->ends[pairing->end_count++];
     *end = (channel_end){.key = *key};
-    size_t i = key_hash(key) & (pairing->slot_count - 1);
-    while (pairing->slots[i])
-        i = (i + 1) & (pairing->slot_count - 1);
-    pairing->slots[i] = pairing->end_count;
     return end;
 }
 
@@ -268,40 +245,30 @@ static rank_requests *find_or_add_rank(otfx_pairing *pairing, uint32_t rank)
     return added;
 }
 
-static size_t member_hash(uint32_t comm, uint32_t rank)
+/* A member's key: its communicator reference and world rank in one word. */
+static uint64_t member_key(uint32_t comm, uint32_t rank)
 {
-    uint64_t hash = ((uint64_t)comm << 32 | rank) * UINT64_C(0x9e3779b97f4a7c15);
-    return (size_t)(hash ^ hash >> 29);
+    return (uint64_t)comm << 32 | rank;
+}
+
+static bool member_has_key(const void *members, size_t member, const void *key)
+{
+    const coll_member *m = &((const coll_member *)members)[member];
+    return member_key(m->comm, m->rank) == *(const uint64_t *)key;
+}
+
+static uint64_t member_hash(const void *members, size_t member)
+{
+    const coll_member *m = &((const coll_member *)members)[member];
+    return otfx_hash_mix(member_key(m->comm, m->rank));
 }
 
 static coll_member *find_member(const otfx_pairing *pairing, uint32_t comm, uint32_t rank)
 {
-    if (!pairing->member_slot_count)
-        return NULL;
-    const size_t mask = pairing->member_slot_count - 1;
-    for (size_t i = member_hash(comm, rank) & mask; pairing->member_slots[i]; i = (i + 1) & mask) {
-        coll_member *member = &pairing->members[pairing->member_slots[i] - 1];
-        if (member->comm == comm && member->rank == rank)
-            return member;
-    }
-    return NULL;
-}
-
-static bool rehash_members(otfx_pairing *pairing, size_t slot_count)
-{
-    size_t *slots = calloc(slot_count, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t m = 0; m < pairing->member_count; m++) {
-        size_t i = member_hash(pairing->members[m].comm, pairing->members[m].rank) & (slot_count - 1);
-        while (slots[i])
-            i = (i + 1) & (slot_count - 1);
-        slots[i] = m + 1;
-    }
-    free(pairing->member_slots);
-    pairing->member_slots = slots;
-    pairing->member_slot_count = slot_count;
-    return true;
+    const uint64_t key = member_key(comm, rank);
+    const size_t at =
+        otfx_hash_find(&pairing->member_index, otfx_hash_mix(key), member_has_key, pairing->members, &key);
+    return at == OTFX_HASH_NONE ? NULL : &pairing->members[at];
 }
 
 static coll_member *find_or_add_member(otfx_pairing *pairing, uint32_t comm, uint32_t rank)
@@ -310,17 +277,12 @@ static coll_member *find_or_add_member(otfx_pairing *pairing, uint32_t comm, uin
     if (found)
         return found;
     if (!otfx_reserve((void **)&pairing->members, &pairing->member_capacity, pairing->member_count + 1,
-                      sizeof *pairing->members, 8))
-        return NULL;
-    if ((pairing->member_count + 1) * 2 > pairing->member_slot_count &&
-        !rehash_members(pairing, pairing->member_slot_count ? 2 * pairing->member_slot_count : 32))
+                      sizeof *pairing->members, 8) ||
+        !otfx_hash_insert(&pairing->member_index, otfx_hash_mix(member_key(comm, rank)),
+                          pairing->member_count, member_hash, pairing->members))
         return NULL;
     coll_member *added = &pairing->members[pairing->member_count++];
     *added = (coll_member){.comm = comm, .rank = rank};
-    size_t i = member_hash(comm, rank) & (pairing->member_slot_count - 1);
-    while (pairing->member_slots[i])
-        i = (i + 1) & (pairing->member_slot_count - 1);
-    pairing->member_slots[i] = pairing->member_count;
     return added;
 }
 
@@ -366,10 +328,10 @@ void otfx_pairing_destroy(otfx_pairing *pairing)
     }
     runs_free(&pairing->covered);
     free(pairing->members);
-    free(pairing->member_slots);
+    otfx_hash_free(&pairing->member_index);
     free(pairing->nbcs);
     free(pairing->ends);
-    free(pairing->slots);
+    otfx_hash_free(&pairing->end_index);
     free(pairing->ranks);
     free(pairing);
 }
@@ -556,8 +518,7 @@ typedef struct comm_identity {
 typedef struct comm_table {
     comm_identity *items;
     size_t count, capacity;
-    size_t *slots; /* index + 1 */
-    size_t slot_count;
+    otfx_hash_index index; /* of `items` */
 } comm_table;
 
 static bool same_identity(const comm_identity *a, const comm_identity *b)
@@ -566,33 +527,29 @@ static bool same_identity(const comm_identity *a, const comm_identity *b)
            memcmp(a->members, b->members, (size_t)a->size * sizeof(uint32_t)) == 0;
 }
 
+static bool identity_is(const void *items, size_t item, const void *identity)
+{
+    return same_identity(&((const comm_identity *)items)[item], identity);
+}
+
+/* The identity's hash (FNV-1a) mixed: its low bits, which pick the slot, depend on every byte. */
+static uint64_t identity_hash(const void *items, size_t item)
+{
+    return otfx_hash_mix(((const comm_identity *)items)[item].hash);
+}
+
 /* The index of `identity` in the table (added when new); SIZE_MAX when out of memory. */
 static size_t comm_index(comm_table *table, const comm_identity *identity)
 {
-    if ((table->count + 1) * 2 > table->slot_count) {
-        size_t slot_count = table->slot_count ? 2 * table->slot_count : 64;
-        size_t *slots = calloc(slot_count, sizeof *slots);
-        if (!slots)
-            return SIZE_MAX;
-        for (size_t c = 0; c < table->count; c++) {
-            size_t i = table->items[c].hash & (slot_count - 1);
-            while (slots[i])
-                i = (i + 1) & (slot_count - 1);
-            slots[i] = c + 1;
-        }
-        free(table->slots);
-        table->slots = slots;
-        table->slot_count = slot_count;
-    }
-    size_t i = identity->hash & (table->slot_count - 1);
-    for (; table->slots[i]; i = (i + 1) & (table->slot_count - 1))
-        if (same_identity(&table->items[table->slots[i] - 1], identity))
-            return table->slots[i] - 1;
-    if (!otfx_reserve((void **)&table->items, &table->capacity, table->count + 1, sizeof *table->items, 16))
+    const uint64_t hash = otfx_hash_mix(identity->hash);
+    const size_t known = otfx_hash_find(&table->index, hash, identity_is, table->items, identity);
+    if (known != OTFX_HASH_NONE)
+        return known;
+    if (!otfx_reserve((void **)&table->items, &table->capacity, table->count + 1, sizeof *table->items, 16) ||
+        !otfx_hash_insert(&table->index, hash, table->count, identity_hash, table->items))
         return SIZE_MAX;
     table->items[table->count] = *identity;
-    table->slots[i] = ++table->count;
-    return table->count - 1;
+    return table->count++;
 }
 
 /* One channel end of some process, its communicator named by the exchange's index. */
@@ -995,7 +952,7 @@ otfx_status otfx_pairing_decide(otfx_pairing *pairing, otfx_byte_reader *parts, 
     runs_free(&paired);
     free(ends);
     free(table.items);
-    free(table.slots);
+    otfx_hash_free(&table.index);
     pairing->decided = status == OTFX_OK;
     return status;
 }

@@ -2,7 +2,7 @@
 #include "otf2_unify.h"
 
 #include "error.h"
-#include "growth.h"
+#include <otfx/support/growth.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 
 #include "codec.h"
 #include "error.h"
-#include "growth.h"
+#include <otfx/support/growth.h>
 
 #include <stdlib.h>
 #include <string.h>

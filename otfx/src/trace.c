@@ -13,7 +13,7 @@
 
 #include "defs_internal.h"
 #include "error.h"
-#include "growth.h"
+#include <otfx/support/growth.h>
 
 #include <stdlib.h>
 #include <string.h>

@@ -52,6 +52,8 @@
  */
 #include "event_place_internal.h"
 
+#include <otfx/support/growth.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,21 +140,6 @@ static bool comm_of(struct decoder *decoder, uint32_t comm_id, otfx_ref *comm)
     return true;
 }
 
-static bool grow_array(void **array, uint32_t *capacity, uint32_t needed, size_t element)
-{
-    if (needed <= *capacity)
-        return true;
-    uint32_t grown = *capacity ? *capacity : 8;
-    while (grown < needed)
-        grown *= 2;
-    void *bigger = realloc(*array, (size_t)grown * element);
-    if (!bigger)
-        return false;
-    *array = bigger;
-    *capacity = grown;
-    return true;
-}
-
 /* Every thread of a rank announces a communicator in its own stream before its first record that names
  * it, and the threads' batches arrive in any order (capture/README.md, "Threads"): the first
  * announcement defines the id, a repeat must match it. */
@@ -182,7 +169,8 @@ static bool define_comm(struct decoder *decoder, const struct capture_comm_recor
     if (record->comm_id < rank->comm_capacity && rank->comms[record->comm_id] != OTFX_REF_NONE)
         return announced_again(decoder, record->comm_id, members, member_count);
     uint32_t old_capacity = rank->comm_capacity;
-    if (!grow_array((void **)&rank->comms, &rank->comm_capacity, record->comm_id + 1, sizeof(otfx_ref)))
+    if (!otfx_reserve_u32((void **)&rank->comms, &rank->comm_capacity, (size_t)record->comm_id + 1,
+                          sizeof(otfx_ref), 8))
         return fail(decoder, "out of memory for communicator %llu", (unsigned long long)(record->comm_id));
     for (uint32_t i = old_capacity; i < rank->comm_capacity; i++)
         rank->comms[i] = OTFX_REF_NONE;
@@ -230,15 +218,9 @@ static bool define_comm(struct decoder *decoder, const struct capture_comm_recor
             ref = candidate;
     }
     free(world_ranks);
-    if (decoder->new_comm_count == place->new_comm_capacity) {
-        size_t capacity = place->new_comm_capacity ? 2 * place->new_comm_capacity : 16;
-        uint32_t *bigger = realloc(place->new_comm_ids, capacity * sizeof(uint32_t));
-        if (!bigger)
-            return fail(decoder, "out of memory for communicator %llu",
-                        (unsigned long long)(record->comm_id));
-        place->new_comm_ids = bigger;
-        place->new_comm_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&place->new_comm_ids, &place->new_comm_capacity, decoder->new_comm_count + 1,
+                      sizeof(uint32_t), 16))
+        return fail(decoder, "out of memory for communicator %llu", (unsigned long long)(record->comm_id));
     place->new_comm_ids[decoder->new_comm_count++] = record->comm_id;
     rank->comms[record->comm_id] = ref;
     return true;
@@ -290,6 +272,9 @@ static uint64_t record_time(const struct served_rank *rank, uint64_t ticks)
     return ns > 0 ? (uint64_t)ns : 0;
 }
 
+/* A week of 10 s re-syncs; past it the last segment goes on. */
+#define MAX_CLOCK_SEGMENTS 65536
+
 /* A CLOCK record: the correction measured at `ticks`. The next segment starts where the current model
  * stands at the stream's latest record (continuity: times already converted stay in order) and heads for
  * the measured line extended by the drift seen since the previous measurement, reaching it one sync
@@ -324,15 +309,14 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
     const double limit = 0.01 * per_tick_ns; /* 1 %: far beyond any clock, far below reordering times */
     slope = slope > limit ? limit : slope < -limit ? -limit : slope;
     if (rank->clock_segment_count == rank->clock_segment_capacity) {
-        const uint32_t capacity = rank->clock_segment_capacity ? 2 * rank->clock_segment_capacity : 16;
-        struct clock_segment *bigger =
-            capacity <= 65536 ? realloc(rank->clock_segments, capacity * sizeof(*bigger)) : NULL;
-        if (!bigger) { /* a week of 10 s re-syncs, or no memory: keep the last segment going */
-            rank->clock_syncs_ignored++;
+        size_t capacity;
+        if (!otfx_grow_to((void **)&rank->clock_segments, rank->clock_segment_capacity,
+                          (size_t)rank->clock_segment_count + 1, sizeof(*rank->clock_segments), 16,
+                          MAX_CLOCK_SEGMENTS, &capacity)) {
+            rank->clock_syncs_ignored++; /* MAX_CLOCK_SEGMENTS, or no memory: keep the last segment going */
             return true;
         }
-        rank->clock_segments = bigger;
-        rank->clock_segment_capacity = capacity;
+        rank->clock_segment_capacity = (uint32_t)capacity;
     }
     rank->clock_segments[rank->clock_segment_count++] =
         (struct clock_segment){start, start_correction, slope};
@@ -447,7 +431,8 @@ static bool define_name(struct decoder *decoder, const struct capture_record_hea
         return fail(decoder, "name id %llu out of range", (unsigned long long)(name.name_id));
     struct place_stream *stream = decoder->stream;
     uint32_t old_capacity = stream->name_capacity;
-    if (!grow_array((void **)&stream->names, &stream->name_capacity, name.name_id + 1, sizeof(char *)))
+    if (!otfx_reserve_u32((void **)&stream->names, &stream->name_capacity, (size_t)name.name_id + 1,
+                          sizeof(char *), 8))
         return fail(decoder, "out of memory for name %llu", (unsigned long long)(name.name_id));
     for (uint32_t i = old_capacity; i < stream->name_capacity; i++)
         stream->names[i] = NULL;
@@ -499,17 +484,8 @@ static bool leave_closes_region(struct decoder *decoder, bool *malformed, const 
 static bool reserve_events(struct decoder *decoder, size_t more)
 {
     struct event_place *place = decoder->place;
-    if (decoder->event_count + more + 2 <= place->event_capacity)
-        return true;
-    size_t capacity = place->event_capacity;
-    while (capacity < decoder->event_count + more + 2)
-        capacity *= 2;
-    otfx_event *bigger = realloc(place->events, capacity * sizeof(otfx_event));
-    if (!bigger)
-        return false;
-    place->events = bigger;
-    place->event_capacity = capacity;
-    return true;
+    return otfx_reserve((void **)&place->events, &place->event_capacity, decoder->event_count + more + 2,
+                        sizeof(otfx_event), 1024);
 }
 
 /* Closes the innermost held region at `time` (as a LEAVE would, a blocking collective without its
@@ -852,8 +828,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         while (i < rank->throttled_count && rank->throttled[i].region != region)
             i++;
         if (i == rank->throttled_count) {
-            if (!grow_array((void **)&rank->throttled, &rank->throttled_capacity, i + 1,
-                            sizeof(*rank->throttled)))
+            if (!otfx_reserve_u32((void **)&rank->throttled, &rank->throttled_capacity, (size_t)i + 1,
+                                  sizeof(*rank->throttled), 8))
                 return fail(decoder, "out of memory for the throttled functions");
             rank->throttled_count++;
         }

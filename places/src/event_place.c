@@ -12,6 +12,7 @@
 #include "event_place_internal.h"
 
 #include <otfx/settings.h>
+#include <otfx/support/growth.h>
 #include <otfx/testpoint.h>
 
 #include <sched.h>
@@ -79,15 +80,11 @@ struct place_stream *place_stream_of(struct event_place *place, struct served_ra
     if (thread >= MAX_THREADS_PER_RANK)
         return NULL;
     if (thread >= rank->stream_capacity) {
-        uint32_t capacity = rank->stream_capacity ? rank->stream_capacity : 1;
-        while (capacity <= thread)
-            capacity *= 2;
-        struct place_stream **bigger = realloc(rank->streams, capacity * sizeof(*bigger));
-        if (!bigger)
+        const uint32_t known = rank->stream_capacity;
+        if (!otfx_reserve_u32((void **)&rank->streams, &rank->stream_capacity, (size_t)thread + 1,
+                              sizeof(*rank->streams), 1))
             return NULL;
-        memset(bigger + rank->stream_capacity, 0, (capacity - rank->stream_capacity) * sizeof(*bigger));
-        rank->streams = bigger;
-        rank->stream_capacity = capacity;
+        memset(rank->streams + known, 0, (rank->stream_capacity - known) * sizeof(*rank->streams));
     }
     if (rank->streams[thread])
         return rank->streams[thread];

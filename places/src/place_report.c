@@ -6,6 +6,9 @@
  */
 #include "event_place_internal.h"
 
+#include <otfx/support/growth.h>
+#include <otfx/support/hash.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +85,8 @@ static bool append_text(char **line, size_t *used, size_t *capacity, const char 
     int length = snprintf(NULL, 0, " %s=%llu", name, count);
     if (length < 0)
         return false;
-    if (*used + (size_t)length + 2 > *capacity) {
-        size_t grown = 2 * (*used + (size_t)length + 2);
-        char *bigger = realloc(*line, grown);
-        if (!bigger)
-            return false;
-        *line = bigger;
-        *capacity = grown;
-    }
+    if (!otfx_reserve((void **)line, capacity, *used + (size_t)length + 2, 1, 256))
+        return false;
     snprintf(*line + *used, *capacity - *used, " %s=%llu", name, count);
     *used += (size_t)length;
     return true;
@@ -188,53 +185,43 @@ struct message_walk {
     struct message_end *ends[2]; /* sends, receives; NULL while counting */
     size_t count[2], capacity[2];
     struct message_channel *channels;
-    uint32_t *slots; /* open addressing: channel index + 1, 0 free */
-    uint32_t channel_count, slot_count;
+    uint32_t channel_count, channel_capacity;
+    otfx_hash_index channel_index; /* of `channels` */
     int32_t rank;
     bool failed;
 };
 
-static uint32_t channel_slot(const struct message_channel *c, uint32_t slot_count)
+static uint64_t channel_hash(const struct message_channel *c)
 {
-    uint64_t hash = ((uint64_t)c->comm << 32 | (uint32_t)c->src) * UINT64_C(0x9e3779b97f4a7c15);
-    hash ^= ((uint64_t)(uint32_t)c->dst << 32 | c->tag) * UINT64_C(0xc2b2ae3d27d4eb4f);
-    return (uint32_t)(hash >> 32) & (slot_count - 1);
+    const uint64_t hash = otfx_hash_mix((uint64_t)c->comm << 32 | (uint32_t)c->src);
+    return otfx_hash_mix(hash ^ ((uint64_t)(uint32_t)c->dst << 32 | c->tag));
+}
+
+static bool channel_is(const void *channels, size_t index, const void *channel)
+{
+    const struct message_channel *known = &((const struct message_channel *)channels)[index], *c = channel;
+    return known->comm == c->comm && known->src == c->src && known->dst == c->dst && known->tag == c->tag;
+}
+
+static uint64_t channel_hash_at(const void *channels, size_t index)
+{
+    return channel_hash(&((const struct message_channel *)channels)[index]);
 }
 
 /* The channel's index, added when new; UINT32_MAX when out of memory. */
 static uint32_t channel_index(struct message_walk *walk, const struct message_channel *channel)
 {
-    if ((walk->channel_count + 1) * 2 > walk->slot_count) {
-        const uint32_t slot_count = walk->slot_count ? 2 * walk->slot_count : 64;
-        uint32_t *slots = calloc(slot_count, sizeof(*slots));
-        struct message_channel *channels = realloc(walk->channels, slot_count / 2 * sizeof(*channels));
-        if (!slots || !channels) {
-            free(slots);
-            if (channels)
-                walk->channels = channels;
-            return UINT32_MAX;
-        }
-        walk->channels = channels;
-        for (uint32_t i = 0; i < walk->channel_count; i++) {
-            uint32_t at = channel_slot(&channels[i], slot_count);
-            while (slots[at])
-                at = (at + 1) & (slot_count - 1);
-            slots[at] = i + 1;
-        }
-        free(walk->slots);
-        walk->slots = slots;
-        walk->slot_count = slot_count;
-    }
-    uint32_t at = channel_slot(channel, walk->slot_count);
-    for (; walk->slots[at]; at = (at + 1) & (walk->slot_count - 1)) {
-        const struct message_channel *known = &walk->channels[walk->slots[at] - 1];
-        if (known->comm == channel->comm && known->src == channel->src && known->dst == channel->dst &&
-            known->tag == channel->tag)
-            return walk->slots[at] - 1;
-    }
+    const uint64_t hash = channel_hash(channel);
+    const size_t known = otfx_hash_find(&walk->channel_index, hash, channel_is, walk->channels, channel);
+    if (known != OTFX_HASH_NONE)
+        return (uint32_t)known;
+    /* 32-bit capacity: every index stays below UINT32_MAX */
+    if (!otfx_reserve_u32((void **)&walk->channels, &walk->channel_capacity, (size_t)walk->channel_count + 1,
+                          sizeof(*walk->channels), 32) ||
+        !otfx_hash_insert(&walk->channel_index, hash, walk->channel_count, channel_hash_at, walk->channels))
+        return UINT32_MAX;
     walk->channels[walk->channel_count] = *channel;
-    walk->slots[at] = ++walk->channel_count;
-    return walk->channel_count - 1;
+    return walk->channel_count++;
 }
 
 static int collect_message(const otfx_event *event, void *user)
@@ -325,7 +312,7 @@ static void check_message_pairs(struct event_place *place)
     free(walk.ends[0]);
     free(walk.ends[1]);
     free(walk.channels);
-    free(walk.slots);
+    otfx_hash_free(&walk.channel_index);
 }
 
 /* "otfx-place: rank R clock timer=tsc|monotonic ns_per_tick=INIT final_ns_per_tick=FINAL

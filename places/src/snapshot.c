@@ -13,6 +13,7 @@
 #include "event_place_internal.h"
 
 #include <otfx/protocol.h>
+#include <otfx/support/growth.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -200,16 +201,11 @@ bool place_snapshot_select(struct event_place *place, const otfx_command *comman
         for (uint32_t t = 0; t < rank->stream_capacity; t++) {
             if (!rank->streams[t] || !rank->streams[t]->trace)
                 continue;
-            if (*count == capacity) {
-                capacity = capacity ? 2 * capacity : 16;
-                otfx_trace **grown = realloc(*traces, capacity * sizeof **traces);
-                if (!grown) {
-                    free(*traces);
-                    *traces = NULL;
-                    *count = 0;
-                    return false;
-                }
-                *traces = grown;
+            if (!otfx_reserve((void **)traces, &capacity, *count + 1, sizeof **traces, 16)) {
+                free(*traces);
+                *traces = NULL;
+                *count = 0;
+                return false;
             }
             (*traces)[(*count)++] = rank->streams[t]->trace;
         }

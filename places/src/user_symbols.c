@@ -13,6 +13,8 @@
 #endif
 #include "event_place_internal.h"
 
+#include <otfx/support/growth.h>
+
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,14 +74,9 @@ bool place_symbols_add_object(struct place_symbols **symbols_p, const char *path
     for (size_t i = 0; i < symbols->object_count; i++)
         if (symbols->objects[i].base == base && strcmp(symbols->objects[i].path, path) == 0)
             return true; /* sent again: nothing new */
-    if (symbols->object_count == symbols->object_capacity) {
-        size_t capacity = symbols->object_capacity ? 2 * symbols->object_capacity : 32;
-        struct place_object *bigger = realloc(symbols->objects, capacity * sizeof(*bigger));
-        if (!bigger)
-            return false;
-        symbols->objects = bigger;
-        symbols->object_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&symbols->objects, &symbols->object_capacity, symbols->object_count + 1,
+                      sizeof(*symbols->objects), 32))
+        return false;
     char *copy = strdup(path);
     if (!copy)
         return false;

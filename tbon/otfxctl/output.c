@@ -5,6 +5,7 @@
 #include "output.h"
 
 #include <otfx/protocol.h>
+#include <otfx/support/growth.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -152,14 +153,8 @@ static size_t table_column(table *t, const char *key)
 
 static void table_add(table *t, const otfx_kv_line *kv)
 {
-    if (t->rows == t->row_capacity) {
-        const size_t capacity = t->row_capacity ? 2 * t->row_capacity : 16;
-        char ***cells = realloc(t->cells, capacity * sizeof *cells);
-        if (!cells)
-            return;
-        t->cells = cells;
-        t->row_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&t->cells, &t->row_capacity, t->rows + 1, sizeof *t->cells, 16))
+        return;
     char **row = calloc(sizeof t->keys / sizeof t->keys[0], sizeof *row);
     if (!row)
         return;

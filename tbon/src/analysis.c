@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <otfx/analysis.h>
+#include <otfx/support/growth.h>
 
 #include "error_text.h"
 
@@ -36,19 +37,12 @@ void otfx_blob_append(otfx_blob *blob, const void *bytes, size_t length)
         blob->failed = blob->too_large = true;
         return;
     }
-    if (blob->length + length > blob->capacity) {
-        size_t capacity = blob->capacity ? blob->capacity : 256;
-        while (capacity < blob->length + length)
-            capacity *= 2;
-        if (blob->limit && capacity > blob->limit)
-            capacity = blob->limit; /* never more memory than the bound allows */
-        unsigned char *data = realloc(blob->data, capacity);
-        if (!data) {
-            blob->failed = true;
-            return;
-        }
-        blob->data = data;
-        blob->capacity = capacity;
+    /* the capacity stops at the bound: never more memory than it allows */
+    if (blob->length + length > blob->capacity &&
+        !otfx_grow_to((void **)&blob->data, blob->capacity, blob->length + length, 1, 256,
+                      blob->limit ? blob->limit : SIZE_MAX, &blob->capacity)) {
+        blob->failed = true;
+        return;
     }
     memcpy(blob->data + blob->length, bytes, length);
     blob->length += length;

@@ -1,6 +1,7 @@
 /* protocol.c — frames, record lines and command lines of the client protocol (otfx/protocol.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <otfx/protocol.h>
+#include <otfx/support/growth.h>
 
 #include "error_text.h"
 
@@ -115,16 +116,10 @@ static bool text_reserve(otfx_text *text, size_t more)
     const size_t need = text->length + more + 1; /* always room for a terminating NUL */
     if (need <= text->capacity)
         return true;
-    size_t capacity = text->capacity ? text->capacity : 256;
-    while (capacity < need)
-        capacity = capacity > SIZE_MAX / 2 ? need : capacity * 2;
-    char *data = realloc(text->data, capacity);
-    if (!data) {
+    if (!otfx_reserve((void **)&text->data, &text->capacity, need, 1, 256)) {
         text->failed = true;
         return false;
     }
-    text->data = data;
-    text->capacity = capacity;
     return true;
 }
 

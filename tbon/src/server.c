@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <otfx/server.h>
+#include <otfx/support/growth.h>
 
 #include "error_text.h"
 
@@ -149,15 +150,8 @@ static bool live_add(otfx_server *server, uint64_t id)
 {
     bool ok = true;
     pthread_mutex_lock(&server->lock);
-    if (server->live_count == server->live_capacity) {
-        const uint32_t capacity = server->live_capacity ? 2 * server->live_capacity : 64;
-        uint64_t *grown = realloc(server->live_clients, capacity * sizeof *grown);
-        if (grown) {
-            server->live_clients = grown;
-            server->live_capacity = capacity;
-        }
-        ok = grown != NULL;
-    }
+    ok = otfx_reserve_u32((void **)&server->live_clients, &server->live_capacity,
+                          (size_t)server->live_count + 1, sizeof *server->live_clients, 64);
     if (ok)
         server->live_clients[server->live_count++] = id;
     pthread_mutex_unlock(&server->lock);

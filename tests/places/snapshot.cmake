@@ -7,7 +7,7 @@ add_executable(places_snapshot_mpi ${CMAKE_CURRENT_LIST_DIR}/test_snapshot_mpi.c
                                    ${PROJECT_SOURCE_DIR}/places/src/snapshot.c)
 target_include_directories(places_snapshot_mpi PRIVATE ${PROJECT_SOURCE_DIR}/places/src
                            ${PROJECT_SOURCE_DIR}/places/include)
-target_link_libraries(places_snapshot_mpi PRIVATE otfx_test_support otfx_tbon_layout otfx_capture_wire PkgConfig::OTF2 MPI::MPI_C)
+target_link_libraries(places_snapshot_mpi PRIVATE otfx_test_support otfx_support otfx_tbon_layout otfx_capture_wire PkgConfig::OTF2 MPI::MPI_C)
 otfx_add_mpi_test(NAME places.snapshot RANKS 3 TIMEOUT 120
   COMMAND $<TARGET_FILE:places_snapshot_mpi>
   EXPECT_OUTPUT "snapshot-test: whole archive checked"

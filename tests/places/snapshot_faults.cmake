@@ -8,7 +8,7 @@ add_executable(places_snapshot_faults_mpi ${CMAKE_CURRENT_LIST_DIR}/test_snapsho
                                           ${PROJECT_SOURCE_DIR}/places/src/snapshot.c)
 target_include_directories(places_snapshot_faults_mpi PRIVATE ${PROJECT_SOURCE_DIR}/places/src
                            ${PROJECT_SOURCE_DIR}/places/include)
-target_link_libraries(places_snapshot_faults_mpi PRIVATE otfx otfx_tbon_layout otfx_capture_wire PkgConfig::OTF2 MPI::MPI_C)
+target_link_libraries(places_snapshot_faults_mpi PRIVATE otfx otfx_support otfx_tbon_layout otfx_capture_wire PkgConfig::OTF2 MPI::MPI_C)
 set(snapshot_faults_scratch ${CMAKE_CURRENT_BINARY_DIR}/snapshot-faults)
 otfx_add_mpi_test(NAME places.snapshot_disk_faults RANKS 2 TIMEOUT 120
   LAUNCHER ${OTFX_HARNESS_DIR}/with-scratch-mounts ${snapshot_faults_scratch} -- ${MPIEXEC_EXECUTABLE}

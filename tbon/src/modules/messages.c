@@ -16,6 +16,7 @@
  * group g is the g-th selected rank, so src_first = src_last = that rank).
  */
 #include <otfx/analysis.h>
+#include <otfx/support/growth.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,15 +102,9 @@ static bool messages_leaf(const otfx_command *query, const otfx_leaf_input *inpu
             uint32_t dst = otfx_rank_selection_group(&selection, peers[k].peer);
             if (dst == UINT32_MAX || peers[k].messages_sent == 0)
                 continue;
-            if (used == cell_capacity) {
-                size_t grown = cell_capacity ? cell_capacity * 2 : 256;
-                cell *bigger = realloc(cells, sizeof *cells * grown);
-                if (!bigger) {
-                    ok = false;
-                    break;
-                }
-                cells = bigger;
-                cell_capacity = grown;
+            if (!otfx_reserve((void **)&cells, &cell_capacity, used + 1, sizeof *cells, 256)) {
+                ok = false;
+                break;
             }
             cells[used++] = (cell){src, dst, peers[k].messages_sent, peers[k].bytes_sent};
         }

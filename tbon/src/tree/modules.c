@@ -7,6 +7,8 @@
  */
 #include "tree_internal.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,15 +114,8 @@ static void loaded(otfx_tree *tree, struct tree_request *request, const otfx_mod
         known = known || strcmp(tree->loaded_modules[i]->name, name) == 0;
     if (!known) {
         struct loaded_module *module = calloc(1, sizeof(*module));
-        if (tree->loaded_count == tree->loaded_capacity) {
-            const size_t capacity = tree->loaded_capacity ? 2 * tree->loaded_capacity : 4;
-            struct loaded_module **bigger = realloc(tree->loaded_modules, capacity * sizeof(*bigger));
-            if (bigger) {
-                tree->loaded_modules = bigger;
-                tree->loaded_capacity = capacity;
-            }
-        }
-        if (!module || tree->loaded_count == tree->loaded_capacity) {
+        if (!module || !otfx_reserve((void **)&tree->loaded_modules, &tree->loaded_capacity,
+                                     tree->loaded_count + 1, sizeof(*tree->loaded_modules), 4)) {
             free(module);
             load_module_line(tree, request, NULL, "out of memory");
             return;

@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L /* getpid */
 #include "tree_internal.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,14 +149,9 @@ void tree_answer_command(otfx_tree *tree, struct tree_request *request)
 static void add_window(otfx_tree *tree, uint64_t from, uint64_t to)
 {
     struct tree_root *root = &tree->root;
-    if (root->window_count == root->window_capacity) {
-        const size_t capacity = root->window_capacity ? 2 * root->window_capacity : 4;
-        struct record_window *bigger = realloc(root->windows, capacity * sizeof(*bigger));
-        if (!bigger)
-            return;
-        root->windows = bigger;
-        root->window_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&root->windows, &root->window_capacity, root->window_count + 1,
+                      sizeof(*root->windows), 4))
+        return;
     root->windows[root->window_count++] = (struct record_window){from, to};
 }
 
@@ -247,14 +244,9 @@ static bool admit_queries(otfx_tree *tree)
 static bool wait_at_root(otfx_tree *tree, const otfx_server_request *client)
 {
     struct tree_root *root = &tree->root;
-    if (root->waiting_count == root->waiting_capacity) {
-        const size_t capacity = root->waiting_capacity ? 2 * root->waiting_capacity : 16;
-        otfx_server_request *bigger = realloc(root->waiting, capacity * sizeof(*bigger));
-        if (!bigger)
-            return false;
-        root->waiting = bigger;
-        root->waiting_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&root->waiting, &root->waiting_capacity, root->waiting_count + 1,
+                      sizeof(*root->waiting), 16))
+        return false;
     root->waiting[root->waiting_count++] = *client;
     return true;
 }

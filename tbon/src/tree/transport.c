@@ -6,6 +6,8 @@
  */
 #include "tree_internal.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,17 +40,12 @@ static void tell_backlog(otfx_tree *tree)
 
 void tree_send(otfx_tree *tree, uint32_t place, struct tree_buffer *message)
 {
-    if (tree->send_count == tree->send_capacity) {
-        const size_t capacity = tree->send_capacity ? 2 * tree->send_capacity : 16;
-        struct pending_send *bigger = realloc(tree->sends, capacity * sizeof(*bigger));
-        if (!bigger) {
-            fprintf(stderr, "otfx-place %d: out of memory: a %s message to place %u is lost\n",
-                    tree_place_rank(tree), tree_kind_name((enum tree_kind)message->data[6]), place);
-            tree_buffer_free(message);
-            return;
-        }
-        tree->sends = bigger;
-        tree->send_capacity = capacity;
+    if (!otfx_reserve((void **)&tree->sends, &tree->send_capacity, tree->send_count + 1, sizeof(*tree->sends),
+                      16)) {
+        fprintf(stderr, "otfx-place %d: out of memory: a %s message to place %u is lost\n",
+                tree_place_rank(tree), tree_kind_name((enum tree_kind)message->data[6]), place);
+        tree_buffer_free(message);
+        return;
     }
     struct pending_send *send = &tree->sends[tree->send_count];
     const size_t bytes = message->length;

@@ -6,6 +6,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tree_internal.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,14 +73,9 @@ struct tree_request *tree_find_request(otfx_tree *tree, uint32_t id)
 struct tree_request *tree_add_request(otfx_tree *tree, uint32_t id, enum tree_kind kind,
                                       const otfx_command *command, uint64_t argument)
 {
-    if (tree->request_count == tree->request_capacity) {
-        const size_t capacity = tree->request_capacity ? 2 * tree->request_capacity : 8;
-        struct tree_request *bigger = realloc(tree->requests, capacity * sizeof(*bigger));
-        if (!bigger)
-            return NULL;
-        tree->requests = bigger;
-        tree->request_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&tree->requests, &tree->request_capacity, tree->request_count + 1,
+                      sizeof(*tree->requests), 8))
+        return NULL;
     struct tree_request *request = &tree->requests[tree->request_count++];
     memset(request, 0, sizeof(*request));
     request->id = id;

@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L /* strnlen */
 #include "tree_messages.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,17 +46,9 @@ static void put_bytes(struct tree_buffer *out, const void *bytes, size_t length)
         out->failed = true;
         return;
     }
-    if (out->length + length > out->capacity) {
-        size_t capacity = out->capacity ? out->capacity : 256;
-        while (capacity < out->length + length)
-            capacity *= 2;
-        unsigned char *bigger = realloc(out->data, capacity);
-        if (!bigger) {
-            out->failed = true;
-            return;
-        }
-        out->data = bigger;
-        out->capacity = capacity;
+    if (!otfx_reserve((void **)&out->data, &out->capacity, out->length + length, 1, 256)) {
+        out->failed = true;
+        return;
     }
     if (length)
         memcpy(out->data + out->length, bytes, length);

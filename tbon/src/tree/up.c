@@ -7,6 +7,8 @@
  */
 #include "tree_internal.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +29,11 @@ void tree_stash_part(otfx_tree *tree, struct tree_request *request, uint32_t fro
         tree_add_error(&request->errors, from, text, strlen(text));
         return;
     }
-    if (request->part_count == request->part_capacity) {
-        const size_t capacity = request->part_capacity ? 2 * request->part_capacity : 4;
-        struct stashed_part *bigger = realloc(request->parts, capacity * sizeof(*bigger));
-        if (!bigger) {
-            request->count_failed += answered;
-            tree_add_error(&request->errors, from, "out of memory keeping the result", 32);
-            return;
-        }
-        request->parts = bigger;
-        request->part_capacity = capacity;
+    if (!otfx_reserve((void **)&request->parts, &request->part_capacity, request->part_count + 1,
+                      sizeof(*request->parts), 4)) {
+        request->count_failed += answered;
+        tree_add_error(&request->errors, from, "out of memory keeping the result", 32);
+        return;
     }
     struct stashed_part *part = &request->parts[request->part_count];
     memset(part, 0, sizeof(*part));

@@ -1,4 +1,4 @@
-/* growth.h — heap arrays that grow by doubling (private to libotfx).
+/* growth.h — heap arrays that grow by doubling (header only, target otfx_support; support/README.md).
  *
  *   if (!otfx_reserve((void **)&items, &capacity, count + 1, sizeof *items, 64))
  *       return out_of_memory();
@@ -7,25 +7,29 @@
  * Makes room for `needed` items: the capacity doubles from `first` until it holds them; the items keep
  * their place and value, new room is uninitialised. False (nothing changed) when the allocation fails
  * or the size overflows. otfx_reserve_u32 is the same for compact structures that keep their capacity
- * in 32 bits; it also fails when the capacity would pass UINT32_MAX. */
-#ifndef OTFX_GROWTH_H
-#define OTFX_GROWTH_H
+ * in 32 bits: the capacity never passes UINT32_MAX. otfx_grow_to is the general form: the capacity never
+ * passes `limit` (the last step stops at it), and it fails when `needed` does.
+ *
+ * Static inline: every component compiles its own copy, so no shared library exports these. */
+#ifndef OTFX_SUPPORT_GROWTH_H
+#define OTFX_SUPPORT_GROWTH_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-/* The capacity that holds `needed` items: `capacity` (`first` when 0) doubled as often as needed, and
- * its allocation; false when the capacity would pass `limit` or the bytes SIZE_MAX. */
+/* The capacity that holds `needed` items: `capacity` (`first` when 0) doubled as often as needed but at
+ * most `limit`, and its allocation; false when `needed` passes `limit` or the bytes SIZE_MAX. */
 static inline bool otfx_grow_to(void **items, size_t capacity, size_t needed, size_t item_size, size_t first,
                                 size_t limit, size_t *grown_capacity)
 {
-    size_t grown = capacity ? capacity : first;
-    while (grown < needed) {
-        if (grown > limit / 2)
-            return false;
-        grown *= 2;
-    }
+    if (needed > limit || item_size == 0)
+        return false;
+    size_t grown = capacity ? capacity : first ? first : 1;
+    if (grown > limit)
+        grown = limit;
+    while (grown < needed)
+        grown = grown > limit / 2 ? limit : grown * 2;
     if (grown > SIZE_MAX / item_size)
         return false;
     void *moved = realloc(*items, grown * item_size);
