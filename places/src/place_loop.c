@@ -118,6 +118,8 @@ static void *worker_main(void *argument)
         self->job = job;
         self->job_started_ns = started;
         pthread_mutex_unlock(&self->lock);
+        /* the leaf gives up where the tree gives up on it: at the module time limit from its start */
+        job->input.deadline_ns = started + runtime->module_timeout_ns;
         if (job->exchanges && runtime->exchange_hub) {
             /* the exchange gives up where the tree gives up on the leaf: at the module time limit */
             job->exchange = place_exchange_begin(runtime->exchange_hub, job->request,

@@ -87,6 +87,9 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
         .queries_too_large = counts->queries_too_large,
         .module_timeouts = counts->module_timeouts,
         .module_crashes = counts->module_crashes,
+        /* from now until the worker starts the leaf (place_loop.c sets it from the start, as for the
+         * exchange) */
+        .deadline_ns = place_now_ns() + runtime->module_timeout_ns,
     };
     /* replay analyses run with the other event places; loaded modules never get the exchange (their
      * helper processes must not use MPI), and leaf_view serves only them */

@@ -1,6 +1,7 @@
 /* test_critical_path.c — the critical-path module on synthetic traces whose answers are known by
  * construction: a serial part before a broadcast, zeroing, a token ring, and random message and
- * collective graphs against a longest-path computation over the explicit graph written here. */
+ * collective graphs against a longest-path computation over the explicit graph written here; each on
+ * one place and with the ranks split over 2 and 3 places (replay_world.h). */
 #include "replay_world.h"
 
 #define OP_BARRIER   0u
@@ -54,6 +55,7 @@ static void test_serial_then_parallel(void **state)
     assert_int_equal(rw_u64(reply, "cp-segment", "function", "serial", "end"), 100 * RW_MS);
     assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "partial"), 0);
     assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "receives_stalled"), 0);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
     rw_free(&w);
 }
@@ -86,6 +88,7 @@ static void test_zeroing(void **state)
     assert_int_equal(rw_u64(reply, "cp-function", "name", "h", "cp_ns"), 0);
     assert_int_equal(rw_u64(reply, "cp-function", "name", "h", "cpu_ns"), 90 * RW_MS);
     assert_null(rw_field(reply, "critical-path", NULL, NULL, "zeroed_ns"));
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
 
     snprintf(q.zero, sizeof q.zero, "f");
@@ -93,12 +96,14 @@ static void test_zeroing(void **state)
     assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "length_ns"), 100 * RW_MS);
     assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "zeroed_ns"), 90 * RW_MS);
     assert_int_equal(rw_u64(reply, "cp-function", "name", "f", "zeroed_ns"), 90 * RW_MS);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
 
     /* zeroing h changes nothing: h is not on the path */
     snprintf(q.zero, sizeof q.zero, "h");
     reply = rw_run_one_place(module(), &q, &w);
     assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "zeroed_ns"), 100 * RW_MS);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
     rw_free(&w);
 }
@@ -133,17 +138,26 @@ static void test_token_ring(void **state)
     assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "length_ns"), K * sum);
     assert_int_equal(rw_u64(reply, "cp-function", "name", "work", "cp_ns"), K * sum);
     assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "segments_total"), K * N);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
     rw_free(&w);
 }
 
 /* ---- random graphs against the longest path over the explicit graph ------------------------------------ */
 
+/* A compute region: CPU time of one function on one rank. */
+typedef struct gpiece {
+    uint32_t rank, function;
+    uint64_t begin, end;
+    int node; /* the node it is the weight of (-1: not made yet) */
+} gpiece;
+
 typedef struct gnode {
-    int local;                /* the previous node of the rank, -1: none */
+    int local; /* the previous node of the rank, -1: none */
+    uint32_t rank;
     uint64_t weight;          /* CPU time from it */
     uint64_t zeroed;          /* the same without f0's time */
-    int remote[RW_MAX_RANKS]; /* nodes it depends on across ranks */
+    int remote[RW_MAX_RANKS]; /* nodes it depends on across ranks, by ascending rank */
     int remote_count;
 } gnode;
 
@@ -152,6 +166,10 @@ typedef struct graph {
     int count;
     int last[RW_MAX_RANKS];
     uint64_t pending[RW_MAX_RANKS], pending_zeroed[RW_MAX_RANKS];
+    gpiece pieces[4096];
+    int piece_count;
+    uint64_t durations[4096]; /* every duration drawn, to keep them distinct */
+    int duration_count;
 } graph;
 
 static int graph_node(graph *g, uint32_t rank)
@@ -160,8 +178,12 @@ static int graph_node(graph *g, uint32_t rank)
     gnode *n = &g->nodes[g->count];
     memset(n, 0, sizeof *n);
     n->local = g->last[rank];
+    n->rank = rank;
     n->weight = g->pending[rank];
     n->zeroed = g->pending_zeroed[rank];
+    for (int i = 0; i < g->piece_count; i++)
+        if (g->pieces[i].rank == rank && g->pieces[i].node < 0)
+            g->pieces[i].node = g->count;
     g->pending[rank] = g->pending_zeroed[rank] = 0;
     g->last[rank] = g->count;
     return g->count++;
@@ -174,16 +196,33 @@ static uint64_t next_random(void)
     return seed_state >> 33;
 }
 
+#define GRAPH_MAX_SEGMENTS 512
+
 typedef struct random_case {
     uint64_t length, zeroed;
+    uint64_t cp[3];                      /* f0, f1, f2 on the path */
+    gpiece segments[GRAPH_MAX_SEGMENTS]; /* the path's pieces, adjacent ones of a function joined */
+    int segment_count;
 } random_case;
 
-/* Builds a random program on `ranks` ranks and its graph; returns the longest path and the longest
- * path with f0 zeroed, by dynamic programming over the nodes in creation order (a topological one). */
-static random_case build_random(rworld *w, uint32_t ranks, uint64_t seed)
+static int compare_piece(const void *x, const void *y)
+{
+    const gpiece *a = x, *b = y;
+    if (a->begin != b->begin)
+        return a->begin < b->begin ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Builds a random program on `ranks` ranks and its graph; *expected gets the longest path and the
+ * longest path with f0 zeroed, by dynamic programming over the nodes in creation order (a topological
+ * one), and the path's pieces. Compute durations are distinct, so two paths of equal length differ
+ * only by pieces of no CPU time; ties are broken as the module does (the local path on ties, then the
+ * lowest rank), so that the path, its function times and its pieces are unique. */
+static void build_random(rworld *w, uint32_t ranks, uint64_t seed, random_case *expected)
 {
     static graph g;
     memset(&g, 0, sizeof g);
+    memset(expected, 0, sizeof *expected);
     for (uint32_t r = 0; r < RW_MAX_RANKS; r++)
         g.last[r] = -1;
     seed_state = seed;
@@ -203,8 +242,17 @@ static random_case build_random(rworld *w, uint32_t ranks, uint64_t seed)
         if (kind < 5) { /* computes */
             uint32_t r = (uint32_t)(next_random() % ranks);
             uint32_t f = (uint32_t)(next_random() % 3);
-            uint64_t d = 1000 + next_random() % 100000;
+            uint64_t d;
+            bool taken;
+            do {
+                d = 1000 + next_random() % 100000;
+                taken = false;
+                for (int i = 0; i < g.duration_count; i++)
+                    taken = taken || g.durations[i] == d;
+            } while (taken);
+            g.durations[g.duration_count++] = d;
             rw_compute(w, r, functions[f], now[r], now[r] + d);
+            g.pieces[g.piece_count++] = (gpiece){r, f, now[r], now[r] + d, -1};
             now[r] += d;
             g.pending[r] += d;
             g.pending_zeroed[r] += f == 0 ? 0 : d;
@@ -256,49 +304,131 @@ static random_case build_random(rworld *w, uint32_t ranks, uint64_t seed)
     for (uint32_t r = 0; r < ranks; r++)
         graph_node(&g, r); /* the end of each rank */
     static uint64_t longest[4096], longest_zeroed[4096];
-    random_case result = {0, 0};
+    static int from_remote[4096]; /* the remote node the path comes from, -1: the local one */
+    int end = -1;
     for (int i = 0; i < g.count; i++) {
         const gnode *n = &g.nodes[i];
         longest[i] = (n->local >= 0 ? longest[n->local] : 0) + n->weight;
         longest_zeroed[i] = (n->local >= 0 ? longest_zeroed[n->local] : 0) + n->zeroed;
+        from_remote[i] = -1;
+        int best = -1;
         for (int k = 0; k < n->remote_count; k++) {
-            if (longest[n->remote[k]] > longest[i])
-                longest[i] = longest[n->remote[k]];
+            if (best < 0 || longest[n->remote[k]] > longest[best])
+                best = n->remote[k];
             if (longest_zeroed[n->remote[k]] > longest_zeroed[i])
                 longest_zeroed[i] = longest_zeroed[n->remote[k]];
         }
-        result.length = longest[i] > result.length ? longest[i] : result.length;
-        result.zeroed = longest_zeroed[i] > result.zeroed ? longest_zeroed[i] : result.zeroed;
+        if (best >= 0 && longest[best] > longest[i]) {
+            longest[i] = longest[best];
+            from_remote[i] = best;
+        }
+        expected->zeroed = longest_zeroed[i] > expected->zeroed ? longest_zeroed[i] : expected->zeroed;
+        /* the path ends on the rank with the longest length, the lowest rank on ties */
+        if (g.last[n->rank] == i && (end < 0 || longest[i] > longest[end] ||
+                                     (longest[i] == longest[end] && n->rank < g.nodes[end].rank)))
+            end = i;
     }
-    return result;
+    expected->length = longest[end];
+    /* the walk back */
+    gpiece path[4096];
+    int path_count = 0;
+    for (int i = end; i >= 0;) {
+        if (from_remote[i] >= 0) {
+            i = from_remote[i];
+            continue;
+        }
+        for (int k = 0; k < g.piece_count; k++) {
+            const gpiece *piece = &g.pieces[k];
+            if (piece->node != i)
+                continue;
+            path[path_count++] = *piece;
+            expected->cp[piece->function] += piece->end - piece->begin;
+        }
+        i = g.nodes[i].local;
+    }
+    qsort(path, (size_t)path_count, sizeof *path, compare_piece);
+    for (int k = 0; k < path_count; k++) {
+        gpiece *last = expected->segment_count ? &expected->segments[expected->segment_count - 1] : NULL;
+        if (last && last->rank == path[k].rank && last->function == path[k].function &&
+            last->end == path[k].begin) {
+            last->end = path[k].end;
+            continue;
+        }
+        assert_true(expected->segment_count < GRAPH_MAX_SEGMENTS);
+        expected->segments[expected->segment_count++] = path[k];
+    }
 }
 
-static void check_random_reply(const char *reply, random_case expected)
+/* The reply's cp-segment lines against the path's pieces, in order. */
+static void check_segments(const char *reply, const random_case *expected)
 {
-    assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "length_ns"), expected.length);
-    assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "zeroed_ns"), expected.zeroed);
+    int seen = 0;
+    const char *p = reply;
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t length = end ? (size_t)(end - p) : strlen(p);
+        otfx_kv_line line;
+        if (otfx_kv_parse(p, length, &line)) {
+            if (strcmp(line.type, "cp-segment") == 0) {
+                assert_true(seen < expected->segment_count);
+                const gpiece *s = &expected->segments[seen++];
+                char function[8];
+                snprintf(function, sizeof function, "f%u", s->function);
+                assert_string_equal(otfx_kv_get(&line, "function"), function);
+                assert_int_equal(strtoull(otfx_kv_get(&line, "rank"), NULL, 10), s->rank);
+                assert_int_equal(strtoull(otfx_kv_get(&line, "start"), NULL, 10), s->begin);
+                assert_int_equal(strtoull(otfx_kv_get(&line, "end"), NULL, 10), s->end);
+            }
+            otfx_kv_line_free(&line);
+        }
+        p += length + (end ? 1 : 0);
+    }
+    assert_int_equal(seen, expected->segment_count);
+}
+
+static void check_random_reply(const char *reply, const random_case *expected)
+{
+    assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "length_ns"), expected->length);
+    assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "zeroed_ns"), expected->zeroed);
     /* the pieces of the path add up to its length */
-    assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "path_cpu_ns"), expected.length);
+    assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "path_cpu_ns"), expected->length);
+    for (int f = 0; f < 3; f++) {
+        char name[8];
+        snprintf(name, sizeof name, "f%d", f);
+        const char *cp = rw_field(reply, "cp-function", "name", name, "cp_ns");
+        assert_int_equal(cp ? strtoull(cp, NULL, 10) : 0, expected->cp[f]);
+    }
+    assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "segments_total"), expected->segment_count);
+    check_segments(reply, expected);
     /* 0 <= CP - zeroed <= f0's share of the path */
-    const char *share = rw_field(reply, "cp-function", "name", "f0", "cp_ns");
-    uint64_t f0 = share ? strtoull(share, NULL, 10) : 0;
-    assert_true(expected.length >= expected.zeroed);
-    assert_true(expected.length - expected.zeroed <= f0);
+    assert_true(expected->length >= expected->zeroed);
+    assert_true(expected->length - expected->zeroed <= expected->cp[0]);
     assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "receives_stalled"), 0);
     assert_int_equal(rw_u64(reply, "critical-path", NULL, NULL, "walk_breaks"), 0);
 }
 
-static void test_random_graphs_one_place(void **state)
+/* Random programs on one place, then with their ranks split over 2 and 3 places. */
+static void test_random_graphs(void **state)
 {
     (void)state;
+    static random_case expected;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         rworld w;
         uint32_t ranks = 4 + (uint32_t)(seed % 5);
-        random_case expected = build_random(&w, ranks, seed);
+        build_random(&w, ranks, seed, &expected);
         otfx_command q = rw_query(OTFX_CMD_CRITICAL_PATH);
         snprintf(q.zero, sizeof q.zero, "f0");
         char *reply = rw_run_one_place(module(), &q, &w);
-        check_random_reply(reply, expected);
+        check_random_reply(reply, &expected);
+        rw_strip_places(reply);
+        for (int which = 0; which < RW_SPLITS; which++) {
+            rw_split s = rw_split_make(w.ranks, which);
+            char *split = rw_run_places(module(), &q, &w, s.places, s.place_of_rank, s.merge_order);
+            check_random_reply(split, &expected);
+            rw_strip_places(split);
+            assert_string_equal(split, reply); /* the rest too: CPU times, what could not be seen */
+            free(split);
+        }
         free(reply);
         rw_free(&w);
     }
@@ -339,7 +469,7 @@ int main(void)
         cmocka_unit_test(test_serial_then_parallel),
         cmocka_unit_test(test_zeroing),
         cmocka_unit_test(test_token_ring),
-        cmocka_unit_test(test_random_graphs_one_place),
+        cmocka_unit_test(test_random_graphs),
         cmocka_unit_test(test_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

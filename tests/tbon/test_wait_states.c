@@ -1,6 +1,6 @@
 /* test_wait_states.c — the wait-states module on synthetic traces whose waits are known by
  * construction: a late sender, a late receiver, an allreduce with one late rank, a late broadcast and
- * an early reduce. */
+ * an early reduce; each on one place and with the ranks split over 2 and 3 places. */
 #include "replay_world.h"
 
 #define OP_BCAST     1u
@@ -53,6 +53,7 @@ static void test_late_sender_and_nxn(void **state)
     assert_int_equal(rw_u64(reply, "ws-pair", NULL, NULL, "causing"), 0);
     assert_int_equal(rw_u64(reply, "ws-pair", NULL, NULL, "wait_ns"), 50 * RW_MS);
     assert_int_equal(rw_u64(reply, "wait-states", NULL, NULL, "pairs"), 4);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
 
     /* --limit 1: one pair line */
@@ -62,6 +63,7 @@ static void test_late_sender_and_nxn(void **state)
     for (const char *p = strstr(reply, "ws-pair "); p; p = strstr(p + 1, "ws-pair "))
         lines++;
     assert_int_equal(lines, 1);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
     rw_free(&w);
 }
@@ -87,6 +89,7 @@ static void test_late_receiver(void **state)
     assert_int_equal(rw_u64(reply, "ws-function", "name", "MPI_Ssend", "wait_ns"), 30 * RW_MS);
     assert_int_equal(rw_u64(reply, "ws-rank", "rank", "0", "late_receiver_ns"), 30 * RW_MS);
     assert_int_equal(rw_u64(reply, "ws-pair", "waiting", "0", "causing"), 1);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
     rw_free(&w);
 }
@@ -116,6 +119,7 @@ static void test_late_broadcast_early_reduce(void **state)
     assert_int_equal(rw_u64(reply, "ws-rank", "rank", "2", "early_reduce_ns"), 15 * RW_MS);
     assert_int_equal(rw_u64(reply, "ws-pair", "waiting", "2", "causing"), 1);
     assert_int_equal(rw_u64(reply, "ws-rank", "rank", "0", "late_broadcast_ns"), 20 * RW_MS);
+    rw_check_splits(module(), &q, &w, reply);
     free(reply);
     rw_free(&w);
 }

@@ -105,6 +105,10 @@ typedef struct otfx_leaf_input {
     /* The other event places of this query, for analyses that replay across places (otfx/replay.h).
      * NULL for a standalone place and for loaded modules (their helper processes must not use MPI). */
     const otfx_place_exchange *exchange;
+    /* When the place gives up on this leaf (CLOCK_MONOTONIC ns; 0: never): the module time limit from
+     * the leaf's start. A long computation (a replay: otfx_replay_run) should stop there with an
+     * error rather than run on unanswered. */
+    uint64_t deadline_ns;
 } otfx_leaf_input;
 
 typedef struct otfx_analysis_module {

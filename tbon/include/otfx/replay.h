@@ -106,12 +106,15 @@ typedef struct otfx_replay_stream {
 
 /* A collective's members as the completing member sees them, by communicator rank. */
 typedef struct otfx_replay_collective {
-    const otfx_event *end;    /* the completing member's COLL_END or NBC_COMPLETE (op, root, sizes) */
-    uint32_t size;            /* members */
-    uint32_t self;            /* the completing member's communicator rank */
-    uint32_t root;            /* communicator rank of the root, UINT32_MAX when the operation has none */
-    const uint32_t *world;    /* members' world ranks */
-    const void *const *value; /* value[i]: member i's arrival value, NULL when not needed or missing */
+    const otfx_event *end; /* the completing member's COLL_END or NBC_COMPLETE (op, root, sizes) */
+    uint32_t size;         /* members */
+    uint32_t self;         /* the completing member's communicator rank */
+    uint32_t root;         /* communicator rank of the root, UINT32_MAX when the operation has none */
+    const uint32_t *world; /* members' world ranks */
+    /* value[i]: member i's arrival value, NULL when not needed or missing. value[self] is always the
+     * completing member's own arrival (what its `arrive` filled), whether or not it depends on itself;
+     * NULL only when its arrival is not held (before the window: missing[self] OTFX_REPLAY_NOT_HELD). */
+    const void *const *value;
     const otfx_replay_missing *missing; /* why value[i] is NULL for a member this one depends on */
 } otfx_replay_collective;
 
@@ -175,7 +178,12 @@ otfx_status otfx_replay_add_trace(otfx_replay *replay, otfx_trace *trace, uint32
 /* Runs the replay over the window to its end, with the other places of `exchange` (NULL: this place
  * alone; what other places hold is then missing). Every place of the exchange must call it for the same
  * query. Gives up at `deadline_ns` (CLOCK_MONOTONIC; 0: none). OTFX_OK when every stream reached the
- * window's end; otherwise an error with why in `error`. */
+ * window's end; otherwise an error with why in `error`.
+ *
+ * On OTFX_OK the replay's own traffic is over on every place: all places return from the same final
+ * check (an allreduce), which they reach only when every stream everywhere is done and every batch sent
+ * has been delivered. So the exchange may be used afterwards (a pass's own messages, like the critical
+ * path's walk back) without ever receiving replay bytes. After an error, other places may still send. */
 otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exchange, uint64_t deadline_ns,
                             char *error, size_t error_size);
 

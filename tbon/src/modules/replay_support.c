@@ -265,9 +265,7 @@ otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *i
             return NULL;
         }
     }
-    /* A leaf has no deadline of its own: the module time limit of the place and the exchange's deadline
-     * bound it. */
-    if (otfx_replay_run(replay, input->exchange, 0, why, sizeof why) != OTFX_OK) {
+    if (otfx_replay_run(replay, input->exchange, input->deadline_ns, why, sizeof why) != OTFX_OK) {
         snprintf(error, error_size, "%s: replay: %s", pass->name, why);
         otfx_replay_destroy(replay);
         return NULL;

@@ -581,6 +581,11 @@ static bool try_complete(otfx_replay *replay, replay_stream *stream, const otfx_
             partial = true;
         }
     }
+    /* the member's own arrival, whether or not it depends on itself */
+    if (self < size) {
+        replay->coll_values[self] = stream->own_arrival_known ? stream->own_arrival : NULL;
+        replay->coll_missing[self] = stream->own_arrival_known ? OTFX_REPLAY_SEEN : OTFX_REPLAY_NOT_HELD;
+    }
     otfx_replay_collective collective = {.end = event,
                                          .size = size,
                                          .self = self,
@@ -628,6 +633,8 @@ static void publish_nbc_arrival(otfx_replay *replay, replay_stream *stream, cons
                 continue;
             _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE];
             memcpy(value, starter->nbc[i].value, replay->value_size);
+            memcpy(stream->own_arrival, value, replay->value_size);
+            stream->own_arrival_known = true;
             starter->nbc[i] = starter->nbc[--starter->nbc_count];
             publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN, value);
             return;
@@ -718,6 +725,7 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
         if (replay->pass.arrive)
             replay->pass.arrive(user, &stream->public, event, value);
         publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN, value);
+        memcpy(stream->own_arrival, value, replay->value_size);
         stream->begin_comm = event->u.coll.comm;
         stream->begin_seq = event->u.coll.seq;
         break;
@@ -725,11 +733,14 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
     case OTFX_EV_NBC_COMPLETE:
         if (!stream->arrival_sent) {
             stream->arrival_sent = true;
+            stream->own_arrival_known = false;
             if (event->type == OTFX_EV_NBC_COMPLETE)
                 publish_nbc_arrival(replay, stream, event);
             else if (stream->begin_comm != event->u.coll.comm || stream->begin_seq != event->u.coll.seq)
                 publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_NOT_HELD,
                                 NULL);
+            else
+                stream->own_arrival_known = true;
         }
         if (!try_complete(replay, stream, event)) {
             if (replay->failed)

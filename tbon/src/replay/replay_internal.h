@@ -74,6 +74,9 @@ typedef struct replay_stream {
     /* The last blocking collective started here (its COLL_END publishes a missing arrival otherwise). */
     otfx_ref begin_comm;
     uint64_t begin_seq;
+    /* This member's own arrival at the collective it completes (the pass's value[self]). */
+    _Alignas(REPLAY_VALUE_ALIGN) unsigned char own_arrival[OTFX_REPLAY_MAX_VALUE];
+    bool own_arrival_known;
     void *state;
 } replay_stream;
 

@@ -464,6 +464,8 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
         progressed_since_round = false;
         idle_ns = 0;
         bool quiet = sums[0] == sums[1];
+        /* Every place sees the same sums and leaves here together, with every batch delivered: no
+         * replay bytes are left for what uses the exchange next (otfx_replay_run's promise). */
         if (quiet && sums[3] == 0)
             return OTFX_OK;
         if (quiet && sums[2] == 0 && earliest[0] != OTFX_TIME_MAX) {
