@@ -50,70 +50,106 @@
 /* One event place per this many application ranks by default. */
 #define DEFAULT_RANKS_PER_PLACE 8
 
-static const char usage[] =
-    "usage: otfx-run [options] -n N [--] PROGRAM [ARGS...]\n"
-    "\n"
-    "Runs PROGRAM on N MPI ranks with mpiexec, traced by otfx: libotfx-capture.so is preloaded into the\n"
-    "N application ranks (not into mpiexec), and P more ranks are the tool places: event places hold the\n"
-    "traces in memory, analysis places merge query results in a tree whose root serves otfxctl and\n"
-    "otfx-gui (it writes a session file and says where). The program sees a world of N ranks. Each event\n"
-    "place prints a report per rank at the end.\n"
-    "\n"
-    "options:\n"
-    "  -n, --ranks N           application ranks (required)\n"
-    "  --places P              tool places in all, event and analysis (default: one event place per 8\n"
-    "                          application ranks, at least 1, plus the analysis places their tree needs;\n"
-    "                          with P = 1 the one place is leaf and root)\n"
-    "  --ranks-per-place K     instead of --places: ceil(N / K) event places, plus their tree\n"
-    "  --fanin F               children per analysis place (default 16, at least 2)\n"
-    "  --buffer SIZE           otfx trace budget per application rank and thread, e.g. 256K, 64M, 1G\n"
-    "                          (K/M/G are powers of 1024; at least 64K; default 64M)\n"
-    "  --reduction STRATEGY    what a full buffer does: ring (default: drop the oldest detail), time (thin\n"
-    "                          the older part), type (drop event classes in priority order), depth (drop\n"
-    "                          the deepest call levels), stop (stop storing)\n"
-    "  --backpressure POLICY   what a rank does when its place falls behind: block (default: wait,\n"
-    "                          nothing lost, the time waited is reported as blocked_ns) or drop (never\n"
-    "                          wait: events are dropped, counted, and marked in the trace as a reduction\n"
-    "                          record; definitions are never dropped) (OTFX_BACKPRESSURE)\n"
-    "  --no-record             start with recording off (until `otfxctl record resume`)\n"
-    "  --disable CLASSES       start with these event classes disabled (until `otfxctl enable ...`): a "
-    "comma\n"
-    "                          list of p2p, collective, mpi-other, user, all (OTFX_DISABLE)\n"
-    "  --start-paused          the application ranks wait right after MPI_Init until `otfxctl app resume`\n"
-    "  --listen ADDR:PORT      where the root serves clients (default 127.0.0.1:0, any free port)\n"
-    "  --session-dir DIR       where the root writes its session file (default: $OTFX_SESSION_DIR, else the\n"
-    "                          working directory); otfxctl and otfx-gui find the newest one there\n"
-    "  --snapshot-dir DIR      snapshots are written under DIR, relative paths resolved there; paths that\n"
-    "                          leave it are refused (default: the working directory)\n"
-    "  --snapshot-at-exit PATH write a snapshot of everything held when the application ends, also when\n"
-    "                          it fails (a rank dies, calls MPI_Abort or exit() without MPI_Finalize, or\n"
-    "                          otfx-run gets SIGINT/SIGTERM)\n"
-    "  --snapshot-on-failure PATH  write it there instead when the application fails\n"
-    "  --overwrite-snapshot    replace an existing archive at those paths (without it otfx-run refuses to\n"
-    "                          start when one exists)\n"
-    "  --job-id ID             the job's name in the session file (default: otfx-HOST-PID)\n"
-    "  --filter FILE           user functions (-finstrument-functions) to record: lines 'include GLOB' /\n"
-    "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER); checked here\n"
-    "  --query-memory SIZE     the largest partial result of a query at any place (default 64M, at least\n"
-    "                          64K); a query that needs more is refused as too large (OTFX_QUERY_MEMORY)\n"
-    "  --module-timeout S      time limit of an analysis module's call, in seconds (default 30): a leaf,\n"
-    "                          merge or load over it is answered with an error (OTFX_MODULE_TIMEOUT)\n"
-    "  --mpiexec PATH          the mpiexec to run (default: the one found at build time)\n"
-    "  --dry-run               print the mpiexec command instead of running it\n"
-    "  -h, --help              this text\n"
-    "  --version               otfx-run's version\n"
-    "\n"
-    "exit status: the job's (mpiexec's); 2 for a wrong option; 128 + the signal when interrupted by\n"
-    "SIGINT or SIGTERM; 1 when the application finished but its snapshot at exit failed. When the job\n"
-    "fails or is interrupted otfx-run says in one last line what happened and where the trace is.\n"
-    "\n"
-    "environment (the options set most of these for the job; without otfx-run set them yourself,\n"
-    "docs/settings.md):\n";
+/* A setting's default and lower bound as settings.tsv gives them (sizes written as the table writes them,
+ * 64K rather than 65536): the option lines of --help take them from the table, so that the help cannot
+ * disagree with what a job gets. */
+static const char *setting_default(otfx_setting id)
+{
+    const char *text = otfx_setting_describe(id)->default_text;
+    return text ? text : "none";
+}
 
-/* The part of the help after `usage`: the settings from settings.tsv, then the one that is not otfx's. */
+static const char *setting_minimum(otfx_setting id, char *text, size_t capacity)
+{
+    const otfx_setting_info *info = otfx_setting_describe(id);
+    long long value = info->has_min ? info->min : 0;
+    const char *suffix = "";
+    if (info->type == OTFX_SETTING_TYPE_SIZE) {
+        static const char *const units[] = {"K", "M", "G"};
+        for (size_t unit = 0; unit < 3 && value >= 1024 && value % 1024 == 0; unit++) {
+            value /= 1024;
+            suffix = units[unit];
+        }
+    }
+    snprintf(text, capacity, "%lld%s", value, suffix);
+    return text;
+}
+
+/* The help's first part (then the settings from settings.tsv: print_help). A printf format: the defaults
+ * and lower bounds of the options that set a setting come from the table. */
+#define USAGE_FORMAT                                                                                         \
+    "usage: otfx-run [options] -n N [--] PROGRAM [ARGS...]\n"                                                \
+    "\n"                                                                                                     \
+    "Runs PROGRAM on N MPI ranks with mpiexec, traced by otfx: libotfx-capture.so is preloaded into the\n"   \
+    "N application ranks (not into mpiexec), and P more ranks are the tool places: event places hold the\n"  \
+    "traces in memory, analysis places merge query results in a tree whose root serves otfxctl and\n"        \
+    "otfx-gui (it writes a session file and says where). The program sees a world of N ranks. Each event\n"  \
+    "place prints a report per rank at the end.\n"                                                           \
+    "\n"                                                                                                     \
+    "options:\n"                                                                                             \
+    "  -n, --ranks N           application ranks (required)\n"                                               \
+    "  --places P              tool places in all, event and analysis (default: one event place per 8\n"     \
+    "                          application ranks, at least 1, plus the analysis places their tree needs;\n"  \
+    "                          with P = 1 the one place is leaf and root)\n"                                 \
+    "  --ranks-per-place K     instead of --places: ceil(N / K) event places, plus their tree\n"             \
+    "  --fanin F               children per analysis place (default %s, at least %s)\n"                      \
+    "  --buffer SIZE           otfx trace budget per application rank and thread, e.g. 256K, 64M, 1G\n"      \
+    "                          (K/M/G are powers of 1024; at least %s; default %s)\n"                        \
+    "  --reduction STRATEGY    what a full buffer does: ring (default: drop the oldest detail), time "       \
+    "(thin\n"                                                                                                \
+    "                          the older part), type (drop event classes in priority order), depth (drop\n"  \
+    "                          the deepest call levels), stop (stop storing)\n"                              \
+    "  --backpressure POLICY   what a rank does when its place falls behind: block (default: wait,\n"        \
+    "                          nothing lost, the time waited is reported as blocked_ns) or drop (never\n"    \
+    "                          wait: events are dropped, counted, and marked in the trace as a reduction\n"  \
+    "                          record; definitions are never dropped) (OTFX_BACKPRESSURE)\n"                 \
+    "  --no-record             start with recording off (until `otfxctl record resume`)\n"                   \
+    "  --disable CLASSES       start with these event classes disabled (until `otfxctl enable ...`): a "     \
+    "comma\n"                                                                                                \
+    "                          list of p2p, collective, mpi-other, user, all (OTFX_DISABLE)\n"               \
+    "  --start-paused          the application ranks wait right after MPI_Init until `otfxctl app resume`\n" \
+    "  --listen ADDR:PORT      where the root serves clients (default %s, port 0: any free port)\n"          \
+    "  --session-dir DIR       where the root writes its session file (default: $OTFX_SESSION_DIR, else "    \
+    "the\n"                                                                                                  \
+    "                          working directory); otfxctl and otfx-gui find the newest one there\n"         \
+    "  --snapshot-dir DIR      snapshots are written under DIR, relative paths resolved there; paths that\n" \
+    "                          leave it are refused (default: the working directory)\n"                      \
+    "  --snapshot-at-exit PATH write a snapshot of everything held when the application ends, also when\n"   \
+    "                          it fails (a rank dies, calls MPI_Abort or exit() without MPI_Finalize, or\n"  \
+    "                          otfx-run gets SIGINT/SIGTERM)\n"                                              \
+    "  --snapshot-on-failure PATH  write it there instead when the application fails\n"                      \
+    "  --overwrite-snapshot    replace an existing archive at those paths (without it otfx-run refuses to\n" \
+    "                          start when one exists)\n"                                                     \
+    "  --job-id ID             the job's name in the session file (default: otfx-HOST-PID)\n"                \
+    "  --filter FILE           user functions (-finstrument-functions) to record: lines 'include GLOB' /\n"  \
+    "                          'exclude GLOB', first match wins, '#' comments (OTFX_FILTER); checked here\n" \
+    "  --query-memory SIZE     the largest partial result of a query at any place (default %s, at least\n"   \
+    "                          %s); a query that needs more is refused as too large (OTFX_QUERY_MEMORY)\n"   \
+    "  --module-timeout S      time limit of an analysis module's call, in seconds (default %s): a leaf,\n"  \
+    "                          merge or load over it is answered with an error (OTFX_MODULE_TIMEOUT)\n"      \
+    "  --mpiexec PATH          the mpiexec to run (default: the one found at build time)\n"                  \
+    "  --dry-run               print the mpiexec command instead of running it\n"                            \
+    "  -h, --help              this text\n"                                                                  \
+    "  --version               otfx-run's version\n"                                                         \
+    "\n"                                                                                                     \
+    "exit status: the job's (mpiexec's); 2 for a wrong option; 128 + the signal when interrupted by\n"       \
+    "SIGINT or SIGTERM; 1 when the application finished but its snapshot at exit failed. When the job\n"     \
+    "fails or is interrupted otfx-run says in one last line what happened and where the trace is.\n"         \
+    "\n"                                                                                                     \
+    "environment (the options set most of these for the job; without otfx-run set them yourself,\n"          \
+    "docs/settings.md):\n"
+
+/* USAGE_FORMAT, then the settings from settings.tsv, then the one that is not otfx's. */
 static void print_help(void)
 {
-    fputs(usage, stdout);
+    char fanin_minimum[32], buffer_minimum[32], query_memory_minimum[32];
+    printf(USAGE_FORMAT, setting_default(OTFX_SETTING_FANIN),
+           setting_minimum(OTFX_SETTING_FANIN, fanin_minimum, sizeof(fanin_minimum)),
+           setting_minimum(OTFX_SETTING_BUFFER, buffer_minimum, sizeof(buffer_minimum)),
+           setting_default(OTFX_SETTING_BUFFER), setting_default(OTFX_SETTING_LISTEN),
+           setting_default(OTFX_SETTING_QUERY_MEMORY),
+           setting_minimum(OTFX_SETTING_QUERY_MEMORY, query_memory_minimum, sizeof(query_memory_minimum)),
+           setting_default(OTFX_SETTING_MODULE_TIMEOUT));
     otfx_settings_print_help(stdout, 1u << OTFX_SETTING_KIND_USER, 104);
     fputs("  MPIR_CVAR_POLLS_BEFORE_YIELD\n"
           "                          passed on as 10 unless set: MPICH then yields the core while a rank\n"

@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-bool capture_threads_concurrent;
-
 /* The cache's entry: what every record needs, and what a later announcement in another thread's stream
  * must repeat (the place names communicators by their creating function). */
 struct cached_comm {

@@ -43,9 +43,6 @@
 #include <string.h>
 #include <time.h>
 
-uint32_t capture_record_mask;
-uint64_t capture_check_deadline = UINT64_MAX;
-
 /* Receive buffer larger than a message, so that a slightly longer one is reported, not truncated. */
 static union {
     struct capture_control message;
@@ -406,6 +403,8 @@ void capture_pause_if_paused(void)
 /* Called from a batch send, already inside the tool (nesting.h). */
 void capture_control_check_at_flush(void)
 {
+    if (capture_deadline() == UINT64_MAX)
+        return; /* no steering: no place, or stopped */
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire))
         return; /* a check is under way (it may be what sent this batch) */
     const uint64_t now = capture_now();

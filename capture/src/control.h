@@ -6,16 +6,14 @@
 #define OTFX_CAPTURE_CONTROL_H
 
 #include "linkage.h"
+#include "recorder.h"
 #include "timer.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The next time (raw ticks) at which the rank must look at its control channel or end a RECORD_UNTIL
- * window: UINT64_MAX without a place (pass-through, before the split, after MPI_Finalize began). Every
- * check point compares a timestamp it has anyway with it: one load and one compare per event. */
-CAPTURE_INTERNAL extern uint64_t capture_check_deadline;
-/* Threads read it while the control thread moves it: a relaxed atomic load (a plain load on x86). */
+/* The check points' deadline is capture_check_deadline (recorder.h), which steering sets. Threads read it
+ * while the control thread moves it: a relaxed atomic load (a plain load on x86). */
 static inline uint64_t capture_deadline(void)
 {
     return __atomic_load_n(&capture_check_deadline, __ATOMIC_RELAXED);
@@ -29,7 +27,8 @@ CAPTURE_INTERNAL void capture_control_check(uint64_t now);
  * point where MPI may be called). */
 CAPTURE_INTERNAL void capture_control_set_clock_sync(double seconds);
 /* The same after a batch was sent from inside a record (never blocks: a pause waits for the next check
- * point). */
+ * point); nothing without steering. The recorder calls it through its hooks (recorder.h), as it calls
+ * capture_control_check when a recorded MPI call's ENTER finds the deadline passed. */
 CAPTURE_INTERNAL void capture_control_check_at_flush(void);
 /* True once per FLUSH in each thread that has not yet sent its records for it: the caller sends them now,
  * flagged CAPTURE_BATCH_FLUSHED (a check point, or a batch send that found the batch full). */

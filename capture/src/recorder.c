@@ -3,12 +3,10 @@
  */
 #include "recorder.h"
 #include "communicators.h"
-#include "control.h"
 #include "nesting.h"
 #include "requests.h"
 #include "timer.h"
 #include "transport.h"
-#include "user_functions.h"
 
 #include <otfx/support/growth.h>
 
@@ -19,9 +17,10 @@
 #include <time.h>
 
 bool capture_recording;
+uint32_t capture_record_mask;
+uint64_t capture_check_deadline = UINT64_MAX;
 bool capture_has_place;
 _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
-CAPTURE_HOT_THREAD_LOCAL unsigned capture_tool_nesting;
 
 /* Dropped records are written here and counted at the next slow-path call: every droppable record is
  * a fixed-size one far below this. */
@@ -59,10 +58,34 @@ static uint32_t thread_count;
 static int recorder_app_rank;
 static bool drop_when_full;
 
+/* Until capture_recorder_start sets the real ones: no FLUSH owed, no load map, no steering. */
+static bool no_flush_due(void)
+{
+    return false;
+}
+static bool no_load_map_change(void)
+{
+    return false;
+}
+static void nothing(void) {}
+static void no_check(uint64_t now)
+{
+    (void)now;
+}
+static struct capture_recorder_hooks hooks = {
+    .check = no_check,
+    .flush_due = no_flush_due,
+    .load_map_changed = no_load_map_change,
+    .write_load_map = nothing,
+    .check_at_flush = nothing,
+};
+
 enum { RECORD_CAPACITY = CAPTURE_BATCH_BYTES - sizeof(struct capture_batch_header) };
 
-void capture_recorder_start(int app_rank, bool recording, bool drop)
+void capture_recorder_start(int app_rank, bool recording, bool drop,
+                            const struct capture_recorder_hooks *above)
 {
+    hooks = *above;
     recorder_app_rank = app_rank;
     drop_when_full = drop;
     capture_has_place = true;
@@ -263,14 +286,13 @@ static void *reserve_slow_inside(struct thread_recorder *recorder, size_t size, 
         return keep_or_drop(recorder, size, kind);
     }
     /* Full while a FLUSH is due in this thread: this batch is the one that answers it. */
-    send_batch(recorder, capture_control_flush_due() ? CAPTURE_BATCH_FLUSHED : 0);
+    send_batch(recorder, hooks.flush_due() ? CAPTURE_BATCH_FLUSHED : 0);
     /* Once per batch: objects dlopen'ed since the load map was sent go at the head of the next. */
-    if (capture_load_map_changed())
-        capture_write_load_map();
+    if (hooks.load_map_changed())
+        hooks.write_load_map();
     /* A batch send is a check point too (a thread recording without MPI calls or user-function
      * enters, e.g. only otfx_phase); it may write RECORDING records before this one. */
-    if (capture_deadline() != UINT64_MAX)
-        capture_control_check_at_flush();
+    hooks.check_at_flush();
     return reserve(size, kind);
 }
 
@@ -313,10 +335,10 @@ void capture_enter_at(int function_id, uint64_t timestamp)
 bool capture_enter(int function_id, uint32_t event_class)
 {
     uint64_t now = capture_now();
-    if (__builtin_expect(now >= capture_deadline(), 0)) {
+    if (__builtin_expect(now >= __atomic_load_n(&capture_check_deadline, __ATOMIC_RELAXED), 0)) {
         /* Before the ENTER: a pause blocks here, before the call reaches PMPI, and a command that
          * turns this class off leaves the call unrecorded (enter and leave alike). */
-        capture_control_check(now);
+        hooks.check(now);
         if (!capture_records(event_class))
             return false;
         now = capture_now();
@@ -522,8 +544,6 @@ static void recorder_finish_inside(void)
     struct thread_recorder *calling = this_thread;
     if (!calling)
         calling = create_thread_recorder();
-    if (capture_recording)
-        capture_user_functions_finish();
     capture_recording = false;
     capture_record_mask = 0;
     /* Other threads are done with MPI by now (MPI_Finalize's rule): send what they left behind. */

@@ -25,8 +25,8 @@
  * recording is on (OTFX_RECORD=0 starts with it off; steering turns it on and off: control.c). */
 CAPTURE_INTERNAL extern bool capture_recording;
 /* What the wrappers test, one load and one bit test per call: the enabled event classes
- * (enum capture_event_class) while recording, 0 while not (and in pass-through mode). Written only by
- * control.c (capture_control_apply_state). */
+ * (enum capture_event_class) while recording, 0 while not (and in pass-through mode). Steering
+ * (control.c apply_state) sets it; the recorder clears it when it stops. */
 CAPTURE_INTERNAL extern uint32_t capture_record_mask;
 /* Set from the world split on application ranks that have a place, recording or not: they must send
  * their goodbye batch in MPI_Finalize, or their place would wait for ever. */
@@ -39,6 +39,14 @@ static inline bool capture_records(uint32_t event_class)
 {
     return __builtin_expect((capture_record_mask & event_class) != 0, 0);
 }
+
+/* The next time (raw ticks) at which the rank must look at its control channel or end a RECORD_UNTIL
+ * window: UINT64_MAX without a place (pass-through, before the split, after MPI_Finalize began). Every
+ * check point compares a timestamp it has anyway with it: one load and one compare per event. Steering
+ * sets it (control.c; read it with control.h's capture_deadline); it is the recorder's because a recorded
+ * MPI call's ENTER is a check point: capture_enter compares and, when it has passed, calls the check
+ * through the hooks (capture_recorder_hooks, below) — steering is above the recorder. */
+CAPTURE_INTERNAL extern uint64_t capture_check_deadline;
 
 /* Records the ENTER of an MPI function of class `event_class` (after the check point): false when the
  * check turned recording or the class off (or the window ended): then nothing was written and the
@@ -91,14 +99,36 @@ struct capture_comm;
 CAPTURE_INTERNAL void capture_write_comm(enum capture_record_kind kind, int function_id,
                                          const struct capture_comm *comm, bool with_members);
 
+/* The recorder is below steering (control.c) and the user functions' load map (user_functions.c) and
+ * calls them only through these hooks, which the world split sets with capture_recorder_start: when a
+ * check point's deadline passed and around the send of a full batch, never per record (as LTTng-UST and
+ * libevent call the layers above them through callbacks registered at start-up). */
+struct capture_recorder_hooks {
+    /* A recorded MPI call's ENTER found capture_check_deadline passed (capture_control_check): before
+     * the ENTER, so a pause blocks before PMPI and a class turned off leaves the call unrecorded. */
+    void (*check)(uint64_t now);
+    /* Whether this thread owes a FLUSH (capture_control_flush_due): the full batch is flagged
+     * CAPTURE_BATCH_FLUSHED. */
+    bool (*flush_due)(void);
+    /* Objects loaded since the load map was written (capture_load_map_changed): it is written again
+     * (capture_write_load_map) at the head of the next batch. */
+    bool (*load_map_changed)(void);
+    void (*write_load_map)(void);
+    /* The batch send's check point (capture_control_check_at_flush; never blocks): it may write
+     * RECORDING records before the record that did not fit. */
+    void (*check_at_flush)(void);
+};
+
 /* Recorder life cycle: start after the world split (world_split.c), stop in MPI_Finalize by
- * sending every thread's remaining records, the calling thread's batch flagged as goodbye.
+ * sending every thread's remaining records, the calling thread's batch flagged as goodbye (the throttled
+ * functions' counts, capture_user_functions_finish, are written before).
  * drop_when_full (OTFX_BACKPRESSURE=drop): a thread whose batch is full while the previous one is still
  * being sent does not wait; it drops its records (keeping the definition-like ones, otfx/capture_wire.h's
  * CAPTURE_RECORD_DROPPED) until that send completes, then sends a DROPPED record saying what it lost.
  * The hot path is the same in both policies: one compare against the thread's batch limit, which is 0
  * while dropping. */
-CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording, bool drop_when_full);
+CAPTURE_INTERNAL void capture_recorder_start(int app_rank, bool recording, bool drop_when_full,
+                                             const struct capture_recorder_hooks *hooks);
 CAPTURE_INTERNAL void capture_recorder_finish(void);
 /* The rank ends without MPI_Finalize (dying.c): what every thread recorded goes to the place now, the
  * calling thread's batch last, ending with a CAPTURE_RECORD_DIED record and flagged as goodbye; nothing

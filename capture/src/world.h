@@ -1,6 +1,6 @@
 /*
- * world.h — what the world split decided (private to libotfx-capture; world_split.c): the application's
- * world, the tool tree's layout, this rank's place, the thread level.
+ * world.h — what the world split decided (private to libotfx-capture; defined in world.c, set by
+ * world_split.c): the application's world, the tool tree's layout, this rank's place, the thread level.
  */
 #ifndef OTFX_CAPTURE_WORLD_H
 #define OTFX_CAPTURE_WORLD_H

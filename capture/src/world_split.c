@@ -19,10 +19,6 @@
 
 #include <stdio.h>
 
-MPI_Comm capture_app_world = MPI_COMM_WORLD;
-struct capture_layout capture_layout;
-int capture_own_place = -1;
-
 /* A place rank leaves the application here for good: the place (assembly/, the only code that knows
  * both capture and the places) runs the place of the tool tree and ends the process. It runs inside the
  * tool (nesting.h): whatever MPI it calls through the wrappers goes straight to PMPI. */
@@ -85,7 +81,16 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     if (!capture_user_functions_start(world_rank)) {
         capture_abort_job(capture_app_world, true);
     }
-    capture_recorder_start(world_rank, configuration.recording, configuration.drop_when_full);
+    /* The recorder reaches steering and the load map only through these (recorder.h). */
+    const struct capture_recorder_hooks recorder_hooks = {
+        .check = capture_control_check,
+        .flush_due = capture_control_flush_due,
+        .load_map_changed = capture_load_map_changed,
+        .write_load_map = capture_write_load_map,
+        .check_at_flush = capture_control_check_at_flush,
+    };
+    capture_recorder_start(world_rank, configuration.recording, configuration.drop_when_full,
+                           &recorder_hooks);
     capture_dying_install();
     capture_threads_concurrent = provided == MPI_THREAD_MULTIPLE; /* locks: requests.c, communicators.c */
     capture_send_load_map(); /* before any record that names a user function */
