@@ -506,6 +506,9 @@ static void test_point_to_point(void **unused)
     assert_int_equal(o->stats.sends_unreceived, 0);
     assert_int_equal(o->stats.stall_releases, 0);
     assert_int_equal(o->state[0][0].finished, 1);
+    /* The window begins at 0, the traces at their first events (10): nothing is missing before them. */
+    assert_int_equal(o->stats.gaps, 0);
+    assert_int_equal(o->stats.gap_time, 0);
     free(o);
 }
 

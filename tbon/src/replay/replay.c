@@ -659,9 +659,16 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
         if (!stream->seen_held) {
             stream->seen_held = true;
             /* The trace's oldest detail begins inside the window (context ENTERs before `from` say it
-             * holds detail there); a reduction record reports its own range. */
-            if (event->time > replay->config.from && event->type != OTFX_EV_REDUCTION)
-                report_gap(replay, stream, replay->config.from, event->time);
+             * holds detail there); a reduction record reports its own range. Detail is missing only
+             * from the trace's first event on: before it the rank recorded nothing (a window from 0,
+             * the default, begins long before any rank started). */
+            if (event->time > replay->config.from && event->type != OTFX_EV_REDUCTION) {
+                otfx_trace_status held;
+                otfx_time begin = replay->config.from;
+                if (otfx_trace_status_get(stream->trace, &held) == OTFX_OK && held.first_time > begin)
+                    begin = held.first_time;
+                report_gap(replay, stream, begin, event->time);
+            }
         }
         if (event->time > stream->last_time)
             stream->last_time = event->time;
