@@ -20,6 +20,7 @@
 #include "replay_support.h"
 
 #include <otfx/analysis.h>
+#include <otfx/support/growth.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,17 +90,13 @@ typedef struct cp_run {
 static cp_stream *stream_of(cp_run *run, const otfx_replay_stream *stream)
 {
     if (stream->index >= run->stream_capacity) {
-        size_t capacity = run->stream_capacity ? run->stream_capacity : 16;
-        while (capacity <= stream->index)
-            capacity *= 2;
-        cp_stream *streams = realloc(run->streams, capacity * sizeof *streams);
-        if (!streams) {
+        const size_t old_capacity = run->stream_capacity;
+        if (!otfx_reserve((void **)&run->streams, &run->stream_capacity, (size_t)stream->index + 1,
+                          sizeof *run->streams, 16)) {
             run->failed = true;
             return NULL;
         }
-        memset(streams + run->stream_capacity, 0, (capacity - run->stream_capacity) * sizeof *streams);
-        run->streams = streams;
-        run->stream_capacity = capacity;
+        memset(run->streams + old_capacity, 0, (run->stream_capacity - old_capacity) * sizeof *run->streams);
     }
     cp_stream *s = &run->streams[stream->index];
     if (!s->seen) {
@@ -204,15 +201,9 @@ static void merge_remote(cp_run *run, cp_stream *s, const otfx_event *event, con
     if (remote->length <= s->length)
         return;
     s->length = remote->length;
-    if (s->node_count == s->node_capacity) {
-        size_t capacity = s->node_capacity ? s->node_capacity * 2 : 16;
-        cp_node *nodes = realloc(s->nodes, capacity * sizeof *nodes);
-        if (!nodes) {
-            run->failed = true;
-            return;
-        }
-        s->nodes = nodes;
-        s->node_capacity = capacity;
+    if (!otfx_reserve((void **)&s->nodes, &s->node_capacity, s->node_count + 1, sizeof *s->nodes, 16)) {
+        run->failed = true;
+        return;
     }
     s->nodes[s->node_count++] = (cp_node){.ordinal = s->ordinal,
                                           .time = event->time,
@@ -299,14 +290,9 @@ static cp_stream *find_stream(cp_run *run, uint32_t rank, uint32_t thread)
 
 static bool add_interval(cp_stream *s, otfx_time begin, otfx_time end)
 {
-    if (s->interval_count == s->interval_capacity) {
-        size_t capacity = s->interval_capacity ? s->interval_capacity * 2 : 8;
-        cp_interval *intervals = realloc(s->intervals, capacity * sizeof *intervals);
-        if (!intervals)
-            return false;
-        s->intervals = intervals;
-        s->interval_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&s->intervals, &s->interval_capacity, s->interval_count + 1,
+                      sizeof *s->intervals, 8))
+        return false;
     s->intervals[s->interval_count++] = (cp_interval){begin, end};
     return true;
 }
@@ -491,14 +477,9 @@ static bool add_segment(cp_run *run, const cp_stream *s, otfx_ref function, otfx
             return true;
         }
     }
-    if (run->segment_count == run->segment_capacity) {
-        size_t capacity = run->segment_capacity ? run->segment_capacity * 2 : 64;
-        cp_segment *segments = realloc(run->segments, capacity * sizeof *segments);
-        if (!segments)
-            return false;
-        run->segments = segments;
-        run->segment_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&run->segments, &run->segment_capacity, run->segment_count + 1,
+                      sizeof *run->segments, 64))
+        return false;
     run->segments[run->segment_count++] = (cp_segment){.rank = s->rank,
                                                        .thread = s->thread,
                                                        .begin = begin,

@@ -1,6 +1,8 @@
 /* replay_support.c — the parts the replay-based modules share (replay_support.h). */
 #include "replay_support.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,15 +132,10 @@ void cpu_clock_event(cpu_clock *clock, region_facts *facts, const otfx_event *ev
             clock->failed = true;
             return;
         }
-        if (clock->depth == clock->capacity) {
-            uint32_t capacity = clock->capacity ? clock->capacity * 2 : 16;
-            stack_frame *stack = realloc(clock->stack, capacity * sizeof *stack);
-            if (!stack) {
-                clock->failed = true;
-                return;
-            }
-            clock->stack = stack;
-            clock->capacity = capacity;
+        if (!otfx_reserve_u32((void **)&clock->stack, &clock->capacity, (size_t)clock->depth + 1,
+                              sizeof *clock->stack, 16)) {
+            clock->failed = true;
+            return;
         }
         bool mpi = region_is_mpi(facts, event->u.region.region);
         clock->stack[clock->depth++] =

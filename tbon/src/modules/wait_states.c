@@ -24,6 +24,7 @@
 #include "replay_support.h"
 
 #include <otfx/analysis.h>
+#include <otfx/support/growth.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,31 +124,19 @@ typedef struct ws_run {
 
 static bool grow(void **array, size_t *capacity, size_t count, size_t size)
 {
-    if (count < *capacity)
-        return true;
-    size_t n = *capacity ? *capacity * 2 : 8;
-    void *grown = realloc(*array, n * size);
-    if (!grown)
-        return false;
-    *array = grown;
-    *capacity = n;
-    return true;
+    return otfx_reserve(array, capacity, count + 1, size, 8);
 }
 
 static ws_stream *stream_of(ws_run *run, const otfx_replay_stream *stream)
 {
     if (stream->index >= run->stream_capacity) {
-        size_t capacity = run->stream_capacity ? run->stream_capacity : 16;
-        while (capacity <= stream->index)
-            capacity *= 2;
-        ws_stream *streams = realloc(run->streams, capacity * sizeof *streams);
-        if (!streams) {
+        const size_t old_capacity = run->stream_capacity;
+        if (!otfx_reserve((void **)&run->streams, &run->stream_capacity, (size_t)stream->index + 1,
+                          sizeof *run->streams, 16)) {
             run->failed = true;
             return NULL;
         }
-        memset(streams + run->stream_capacity, 0, (capacity - run->stream_capacity) * sizeof *streams);
-        run->streams = streams;
-        run->stream_capacity = capacity;
+        memset(run->streams + old_capacity, 0, (run->stream_capacity - old_capacity) * sizeof *run->streams);
     }
     ws_stream *s = &run->streams[stream->index];
     if (!s->seen) {
