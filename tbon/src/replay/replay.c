@@ -8,6 +8,7 @@
 #include "../error_text.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,7 @@ otfx_replay *otfx_replay_create(const otfx_replay_config *config, otfx_defs *def
         rank->absent = rank->selected ? OTFX_REPLAY_SEEN : OTFX_REPLAY_RANK_NOT_SERVED;
     }
     replay_table_init(&replay->comm_by_id, 1, sizeof(otfx_ref));
-    replay_table_init(&replay->messages, 4, sizeof(message_entry));
+    replay_table_init(&replay->messages, 4, offsetof(message_entry, value) + replay->value_size);
     replay_table_init(&replay->instances, 2, sizeof(replay_instance *));
     return replay;
 }
@@ -270,6 +271,9 @@ otfx_ref replay_comm_by_id(otfx_replay *replay, uint64_t id)
 
 static uint64_t comm_id_of(otfx_replay *replay, otfx_ref ref)
 {
+    /* once per message end: the resolved case without a call */
+    if (ref < replay->comm_count && replay->comms[ref].resolved)
+        return replay->comms[ref].id;
     replay_comm *comm = replay_comm_get(replay, ref);
     return comm ? comm->id : 0;
 }
@@ -333,11 +337,12 @@ static bool never_comes(const otfx_replay *replay, const replay_stream *stream, 
 
 bool replay_store_message(otfx_replay *replay, const uint64_t *key, const void *value, bool remote)
 {
-    message_entry *entry = replay_table_insert(&replay->messages, key, NULL);
+    /* bytes, not a message_entry: the table's payload is shorter and less aligned than the struct */
+    unsigned char *entry = replay_table_insert(&replay->messages, key, NULL);
     if (!entry)
         return false;
-    entry->remote = remote;
-    memcpy(entry->value, value, replay->value_size);
+    memcpy(entry + offsetof(message_entry, remote), &remote, sizeof remote);
+    memcpy(entry + offsetof(message_entry, value), value, replay->value_size);
     return true;
 }
 
@@ -487,18 +492,15 @@ static bool try_receive(otfx_replay *replay, replay_stream *stream, const otfx_e
         uint64_t key[4] = {comm_id_of(replay, event->u.msg.comm),
                            ((uint64_t)sender << 32) | stream->public.rank, event->u.msg.tag,
                            event->u.msg.seq};
-        message_entry *entry = replay_table_find(&replay->messages, key);
-        if (entry) {
-            _Alignas(REPLAY_VALUE_ALIGN) unsigned char copy[OTFX_REPLAY_MAX_VALUE];
-            memcpy(copy, entry->value, replay->value_size);
-            if (entry->remote)
+        message_entry taken;
+        if (replay_table_take(&replay->messages, key, &taken)) {
+            if (taken.remote)
                 replay->stats.receives_matched_remote++;
             else
                 replay->stats.receives_matched_local++;
-            replay_table_remove(&replay->messages, key);
             replay->stats.receives++;
             if (replay->pass.receive)
-                replay->pass.receive(replay->config.pass_user, &stream->public, event, copy,
+                replay->pass.receive(replay->config.pass_user, &stream->public, event, taken.value,
                                      OTFX_REPLAY_SEEN);
             return true;
         }

@@ -24,6 +24,9 @@ void *replay_table_find(const replay_table *table, const uint64_t *key);
 /* The payload of `key`, inserted zeroed when new (*inserted); NULL when out of memory. */
 void *replay_table_insert(replay_table *table, const uint64_t *key, bool *inserted);
 void replay_table_remove(replay_table *table, const uint64_t *key);
+/* Copies the payload of `key` to `payload` and removes it (one probe instead of find and remove); false
+ * when absent. */
+bool replay_table_take(replay_table *table, const uint64_t *key, void *payload);
 /* Visits every payload (with its key); the table must not change meanwhile. */
 void replay_table_each(const replay_table *table, void (*fn)(void *user, const uint64_t *key, void *payload),
                        void *user);
@@ -171,9 +174,12 @@ struct otfx_replay {
     otfx_replay_stats stats;
 };
 
+/* A message's value in the table: the table stores only the first offsetof(value) + value_size bytes, so
+ * that small values make small entries (they are inserted, probed and moved once per message). */
 typedef struct message_entry {
-    unsigned char value[OTFX_REPLAY_MAX_VALUE]; /* copied into an aligned buffer before a pass sees it */
     bool remote;
+    _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE]; /* aligned for the pass in a
+                                                                              * copy, not in the table */
 } message_entry;
 
 /* streams.c */

@@ -37,6 +37,18 @@ void replay_table_free(replay_table *table)
     table->capacity = table->count = 0;
 }
 
+static bool same_key(const unsigned char *stored, const uint64_t *key, size_t words)
+{
+    /* Keys are one to four words: a loop of word compares beats a memcmp call per probe. */
+    for (size_t i = 0; i < words; i++) {
+        uint64_t word;
+        memcpy(&word, stored + i * sizeof(uint64_t), sizeof word);
+        if (word != key[i])
+            return false;
+    }
+    return true;
+}
+
 static size_t find_slot(const replay_table *table, const uint64_t *key, uint64_t hash, bool *found)
 {
     size_t mask = table->capacity - 1;
@@ -49,8 +61,7 @@ static size_t find_slot(const replay_table *table, const uint64_t *key, uint64_t
             *found = false;
             return index;
         }
-        if (stored == hash &&
-            memcmp(entry + sizeof(uint64_t), key, table->key_words * sizeof(uint64_t)) == 0) {
+        if (stored == hash && same_key(entry + sizeof(uint64_t), key, table->key_words)) {
             *found = true;
             return index;
         }
@@ -110,16 +121,11 @@ void *replay_table_insert(replay_table *table, const uint64_t *key, bool *insert
     return entry + (1 + table->key_words) * sizeof(uint64_t);
 }
 
-void replay_table_remove(replay_table *table, const uint64_t *key)
+/* Empties the slot at `hole`. Backward shift: later entries of the probe run move into the hole when
+ * their home allows it. */
+static void remove_at(replay_table *table, size_t hole)
 {
-    if (table->count == 0)
-        return;
-    bool found;
-    size_t hole = find_slot(table, key, hash_key(key, table->key_words), &found);
-    if (!found)
-        return;
     size_t mask = table->capacity - 1;
-    /* Backward shift: move later entries of the probe run into the hole when their home allows it. */
     size_t index = hole;
     for (;;) {
         index = (index + 1) & mask;
@@ -137,6 +143,29 @@ void replay_table_remove(replay_table *table, const uint64_t *key)
     }
     memset(entry_at(table, hole), 0, table->entry_size);
     table->count--;
+}
+
+void replay_table_remove(replay_table *table, const uint64_t *key)
+{
+    if (table->count == 0)
+        return;
+    bool found;
+    size_t hole = find_slot(table, key, hash_key(key, table->key_words), &found);
+    if (found)
+        remove_at(table, hole);
+}
+
+bool replay_table_take(replay_table *table, const uint64_t *key, void *payload)
+{
+    if (table->count == 0)
+        return false;
+    bool found;
+    size_t index = find_slot(table, key, hash_key(key, table->key_words), &found);
+    if (!found)
+        return false;
+    memcpy(payload, entry_at(table, index) + (1 + table->key_words) * sizeof(uint64_t), table->payload_size);
+    remove_at(table, index);
+    return true;
 }
 
 void replay_table_each(const replay_table *table, void (*fn)(void *user, const uint64_t *key, void *payload),
