@@ -7,6 +7,8 @@
 
 #include "../error_text.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -148,14 +150,9 @@ otfx_status otfx_replay_add_trace(otfx_replay *replay, otfx_trace *trace, uint32
     replay_rank *owner = &replay->ranks[rank];
     if (!owner->selected)
         return OTFX_OK;
-    if (replay->stream_count == replay->stream_capacity) {
-        uint32_t capacity = replay->stream_capacity ? replay->stream_capacity * 2 : 16;
-        replay_stream **streams = realloc(replay->streams, capacity * sizeof *streams);
-        if (!streams)
-            return OTFX_ERR_NOMEM;
-        replay->streams = streams;
-        replay->stream_capacity = capacity;
-    }
+    if (!otfx_reserve_u32((void **)&replay->streams, &replay->stream_capacity,
+                          (size_t)replay->stream_count + 1, sizeof *replay->streams, 16))
+        return OTFX_ERR_NOMEM;
     uint32_t *indices = realloc(owner->streams, (owner->stream_count + 1) * sizeof *indices);
     if (!indices)
         return OTFX_ERR_NOMEM;
@@ -610,14 +607,9 @@ static bool try_complete(otfx_replay *replay, replay_stream *stream, const otfx_
 
 static pending_nbc *push_nbc(replay_stream *stream)
 {
-    if (stream->nbc_count == stream->nbc_capacity) {
-        size_t capacity = stream->nbc_capacity ? stream->nbc_capacity * 2 : 4;
-        pending_nbc *nbc = realloc(stream->nbc, capacity * sizeof *nbc);
-        if (!nbc)
-            return NULL;
-        stream->nbc = nbc;
-        stream->nbc_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&stream->nbc, &stream->nbc_capacity, stream->nbc_count + 1,
+                      sizeof *stream->nbc, 4))
+        return NULL;
     pending_nbc *started = &stream->nbc[stream->nbc_count++];
     memset(started, 0, sizeof *started);
     return started;

@@ -13,6 +13,8 @@
 
 #include "../error_text.h"
 
+#include <otfx/support/growth.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,17 +31,10 @@ static void put(byte_buffer *buffer, const void *bytes, size_t length)
 {
     if (buffer->failed)
         return;
-    if (buffer->length + length > buffer->capacity) {
-        size_t capacity = buffer->capacity ? buffer->capacity : 4096;
-        while (capacity < buffer->length + length)
-            capacity *= 2;
-        unsigned char *data = realloc(buffer->data, capacity);
-        if (!data) {
-            buffer->failed = true;
-            return;
-        }
-        buffer->data = data;
-        buffer->capacity = capacity;
+    if (length > SIZE_MAX - buffer->length ||
+        !otfx_reserve((void **)&buffer->data, &buffer->capacity, buffer->length + length, 1, 4096)) {
+        buffer->failed = true;
+        return;
     }
     memcpy(buffer->data + buffer->length, bytes, length);
     buffer->length += length;
@@ -60,14 +55,9 @@ static void put_u64(byte_buffer *buffer, uint64_t v)
 
 bool replay_queue_outgoing(otfx_replay *replay, const outgoing_value *value)
 {
-    if (replay->outgoing_count == replay->outgoing_capacity) {
-        size_t capacity = replay->outgoing_capacity ? replay->outgoing_capacity * 2 : 256;
-        outgoing_value *outgoing = realloc(replay->outgoing, capacity * sizeof *outgoing);
-        if (!outgoing)
-            return false;
-        replay->outgoing = outgoing;
-        replay->outgoing_capacity = capacity;
-    }
+    if (!otfx_reserve((void **)&replay->outgoing, &replay->outgoing_capacity, replay->outgoing_count + 1,
+                      sizeof *replay->outgoing, 256))
+        return false;
     replay->outgoing[replay->outgoing_count++] = *value;
     return true;
 }
