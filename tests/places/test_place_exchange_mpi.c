@@ -315,9 +315,8 @@ int main(int argc, char **argv)
     check(hub != NULL, "hub: %s", error);
     pthread_t thread;
     check(pthread_create(&thread, NULL, worker, NULL) == 0, "thread");
-    uint64_t polls = 0;
     while (!atomic_load(&done)) {
-        polls += place_exchange_hub_poll(hub);
+        (void)place_exchange_hub_poll(hub);
         const struct timespec pause = {0, 200 * 1000};
         nanosleep(&pause, NULL);
     }
