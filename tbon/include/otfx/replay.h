@@ -105,10 +105,22 @@ typedef struct otfx_replay_stream {
 } otfx_replay_stream;
 
 /* A collective's members as the completing member sees them, by communicator rank. */
+/* What a collective's members depend on, by its operation (the dependencies at the top of this
+ * header). */
+typedef enum otfx_replay_dependency {
+    OTFX_REPLAY_ALL_TO_ALL = 0, /* every member on every member (barrier, allreduce, …, unknown operations) */
+    OTFX_REPLAY_ONE_TO_ALL,     /* the others on the root (bcast, scatter[v]) */
+    OTFX_REPLAY_ALL_TO_ONE,     /* the root on the others (gather[v], reduce) */
+    OTFX_REPLAY_PREFIX          /* a member on the lower ranks (scan, exscan) */
+} otfx_replay_dependency;
+/* The dependency of an OTF2_CollectiveOp value (otfx_event.u.coll.op). */
+otfx_replay_dependency otfx_replay_dependency_of(uint32_t op);
+
 typedef struct otfx_replay_collective {
     const otfx_event *end; /* the completing member's COLL_END or NBC_COMPLETE (op, root, sizes) */
-    uint32_t size;         /* members */
-    uint32_t self;         /* the completing member's communicator rank */
+    otfx_replay_dependency dependency; /* of end->u.coll.op */
+    uint32_t size;                     /* members */
+    uint32_t self;                     /* the completing member's communicator rank */
     uint32_t root;         /* communicator rank of the root, UINT32_MAX when the operation has none */
     const uint32_t *world; /* members' world ranks */
     /* value[i]: member i's arrival value, NULL when not needed or missing. value[self] is always the

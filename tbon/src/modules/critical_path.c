@@ -89,16 +89,12 @@ typedef struct cp_run {
 
 static cp_stream *stream_of(cp_run *run, const otfx_replay_stream *stream)
 {
-    if (stream->index >= run->stream_capacity) {
-        const size_t old_capacity = run->stream_capacity;
-        if (!otfx_reserve((void **)&run->streams, &run->stream_capacity, (size_t)stream->index + 1,
-                          sizeof *run->streams, 16)) {
-            run->failed = true;
-            return NULL;
-        }
-        memset(run->streams + old_capacity, 0, (run->stream_capacity - old_capacity) * sizeof *run->streams);
+    cp_stream *s =
+        stream_slot((void **)&run->streams, &run->stream_capacity, sizeof *run->streams, stream->index);
+    if (!s) {
+        run->failed = true;
+        return NULL;
     }
-    cp_stream *s = &run->streams[stream->index];
     if (!s->seen) {
         s->seen = true;
         s->rank = stream->rank;
@@ -255,7 +251,6 @@ static void cp_complete(void *user, otfx_replay_stream *stream, const otfx_repla
 
 static const otfx_replay_pass cp_pass = {
     .name = "critical-path",
-    .stream_state_size = sizeof(uint64_t),
     .value_size = sizeof(cp_value),
     .event = cp_event,
     .send = cp_send,
@@ -566,19 +561,10 @@ typedef struct cp_parsed {
     unseen_counts unseen;
 } cp_parsed;
 
-static int compare_names(const char *a, uint32_t a_length, const char *b, uint32_t b_length)
-{
-    uint32_t n = a_length < b_length ? a_length : b_length;
-    int c = n ? memcmp(a, b, n) : 0;
-    if (c)
-        return c;
-    return a_length < b_length ? -1 : a_length > b_length;
-}
-
 static int compare_function(const void *x, const void *y)
 {
     const cp_function *a = x, *b = y;
-    return compare_names(a->name, a->name_length, b->name, b->name_length);
+    return name_compare(a->name, a->name_length, b->name, b->name_length);
 }
 
 static int compare_segment(const void *x, const void *y)
@@ -592,7 +578,7 @@ static int compare_segment(const void *x, const void *y)
         return a->thread < b->thread ? -1 : 1;
     if (a->end != b->end)
         return a->end < b->end ? -1 : 1;
-    return compare_names(a->name, a->name_length, b->name, b->name_length);
+    return name_compare(a->name, a->name_length, b->name, b->name_length);
 }
 
 static uint32_t segment_limit(const otfx_command *query)

@@ -269,3 +269,22 @@ otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *i
     }
     return replay;
 }
+
+void *stream_slot(void **array, size_t *capacity, size_t item_size, uint32_t index)
+{
+    const size_t old_capacity = *capacity;
+    if (!otfx_reserve(array, capacity, (size_t)index + 1, item_size, 16))
+        return NULL;
+    unsigned char *items = *array;
+    memset(items + old_capacity * item_size, 0, (*capacity - old_capacity) * item_size);
+    return items + (size_t)index * item_size;
+}
+
+int name_compare(const char *a, uint32_t a_length, const char *b, uint32_t b_length)
+{
+    uint32_t n = a_length < b_length ? a_length : b_length;
+    int c = n ? memcmp(a, b, n) : 0;
+    if (c)
+        return c;
+    return a_length < b_length ? -1 : a_length > b_length;
+}

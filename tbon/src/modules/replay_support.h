@@ -86,6 +86,14 @@ void unseen_add(unseen_counts *into, const unseen_counts *other);
 /* The `unseen` record line. */
 void unseen_line(otfx_text *reply, const unseen_counts *counts);
 
+/* ---- small pieces both modules use --------------------------------------------------------------- */
+
+/* Item `index` of a pass's per-stream array (otfx_replay_stream.index), growing it with zeroed items as
+ * needed; NULL when out of memory. */
+void *stream_slot(void **array, size_t *capacity, size_t item_size, uint32_t index);
+/* Orders names held as bytes and a length (not NUL-terminated): bytes first, then the shorter. */
+int name_compare(const char *a, uint32_t a_length, const char *b, uint32_t b_length);
+
 /* ---- a leaf's replay ------------------------------------------------------------------------------- */
 
 /* Builds a replay of `pass` over the leaf's traces of the ranks `query` selects, in its window, and runs

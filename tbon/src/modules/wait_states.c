@@ -40,25 +40,6 @@ static const char *const kind_names[WS_KINDS] = {"late-sender", "late-receiver",
 static const char *const kind_keys[WS_KINDS] = {"late_sender_ns", "late_receiver_ns", "wait_nxn_ns",
                                                 "late_broadcast_ns", "early_reduce_ns"};
 
-/* OTF2_CollectiveOp values (as the places store them) */
-enum {
-    OP_BARRIER = 0,
-    OP_BCAST = 1,
-    OP_GATHER = 2,
-    OP_GATHERV = 3,
-    OP_SCATTER = 4,
-    OP_SCATTERV = 5,
-    OP_ALLGATHER = 6,
-    OP_ALLGATHERV = 7,
-    OP_ALLTOALL = 8,
-    OP_ALLTOALLV = 9,
-    OP_ALLTOALLW = 10,
-    OP_ALLREDUCE = 11,
-    OP_REDUCE = 12,
-    OP_REDUCE_SCATTER = 13,
-    OP_REDUCE_SCATTER_BLOCK = 16,
-};
-
 #define WS_FUNCTION_NAME 40
 
 /* What crosses a dependency (fits OTFX_REPLAY_MAX_VALUE). */
@@ -129,16 +110,12 @@ static bool grow(void **array, size_t *capacity, size_t count, size_t size)
 
 static ws_stream *stream_of(ws_run *run, const otfx_replay_stream *stream)
 {
-    if (stream->index >= run->stream_capacity) {
-        const size_t old_capacity = run->stream_capacity;
-        if (!otfx_reserve((void **)&run->streams, &run->stream_capacity, (size_t)stream->index + 1,
-                          sizeof *run->streams, 16)) {
-            run->failed = true;
-            return NULL;
-        }
-        memset(run->streams + old_capacity, 0, (run->stream_capacity - old_capacity) * sizeof *run->streams);
+    ws_stream *s =
+        stream_slot((void **)&run->streams, &run->stream_capacity, sizeof *run->streams, stream->index);
+    if (!s) {
+        run->failed = true;
+        return NULL;
     }
-    ws_stream *s = &run->streams[stream->index];
     if (!s->seen) {
         s->seen = true;
         s->rank = stream->rank;
@@ -362,12 +339,9 @@ static void ws_complete(void *user, otfx_replay_stream *stream, const otfx_repla
     const stack_frame *frame = cpu_clock_mpi_frame(&s->clock);
     if (!frame)
         return;
-    uint32_t op = collective->end->u.coll.op;
     ws_value v;
-    switch (op) {
-    case OP_BCAST:
-    case OP_SCATTER:
-    case OP_SCATTERV:
+    switch (collective->dependency) {
+    case OTFX_REPLAY_ONE_TO_ALL:
         if (collective->root >= collective->size || collective->self == collective->root ||
             !collective->value[collective->root])
             return;
@@ -375,9 +349,7 @@ static void ws_complete(void *user, otfx_replay_stream *stream, const otfx_repla
         if (v.enter > frame->enter)
             add_pending(run, s, WS_LATE_BROADCAST, v.rank, v.enter - frame->enter);
         return;
-    case OP_GATHER:
-    case OP_GATHERV:
-    case OP_REDUCE: {
+    case OTFX_REPLAY_ALL_TO_ONE: {
         if (collective->self != collective->root)
             return;
         bool any = false;
@@ -394,15 +366,7 @@ static void ws_complete(void *user, otfx_replay_stream *stream, const otfx_repla
             add_pending(run, s, WS_EARLY_REDUCE, first.rank, first.enter - frame->enter);
         return;
     }
-    case OP_BARRIER:
-    case OP_ALLGATHER:
-    case OP_ALLGATHERV:
-    case OP_ALLTOALL:
-    case OP_ALLTOALLV:
-    case OP_ALLTOALLW:
-    case OP_ALLREDUCE:
-    case OP_REDUCE_SCATTER:
-    case OP_REDUCE_SCATTER_BLOCK: {
+    case OTFX_REPLAY_ALL_TO_ALL: {
         bool any = false;
         ws_value last = {0};
         for (uint32_t i = 0; i < collective->size; i++) {
@@ -417,14 +381,13 @@ static void ws_complete(void *user, otfx_replay_stream *stream, const otfx_repla
             add_pending(run, s, WS_WAIT_NXN, last.rank, last.enter - frame->enter);
         return;
     }
-    default:
-        return; /* scan, exscan and unknown operations are not rated */
+    case OTFX_REPLAY_PREFIX:
+        return; /* scan and exscan are not rated */
     }
 }
 
 static const otfx_replay_pass ws_pass = {
     .name = "wait-states",
-    .stream_state_size = sizeof(uint64_t),
     .value_size = sizeof(ws_value),
     .event = ws_event,
     .send = ws_send,
@@ -464,12 +427,9 @@ typedef struct ws_parsed {
 static int compare_function(const void *x, const void *y)
 {
     const ws_function *a = x, *b = y;
-    uint32_t n = a->name_length < b->name_length ? a->name_length : b->name_length;
-    int c = n ? memcmp(a->name, b->name, n) : 0;
+    int c = name_compare(a->name, a->name_length, b->name, b->name_length);
     if (c)
         return c;
-    if (a->name_length != b->name_length)
-        return a->name_length < b->name_length ? -1 : 1;
     return a->kind < b->kind ? -1 : a->kind > b->kind;
 }
 

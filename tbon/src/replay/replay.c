@@ -511,19 +511,33 @@ static bool try_receive(otfx_replay *replay, replay_stream *stream, const otfx_e
     return true;
 }
 
-static bool depends_on(uint32_t op, uint32_t self, uint32_t root, uint32_t member)
+otfx_replay_dependency otfx_replay_dependency_of(uint32_t op)
 {
     switch (op) {
     case COLL_OP_BCAST:
     case COLL_OP_SCATTER:
     case COLL_OP_SCATTERV:
-        return root != UINT32_MAX && self != root && member == root;
+        return OTFX_REPLAY_ONE_TO_ALL;
     case COLL_OP_GATHER:
     case COLL_OP_GATHERV:
     case COLL_OP_REDUCE:
-        return root != UINT32_MAX && self == root;
+        return OTFX_REPLAY_ALL_TO_ONE;
     case COLL_OP_SCAN:
     case COLL_OP_EXSCAN:
+        return OTFX_REPLAY_PREFIX;
+    default:
+        return OTFX_REPLAY_ALL_TO_ALL;
+    }
+}
+
+static bool depends_on(otfx_replay_dependency dependency, uint32_t self, uint32_t root, uint32_t member)
+{
+    switch (dependency) {
+    case OTFX_REPLAY_ONE_TO_ALL:
+        return root != UINT32_MAX && self != root && member == root;
+    case OTFX_REPLAY_ALL_TO_ONE:
+        return root != UINT32_MAX && self == root;
+    case OTFX_REPLAY_PREFIX:
         return member < self;
     default:
         return true;
@@ -556,10 +570,11 @@ static bool try_complete(otfx_replay *replay, replay_stream *stream, const otfx_
     replay_instance *instance = slot ? *slot : NULL;
     bool identified = comm && event->u.coll.seq != 0 && self != UINT32_MAX;
     bool partial = false;
+    const otfx_replay_dependency dependency = otfx_replay_dependency_of(event->u.coll.op);
     for (uint32_t i = 0; i < size; i++) {
         replay->coll_values[i] = NULL;
         replay->coll_missing[i] = OTFX_REPLAY_SEEN;
-        if (!depends_on(event->u.coll.op, self, root, i))
+        if (!depends_on(dependency, self, root, i))
             continue;
         if (!identified) {
             replay->coll_missing[i] = OTFX_REPLAY_NO_ORDINAL;
@@ -586,6 +601,7 @@ static bool try_complete(otfx_replay *replay, replay_stream *stream, const otfx_
         replay->coll_missing[self] = stream->own_arrival_known ? OTFX_REPLAY_SEEN : OTFX_REPLAY_NOT_HELD;
     }
     otfx_replay_collective collective = {.end = event,
+                                         .dependency = dependency,
                                          .size = size,
                                          .self = self,
                                          .root = root,
