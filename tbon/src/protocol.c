@@ -516,6 +516,12 @@ const char *otfx_command_name(otfx_command_kind kind)
     return command_names[kind];
 }
 
+bool otfx_command_flushes_first(const otfx_command *command)
+{
+    return (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES) &&
+           !command->no_flush;
+}
+
 static const char *const strategies[] = {"ring", "time", "type", "depth", "stop"};
 
 static const struct {
@@ -527,7 +533,7 @@ static const struct {
     {"mpi-other", OTFX_STEER_OTHER_MPI},
     {"user", OTFX_STEER_USER},
     {"all", OTFX_STEER_ALL},
-    /* spellings of the issue text, accepted on input */
+    /* other spellings, accepted on input */
     {"point-to-point", OTFX_STEER_P2P},
     {"collectives", OTFX_STEER_COLLECTIVE},
     {"other-mpi", OTFX_STEER_OTHER_MPI},
@@ -556,11 +562,13 @@ enum {
     OPT_OVERWRITE = 1u << 7,
     OPT_ZERO = 1u << 8,
     OPT_TOP = 1u << 9,
+    OPT_FOLLOW = 1u << 10,
+    OPT_NO_FLUSH = 1u << 11,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from",   "to",    "ranks",     "bins", "rows",
-                                           "groups", "limit", "overwrite", "zero", "top"};
+static const char *const option_names[] = {"from",  "to",        "ranks", "bins", "rows",   "groups",
+                                           "limit", "overwrite", "zero",  "top",  "follow", "no-flush"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -578,9 +586,9 @@ static unsigned options_of(otfx_command_kind kind)
     case OTFX_CMD_QUERY:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS | OPT_GROUPS | OPT_LIMIT;
     case OTFX_CMD_CRITICAL_PATH:
-        return OPT_WINDOW | OPT_ZERO | OPT_TOP | OPT_LIMIT;
+        return OPT_WINDOW | OPT_ZERO | OPT_TOP | OPT_LIMIT | OPT_FOLLOW | OPT_NO_FLUSH;
     case OTFX_CMD_WAIT_STATES:
-        return OPT_WINDOW | OPT_TOP | OPT_LIMIT;
+        return OPT_WINDOW | OPT_TOP | OPT_LIMIT | OPT_FOLLOW | OPT_NO_FLUSH;
     default:
         return 0;
     }
@@ -692,6 +700,24 @@ static bool parse_count(const char *text, uint32_t max, uint32_t *out)
     return true;
 }
 
+/* A follow identifier: decimal digits only, 1 .. INT64_MAX (so that every language's client can hold
+ * it in a signed 64-bit integer). */
+static bool parse_follow_id(const char *text, uint64_t *out)
+{
+    uint64_t value = 0;
+    if (!*text)
+        return false;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9' || value > ((uint64_t)INT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return false;
+        value = value * 10 + (uint64_t)(*p - '0');
+    }
+    if (value == 0)
+        return false;
+    *out = value;
+    return true;
+}
+
 static bool parse_classes(const char *text, uint32_t *out)
 {
     uint32_t bits = 0;
@@ -763,6 +789,14 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             out->overwrite = true;
             continue;
         }
+        if (bit == OPT_NO_FLUSH) {
+            if (value) {
+                set_error(error, error_size, "%s: --no-flush takes no value", name);
+                return false;
+            }
+            out->no_flush = true;
+            continue;
+        }
         if (!value) {
             if (i + 1 == words->count) {
                 set_error(error, error_size, "%s: --%s needs a value", name, option);
@@ -806,6 +840,10 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
         case OPT_TOP:
             ok = parse_count(value, MAX_TOP, &out->top);
             expected = "a count from 1 to 10000";
+            break;
+        case OPT_FOLLOW:
+            ok = parse_follow_id(value, &out->follow);
+            expected = "an identifier from 1 to 9223372036854775807";
             break;
         case OPT_ZERO:
             ok = value[0] != '\0' && strlen(value) < sizeof out->zero;
@@ -1036,4 +1074,8 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
     }
     if ((allowed & OPT_TOP) && command->top)
         otfx_text_appendf(out, " --top %" PRIu32, command->top);
+    if ((allowed & OPT_FOLLOW) && command->follow)
+        otfx_text_appendf(out, " --follow %" PRIu64, command->follow);
+    if ((allowed & OPT_NO_FLUSH) && command->no_flush)
+        otfx_text_append(out, " --no-flush", 11);
 }

@@ -374,6 +374,13 @@ static void test_commands(void **state)
     assert_int_equal(c.top, 3);
     assert_int_equal(c.limit, 7);
     assert_int_equal(c.ranks.count, 2);
+    assert_false(c.no_flush);
+    assert_true(otfx_command_flushes_first(&c));
+    c = parse_ok("wait-states --follow 9223372036854775807 --no-flush");
+    assert_true(c.follow == 9223372036854775807ull && c.no_flush);
+    assert_false(otfx_command_flushes_first(&c));
+    c = parse_ok("profile");
+    assert_false(otfx_command_flushes_first(&c));
 
     /* units and decimals */
     const struct {
@@ -407,6 +414,8 @@ static void test_commands(void **state)
                      "critical-path --to 1000000000ns --ranks 2 --limit 9 --zero MPI_Init --top 4");
     expect_canonical("critical-path --zero a%20b", "critical-path --zero a%20b");
     expect_canonical("wait-states --limit 3 --top 2 --from 0", "wait-states --from 0ns --limit 3 --top 2");
+    expect_canonical("critical-path --no-flush --follow=42 --top 3",
+                     "critical-path --top 3 --follow 42 --no-flush");
     expect_canonical("status", "status");
 
     /* --from 0 is a time like any other: kept by the canonical form, told apart from "not given" */
@@ -494,6 +503,13 @@ static void test_command_errors(void **state)
     expect_error("critical-path --zero", "needs a value");
     expect_error("critical-path --zero f --zero g", "given twice");
     expect_error("critical-path --bins 3", "does not take --bins");
+    expect_error("critical-path --follow 0", "bad --follow");
+    expect_error("critical-path --follow 9223372036854775808", "bad --follow");
+    expect_error("critical-path --follow -3", "bad --follow");
+    expect_error("critical-path --follow 12ab", "bad --follow");
+    expect_error("critical-path --no-flush=1", "takes no value");
+    expect_error("profile --follow 3", "does not take --follow");
+    expect_error("timeline --no-flush", "does not take --no-flush");
     expect_error("wait-states --zero f", "wait-states does not take --zero");
     expect_error("wait-states --limit 0", "bad --limit");
     expect_error("profile --top 3", "profile does not take --top");

@@ -41,6 +41,7 @@ static otfx_command sample_command(otfx_command_kind kind)
     snprintf(command.module, sizeof(command.module), "histogram");
     snprintf(command.zero, sizeof(command.zero), "serial_setup");
     command.top = 12;
+    command.follow = 9007199254740993u; /* above 2^53: must not pass through a double */
     command.overwrite = true;
     return command;
 }
@@ -255,7 +256,7 @@ static void test_inconsistent_commands(void **state)
     set_u32(buffer.data + ranges_at, 2);
     const size_t overwrite_at = ranges_at + 4 + 2 * 8 + 5 * 4;
     assert_int_equal(buffer.data[overwrite_at], COMMAND_OVERWRITE | COMMAND_FROM_GIVEN);
-    buffer.data[overwrite_at] = 8;
+    buffer.data[overwrite_at] = 16;
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "unknown command flags");
     buffer.data[overwrite_at] = COMMAND_OVERWRITE | COMMAND_FROM_GIVEN;
     /* the strategy "time": a NUL inside, then a length running past the end */
@@ -279,12 +280,16 @@ static void test_string_too_long(void **state)
     command.module[sizeof(command.module) - 1] = '\0';
     assert_true(tree_encode_command(&buffer, TREE_QUERY, 5, 0, &command));
     assert_null(tree_decode(buffer.data, buffer.length, &message)); /* 63 bytes fit */
-    /* one more byte: rebuild the tail by hand (the encoder cannot write it) */
-    const size_t module_at = buffer.length - (sizeof(command.module) - 1) - 4;
+    /* one more byte in the module name: rebuild the message by hand (the encoder cannot write it);
+     * after the module come u32 top, the zero string and u64 follow */
+    const size_t tail = 4 + 4 + strlen(command.zero) + 8;
+    const size_t module_end = buffer.length - tail;
+    const size_t module_at = module_end - (sizeof(command.module) - 1) - 4;
     unsigned char *longer = malloc(buffer.length + 1);
     assert_non_null(longer);
-    memcpy(longer, buffer.data, buffer.length);
-    longer[buffer.length] = 'm';
+    memcpy(longer, buffer.data, module_end);
+    longer[module_end] = 'm';
+    memcpy(longer + module_end + 1, buffer.data + module_end, tail);
     set_u32(longer + module_at, (uint32_t)sizeof(command.module));
     set_u32(longer + 12, (uint32_t)(buffer.length + 1 - TREE_HEADER_BYTES));
     assert_string_equal(tree_decode(longer, buffer.length + 1, &message),

@@ -142,8 +142,8 @@ typedef enum otfx_command_kind {
     OTFX_CMD_EVENTS,        /* from/to, ranks, limit */
     OTFX_CMD_LOAD_MODULE,   /* path */
     OTFX_CMD_QUERY,         /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
-    OTFX_CMD_CRITICAL_PATH, /* from/to, ranks, zero, top, limit (path segments) */
-    OTFX_CMD_WAIT_STATES,   /* from/to, ranks, top, limit (rank pairs) */
+    OTFX_CMD_CRITICAL_PATH, /* from/to, ranks, zero, top, limit (path segments), follow, no_flush */
+    OTFX_CMD_WAIT_STATES,   /* from/to, ranks, top, limit (rank pairs), follow, no_flush */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 
@@ -193,6 +193,13 @@ typedef struct otfx_command {
     char module[64];   /* query */
     char zero[256];    /* critical-path --zero FUNC: the region whose time is set to zero ("": none) */
     uint32_t top;      /* critical-path, wait-states --top M: the M largest functions (0: the default) */
+    /* critical-path, wait-states --follow ID (1 .. 2^63-1; 0: not given): the places keep this query's
+     * replay under ID and each later query with the same ID and options only replays what arrived since
+     * (a client repeats it to follow the live stream: otfxctl critical-path --follow). */
+    uint64_t follow;
+    /* critical-path, wait-states --no-flush: answer from what the ranks have sent; without it the ranks
+     * are first asked to send what they buffered (otfx_command_flushes_first). */
+    bool no_flush;
     bool overwrite;
     bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */
 } otfx_command;
@@ -202,6 +209,9 @@ typedef struct otfx_command {
  * with a blank is sent as "snapshot my%20run"); "--opt=value" equals "--opt value". Returns false and
  * writes why into `error`; `out` is zeroed first (so two parses of one line compare equal with memcmp). */
 bool otfx_command_parse(const char *line, otfx_command *out, char *error, size_t error_size);
+/* Whether the places ask their ranks to send what they buffered before they answer the command: the
+ * replay analyses (critical-path, wait-states) do unless --no-flush, so that they see up to now. */
+bool otfx_command_flushes_first(const otfx_command *command);
 /* The canonical command line of a command (what otfxctl sends; parse(format(c)) == c). */
 void otfx_command_format(const otfx_command *command, otfx_text *out);
 const char *otfx_command_name(otfx_command_kind kind);
