@@ -144,6 +144,7 @@ typedef enum otfx_command_kind {
     OTFX_CMD_QUERY,         /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
     OTFX_CMD_CRITICAL_PATH, /* from/to, ranks, zero, top, limit (path segments), follow, no_flush */
     OTFX_CMD_WAIT_STATES,   /* from/to, ranks, top, limit (rank pairs), follow, no_flush */
+    OTFX_CMD_STRUCTURE,     /* ranks, top (paths per group), group_tolerance_ppm */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 
@@ -200,6 +201,9 @@ typedef struct otfx_command {
     /* critical-path, wait-states --no-flush: answer from what the ranks have sent; without it the ranks
      * are first asked to send what they buffered (otfx_command_flushes_first). */
     bool no_flush;
+    /* structure --group-tolerance PCT: how far (relative) two ranks' computation times may differ and the
+     * ranks still be one group, in millionths (2 % is 20000; 0: not given, the module's default 2 %). */
+    uint32_t group_tolerance_ppm;
     bool overwrite;
     bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */
 } otfx_command;
