@@ -705,10 +705,14 @@ static bool parse_count(const char *text, uint32_t max, uint32_t *out)
     return true;
 }
 
-/* A percentage as millionths: "2" → 20000, "0.5" → 5000; from 1 ppm (0.0001) to 100000 %. */
+/* A percentage as millionths: "2" → 20000, "0.5" → 5000; from 1 ppm (0.0001) to 100000 %; "inf". */
 static bool parse_percent_ppm(const char *text, uint32_t *out)
 {
     char *end = NULL;
+    if (strcmp(text, "inf") == 0) {
+        *out = OTFX_GROUP_TOLERANCE_INF;
+        return true;
+    }
     if (!text[0] || !(text[0] >= '0' && text[0] <= '9'))
         return false;
     const double percent = strtod(text, &end);
@@ -865,7 +869,7 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             break;
         case OPT_GROUP_TOLERANCE:
             ok = parse_percent_ppm(value, &out->group_tolerance_ppm);
-            expected = "a percentage from 0.0001 to 100000 (2 for 2 %)";
+            expected = "a percentage from 0.0001 to 100000 (2 for 2 %) or inf";
             break;
         case OPT_ZERO:
             ok = value[0] != '\0' && strlen(value) < sizeof out->zero;
@@ -1103,7 +1107,9 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         otfx_text_appendf(out, " --follow %" PRIu64, command->follow);
     if ((allowed & OPT_NO_FLUSH) && command->no_flush)
         otfx_text_append(out, " --no-flush", 11);
-    if ((allowed & OPT_GROUP_TOLERANCE) && command->group_tolerance_ppm)
+    if ((allowed & OPT_GROUP_TOLERANCE) && command->group_tolerance_ppm == OTFX_GROUP_TOLERANCE_INF)
+        otfx_text_append(out, " --group-tolerance inf", 22);
+    else if ((allowed & OPT_GROUP_TOLERANCE) && command->group_tolerance_ppm)
         otfx_text_appendf(out, " --group-tolerance %" PRIu32 ".%04" PRIu32,
                           command->group_tolerance_ppm / 10000, command->group_tolerance_ppm % 10000);
 }

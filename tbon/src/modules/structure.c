@@ -85,6 +85,12 @@ static uint32_t tolerance_of(const otfx_command *query)
     return query->group_tolerance_ppm ? query->group_tolerance_ppm : DEFAULT_TOLERANCE;
 }
 
+/* The relative tolerance; negative: times do not matter (--group-tolerance inf). */
+static double relative_tolerance(uint32_t ppm)
+{
+    return ppm == OTFX_GROUP_TOLERANCE_INF ? -1.0 : ppm / 1e6;
+}
+
 /* ---- a rank's graph → its group ---- */
 
 static uint64_t text_hash(const char *text)
@@ -282,7 +288,7 @@ static bool unitable(const group *a, const group *b, double tolerance)
     if (!share_hash(a->rel, a->rel_count, b->rel, b->rel_count) &&
         !share_hash(a->abs, a->abs_count, b->abs, b->abs_count))
         return false;
-    for (uint32_t i = 0; i < a->dims; i++)
+    for (uint32_t i = 0; tolerance >= 0 && i < a->dims; i++)
         if (a->lo[i] > b->hi[i] * (1 + tolerance) + NOISE_FLOOR_NS ||
             b->lo[i] > a->hi[i] * (1 + tolerance) + NOISE_FLOOR_NS)
             return false;
@@ -531,7 +537,7 @@ static bool structure_leaf(const otfx_command *query, const otfx_leaf_input *inp
         list.count++;
     }
     const uint32_t tolerance = tolerance_of(query);
-    bool ok = settle(&list, tolerance / 1e6);
+    bool ok = settle(&list, relative_tolerance(tolerance));
     if (ok)
         write_groups(out, tolerance, &list);
     list_free(&list);
@@ -556,7 +562,7 @@ static bool structure_merge(const otfx_command *query, otfx_blob *into, const vo
         return false;
     }
     otfx_blob out = {.limit = into->limit};
-    bool ok = settle(&list, tolerance / 1e6);
+    bool ok = settle(&list, relative_tolerance(tolerance));
     if (ok)
         write_groups(&out, tolerance, &list);
     list_free(&list);
@@ -810,7 +816,10 @@ static bool structure_finish(const otfx_command *query, const void *merged, size
     otfx_kv_str(reply, "ranks", selection);
     otfx_kv_u64(reply, "selected", ranks);
     otfx_kv_u64(reply, "groups", list.count);
-    otfx_kv_f64(reply, "tolerance_pct", tolerance / 1e4);
+    if (tolerance == OTFX_GROUP_TOLERANCE_INF)
+        otfx_kv_str(reply, "tolerance_pct", "inf");
+    else
+        otfx_kv_f64(reply, "tolerance_pct", tolerance / 1e4);
     otfx_kv_u64(reply, "places_answered", places_answered);
     otfx_kv_u64(reply, "places_total", places_total);
     otfx_kv_end(reply);
