@@ -579,6 +579,7 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         }
         if (trace->open_events == 0)
             trace->open_first_event = event->time;
+        otfx_structure_feed(trace->structure, trace->defs, event, 1);
         otfx_ref top = trace->depth ? trace->stack[trace->depth - 1].region : OTFX_REF_NONE;
         trace->open_operand_bytes +=
             (uint32_t)codec_encode(&trace->encoder, event, top, &trace->tokens[trace->open_events],
@@ -603,6 +604,16 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         return otfx_fail(OTFX_ERR_STOPPED,
                          "the buffer is full and the strategy is stop: events are counted, not stored");
     return status;
+}
+
+otfx_status otfx_query_structure(otfx_trace *trace, otfx_structure **copy)
+{
+    if (!trace || !copy)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_query_structure: NULL argument");
+    pthread_rwlock_rdlock(&trace->lock);
+    *copy = structure_copy(trace->structure);
+    pthread_rwlock_unlock(&trace->lock);
+    return *copy ? OTFX_OK : otfx_fail(OTFX_ERR_NOMEM, "out of memory copying a trace's structure");
 }
 
 /* ---- control ---- */
@@ -732,6 +743,9 @@ otfx_status otfx_trace_create(const otfx_trace_config *config, otfx_defs *defs, 
     trace->stack = malloc(frames_bytes);
     trace->open_context = malloc(frames_bytes);
     trace->work_frames = malloc(frames_bytes);
+    otfx_location_def location_def = {0, 0};
+    otfx_defs_get_location(defs, location, &location_def);
+    trace->structure = otfx_structure_create(location_def.rank);
     summary_init(&trace->chunk_summary);
     summary_init(&trace->work_summary);
     summary_init(&trace->other_summary);
@@ -741,7 +755,8 @@ otfx_status otfx_trace_create(const otfx_trace_config *config, otfx_defs *defs, 
     }
     if (!trace->tokens || !trace->operands || !trace->thin_tokens || !trace->thin_operands ||
         payload_buffers_alloc(&trace->payload, trace->raw_capacity) != OTFX_OK || !trace->drop_marks ||
-        !trace->enter_index || !trace->stack || !trace->open_context || !trace->work_frames) {
+        !trace->enter_index || !trace->stack || !trace->open_context || !trace->work_frames ||
+        !trace->structure) {
         otfx_trace_destroy(trace);
         return otfx_fail(OTFX_ERR_NOMEM, "out of memory creating a trace");
     }
@@ -764,6 +779,7 @@ void otfx_trace_destroy(otfx_trace *trace)
     free(trace->drop_marks);
     free(trace->enter_index);
     free(trace->stack);
+    otfx_structure_destroy(trace->structure);
     free(trace->open_context);
     free(trace->work_frames);
     chunk_scratch_free(&trace->seal_scratch);

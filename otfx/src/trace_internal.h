@@ -14,6 +14,8 @@
 #include "chunk.h"
 #include "summary.h"
 
+#include <otfx/structure.h>
+
 #include <pthread.h>
 
 #define SEGMENT_PIECES 64
@@ -80,6 +82,10 @@ struct otfx_trace {
     bool open_begin_set;
     bool open_refused; /* `stop` is refusing: the open chunk's events count as removed */
 
+    /* The task activity graph (otfx/structure.h), fed on append: outside the budget, sized by the
+     * program's structure. */
+    otfx_structure *structure;
+
     /* The calling stack after the last event appended. */
     call_frame *stack;
     uint32_t depth;
@@ -143,6 +149,9 @@ otfx_status reduction_make_room(otfx_trace *trace, uint32_t blob_size, const sum
 /* While `stop` refuses, its summary may outgrow the reserve (new regions or peers); then the oldest
  * detail goes as under `ring` rather than the budget breaking. */
 otfx_status reduction_make_room_while_stopped(otfx_trace *trace, size_t needed);
+
+/* structure.c: a copy of a graph (without its builder's stack). NULL when out of memory. */
+otfx_structure *structure_copy(const otfx_structure *structure);
 
 /* Test hooks (tests link otfx_internal and include this header). */
 

@@ -15,6 +15,9 @@
 #define _GNU_SOURCE
 #include "otfxctl.h"
 
+#include "dot.h"
+#include "output.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,6 +62,11 @@ static const char usage_text[] =
     "                                          time waiting in MPI for other ranks: totals per kind, per\n"
     "                                          function and rank (M largest), N largest \"who made me\n"
     "                                          wait\" rank pairs\n"
+    "  structure [--ranks SET] [--group-tolerance PCT] [--top M] [--dot FILE]\n"
+    "                                          the program's structure: ranks grouped by their task\n"
+    "                                          activity graphs (same nodes, edges and neighbours, edge\n"
+    "                                          times within PCT %, default 2), each group's graph and its\n"
+    "                                          M most frequent causal paths; --dot writes it for Graphviz\n"
     "  query MODULE [--from T] [--to T] [--ranks SET] [--bins N] [--rows N] [--groups N] [--limit N]\n"
     "  load-module PATH                        load an analysis module (a shared object) on every place\n"
     "  watch [--interval S] [--count N]        live status every S seconds (default 1), N times (0: until\n"
@@ -149,6 +157,7 @@ int main(int argc, char **argv)
     bool watching = strcmp(argv[i], "watch") == 0;
     double interval_s = 1.0;
     uint64_t count = 0;
+    const char *dot_path = NULL;
     otfx_text line = {0};
     if (watching) {
         for (int w = i + 1; w < argc; w++) {
@@ -167,6 +176,21 @@ int main(int argc, char **argv)
             }
         }
     } else {
+        /* structure --dot FILE: a client-side option, taken out before the command is checked */
+        if (strcmp(argv[i], "structure") == 0) {
+            for (int w = i + 1; w < argc; w++) {
+                if (strcmp(argv[w], "--dot") != 0 && strncmp(argv[w], "--dot=", 6) != 0)
+                    continue;
+                const bool joined = argv[w][5] == '=';
+                if (!joined && w + 1 == argc)
+                    return fail(EXIT_BAD_ARGUMENT, "--dot needs a file (see otfxctl --help)");
+                dot_path = joined ? argv[w] + 6 : argv[w + 1];
+                const int taken = joined ? 1 : 2;
+                memmove(argv + w, argv + w + taken, sizeof *argv * (size_t)(argc - w - taken));
+                argc -= taken;
+                break;
+            }
+        }
         join_words(argv + i, argc - i, &line);
         otfx_command command;
         char error[512];
@@ -184,10 +208,20 @@ int main(int argc, char **argv)
     otfx_client *client;
     int rc = open_job(&opts, &client);
     if (rc == EXIT_OK) {
-        if (watching)
+        if (watching) {
             rc = watch(client, &opts, interval_s, count);
-        else
+        } else if (dot_path) {
+            otfx_text reply = {0};
+            rc = run_request(client, 1, line.data, &opts, opts.partial, &reply).exit_code;
+            if (rc == EXIT_OK && !reply.failed) {
+                print_payload(reply.data ? reply.data : "", reply.length, opts.json);
+                if (!write_structure_dot(reply.data ? reply.data : "", reply.length, dot_path))
+                    rc = fail(EXIT_BAD_ARGUMENT, "cannot write %s", dot_path);
+            }
+            otfx_text_free(&reply);
+        } else {
             rc = run_request(client, 1, line.data, &opts, opts.partial, NULL).exit_code;
+        }
     }
     otfx_client_close(client);
     otfx_text_free(&line);

@@ -286,14 +286,15 @@ extern const otfx_analysis_module otfx_module_messages;
 extern const otfx_analysis_module otfx_module_events;
 extern const otfx_analysis_module otfx_module_critical_path;
 extern const otfx_analysis_module otfx_module_wait_states;
+extern const otfx_analysis_module otfx_module_structure;
 
 enum { MAX_MODULES = 64 };
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static const otfx_analysis_module *registry[MAX_MODULES] = {
     &otfx_module_status, &otfx_module_profile,       &otfx_module_timeline,    &otfx_module_messages,
-    &otfx_module_events, &otfx_module_critical_path, &otfx_module_wait_states,
+    &otfx_module_events, &otfx_module_critical_path, &otfx_module_wait_states, &otfx_module_structure,
 };
-static size_t registry_count = 7;
+static size_t registry_count = 8;
 
 static bool valid_name(const char *name)
 {
@@ -343,6 +344,8 @@ const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind)
         return &otfx_module_critical_path;
     case OTFX_CMD_WAIT_STATES:
         return &otfx_module_wait_states;
+    case OTFX_CMD_STRUCTURE:
+        return &otfx_module_structure;
     default:
         return NULL;
     }

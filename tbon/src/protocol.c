@@ -507,6 +507,7 @@ static const char *const command_names[OTFX_CMD_COUNT] = {
     [OTFX_CMD_QUERY] = "query",
     [OTFX_CMD_CRITICAL_PATH] = "critical-path",
     [OTFX_CMD_WAIT_STATES] = "wait-states",
+    [OTFX_CMD_STRUCTURE] = "structure",
 };
 
 const char *otfx_command_name(otfx_command_kind kind)
@@ -564,11 +565,13 @@ enum {
     OPT_TOP = 1u << 9,
     OPT_FOLLOW = 1u << 10,
     OPT_NO_FLUSH = 1u << 11,
+    OPT_GROUP_TOLERANCE = 1u << 12,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from",  "to",        "ranks", "bins", "rows",   "groups",
-                                           "limit", "overwrite", "zero",  "top",  "follow", "no-flush"};
+static const char *const option_names[] = {"from",   "to",       "ranks",          "bins", "rows",
+                                           "groups", "limit",    "overwrite",      "zero", "top",
+                                           "follow", "no-flush", "group-tolerance"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -589,6 +592,8 @@ static unsigned options_of(otfx_command_kind kind)
         return OPT_WINDOW | OPT_ZERO | OPT_TOP | OPT_LIMIT | OPT_FOLLOW | OPT_NO_FLUSH;
     case OTFX_CMD_WAIT_STATES:
         return OPT_WINDOW | OPT_TOP | OPT_LIMIT | OPT_FOLLOW | OPT_NO_FLUSH;
+    case OTFX_CMD_STRUCTURE:
+        return OPT_RANKS | OPT_TOP | OPT_GROUP_TOLERANCE;
     default:
         return 0;
     }
@@ -697,6 +702,23 @@ static bool parse_count(const char *text, uint32_t max, uint32_t *out)
     if (!parse_u32(&p, &value) || *p != '\0' || value == 0 || value > max)
         return false;
     *out = value;
+    return true;
+}
+
+/* A percentage as millionths: "2" → 20000, "0.5" → 5000; from 1 ppm (0.0001) to 100000 %; "inf". */
+static bool parse_percent_ppm(const char *text, uint32_t *out)
+{
+    char *end = NULL;
+    if (strcmp(text, "inf") == 0) {
+        *out = OTFX_GROUP_TOLERANCE_INF;
+        return true;
+    }
+    if (!text[0] || !(text[0] >= '0' && text[0] <= '9'))
+        return false;
+    const double percent = strtod(text, &end);
+    if (*end != '\0' || !(percent >= 0.0001 && percent <= 100000.0))
+        return false;
+    *out = (uint32_t)(percent * 10000.0 + 0.5);
     return true;
 }
 
@@ -845,6 +867,10 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             ok = parse_follow_id(value, &out->follow);
             expected = "an identifier from 1 to 9223372036854775807";
             break;
+        case OPT_GROUP_TOLERANCE:
+            ok = parse_percent_ppm(value, &out->group_tolerance_ppm);
+            expected = "a percentage from 0.0001 to 100000 (2 for 2 %) or inf";
+            break;
         case OPT_ZERO:
             ok = value[0] != '\0' && strlen(value) < sizeof out->zero;
             if (ok)
@@ -963,6 +989,8 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         out->kind = OTFX_CMD_CRITICAL_PATH;
     } else if (strcmp(verb, "wait-states") == 0) {
         out->kind = OTFX_CMD_WAIT_STATES;
+    } else if (strcmp(verb, "structure") == 0) {
+        out->kind = OTFX_CMD_STRUCTURE;
     } else if (strcmp(verb, "query") == 0) {
         out->kind = OTFX_CMD_QUERY;
         if (!arg || !is_module_name(arg)) {
@@ -977,7 +1005,8 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         set_error(
             error, error_size,
             "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
-            "snapshot, profile, timeline, messages, events, critical-path, wait-states, query, load-module)",
+            "snapshot, profile, timeline, messages, events, critical-path, wait-states, structure, query, "
+            "load-module)",
             verb);
         return false;
     }
@@ -1078,4 +1107,9 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         otfx_text_appendf(out, " --follow %" PRIu64, command->follow);
     if ((allowed & OPT_NO_FLUSH) && command->no_flush)
         otfx_text_append(out, " --no-flush", 11);
+    if ((allowed & OPT_GROUP_TOLERANCE) && command->group_tolerance_ppm == OTFX_GROUP_TOLERANCE_INF)
+        otfx_text_append(out, " --group-tolerance inf", 22);
+    else if ((allowed & OPT_GROUP_TOLERANCE) && command->group_tolerance_ppm)
+        otfx_text_appendf(out, " --group-tolerance %" PRIu32 ".%04" PRIu32,
+                          command->group_tolerance_ppm / 10000, command->group_tolerance_ppm % 10000);
 }

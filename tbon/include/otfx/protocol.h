@@ -144,6 +144,7 @@ typedef enum otfx_command_kind {
     OTFX_CMD_QUERY,         /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
     OTFX_CMD_CRITICAL_PATH, /* from/to, ranks, zero, top, limit (path segments), follow, no_flush */
     OTFX_CMD_WAIT_STATES,   /* from/to, ranks, top, limit (rank pairs), follow, no_flush */
+    OTFX_CMD_STRUCTURE,     /* ranks, top (paths per group), group_tolerance_ppm */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 
@@ -177,6 +178,8 @@ bool otfx_rank_set_parse(const char *text, otfx_rank_set *out);
 /* `record window`: the window's end (now + duration) must stay a time on the 64-bit clock. */
 #define OTFX_COMMAND_MAX_WINDOW_NS ((uint64_t)INT64_MAX)
 
+#define OTFX_GROUP_TOLERANCE_INF UINT32_MAX
+
 /* A parsed command line. Times are ns on the job's global clock; without --from/--to a query covers
  * everything held (from = 0, to = UINT64_MAX, from_given/to_given false); `--from 0` is a given time.
  * Durations and times accept a unit: 2s, 500ms, 10us, 100ns (plain: seconds). Words must be UTF-8
@@ -200,6 +203,10 @@ typedef struct otfx_command {
     /* critical-path, wait-states --no-flush: answer from what the ranks have sent; without it the ranks
      * are first asked to send what they buffered (otfx_command_flushes_first). */
     bool no_flush;
+    /* structure --group-tolerance PCT: how far (relative) two ranks' computation times may differ and the
+     * ranks still be one group, in millionths (2 % is 20000; 0: not given, the module's default 2 %;
+     * OTFX_GROUP_TOLERANCE_INF, "inf": times do not matter, only the structure). */
+    uint32_t group_tolerance_ppm;
     bool overwrite;
     bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */
 } otfx_command;

@@ -1,0 +1,721 @@
+/*
+ * structure.c — the task activity graph of one location (otfx/structure.h), fed event by event.
+ *
+ * Identities are built from region names, never from refs, so that graphs of locations on different
+ * places (each with its own definitions) compare: a node's calling context is a hash chained over the
+ * names of the open regions. Nodes, edges, peers, completions and paths live in growing arrays with a
+ * hash index each (support/hash.h); the per-event work is a few lookups, and for paths one hash over
+ * the nodes since the visited node's last visit (at most OTFX_STRUCTURE_PATH_WINDOW).
+ */
+/* strdup, and the POSIX rwlocks of the private header that declares structure_copy. */
+#define _POSIX_C_SOURCE 200809L
+#include "trace_internal.h"
+
+#include <otfx/structure.h>
+
+#include <otfx/support/growth.h>
+#include <otfx/support/hash.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTEXT_TEXT_MAX  255u
+#define MAX_OPEN_REQUESTS 4096u
+
+typedef struct region_info {
+    bool known;
+    bool is_loop;
+    otfx_region_role role;
+    uint64_t name_hash;
+    const char *name;
+} region_info;
+
+typedef struct frame {
+    otfx_ref region;
+    uint64_t context; /* hash of the names up to and including this region */
+} frame;
+
+typedef struct open_request {
+    uint64_t request;
+    uint32_t node;
+} open_request;
+
+struct otfx_structure {
+    uint32_t rank;
+    otfx_structure_node *nodes;
+    size_t node_capacity;
+    uint32_t node_count;
+    otfx_hash_index node_index;
+    otfx_structure_edge *edges;
+    size_t edge_capacity;
+    uint32_t edge_count;
+    otfx_hash_index edge_index;
+    otfx_structure_peer *peers;
+    size_t peer_capacity;
+    uint32_t peer_count;
+    otfx_hash_index peer_index;
+    otfx_structure_completion *completions;
+    size_t completion_capacity;
+    uint32_t completion_count;
+    otfx_hash_index completion_index;
+    otfx_structure_path *paths;
+    size_t path_capacity;
+    uint32_t path_count;
+    otfx_hash_index path_index;
+    uint32_t *path_nodes;
+    size_t path_node_capacity, path_node_count;
+    uint64_t events, untracked;
+    /* the builder's state: not part of the graph (not copied) */
+    region_info *regions;
+    size_t region_capacity;
+    frame *stack;
+    size_t stack_capacity, depth;
+    size_t call_depth; /* stack depth of the open MPI call's region (0: none) */
+    uint32_t call_node;
+    uint64_t call_start;
+    uint32_t last_node; /* UINT32_MAX: none yet */
+    uint64_t last_end;
+    open_request *requests;
+    size_t request_capacity, request_count;
+    uint64_t *last_visit; /* per node: visit position + 1 (0: never) */
+    size_t last_visit_capacity;
+    uint32_t recent[OTFX_STRUCTURE_PATH_WINDOW];
+    uint64_t visit_position;
+};
+
+/* ---- statistics ---- */
+
+void otfx_structure_stat_add(otfx_structure_stat *stat, uint64_t ns)
+{
+    if (stat->count == 0 || ns < stat->min_ns)
+        stat->min_ns = ns;
+    if (stat->count == 0 || ns > stat->max_ns)
+        stat->max_ns = ns;
+    stat->count++;
+    stat->sum_ns += ns;
+    stat->sum_squares += (double)ns * (double)ns;
+}
+
+double otfx_structure_stat_mean(const otfx_structure_stat *stat)
+{
+    return stat->count ? (double)stat->sum_ns / (double)stat->count : 0.0;
+}
+
+double otfx_structure_stat_stddev(const otfx_structure_stat *stat)
+{
+    if (stat->count < 2)
+        return 0.0;
+    const double mean = otfx_structure_stat_mean(stat);
+    const double variance = stat->sum_squares / (double)stat->count - mean * mean;
+    return variance > 0 ? sqrt(variance) : 0.0;
+}
+
+/* ---- hashing ---- */
+
+static uint64_t text_hash(const char *text)
+{
+    uint64_t hash = UINT64_C(1469598103934665603);
+    for (; *text; text++)
+        hash = (hash ^ (unsigned char)*text) * UINT64_C(1099511628211);
+    return otfx_hash_mix(hash);
+}
+
+typedef struct node_key {
+    otfx_structure_kind kind;
+    const char *name;
+    uint64_t name_hash, context_hash;
+    int64_t value;
+} node_key;
+
+static uint64_t node_key_hash(otfx_structure_kind kind, uint64_t name_hash, uint64_t context_hash,
+                              int64_t value)
+{
+    return otfx_hash_mix(otfx_hash_mix(otfx_hash_mix(name_hash ^ (uint64_t)kind) ^ context_hash) ^
+                         (uint64_t)value);
+}
+
+static uint64_t node_hash_of(const void *items, size_t item)
+{
+    const otfx_structure_node *node = &((const otfx_structure_node *)items)[item];
+    return node_key_hash(node->kind, text_hash(node->name), node->context_hash, node->value);
+}
+
+static bool same_node(const void *items, size_t item, const void *key)
+{
+    const otfx_structure_node *node = &((const otfx_structure_node *)items)[item];
+    const node_key *k = key;
+    return node->kind == k->kind && node->context_hash == k->context_hash && node->value == k->value &&
+           strcmp(node->name, k->name) == 0;
+}
+
+static uint64_t pair_hash(uint32_t a, uint32_t b)
+{
+    return otfx_hash_mix(((uint64_t)a << 32) | b);
+}
+
+static uint64_t edge_hash_of(const void *items, size_t item)
+{
+    const otfx_structure_edge *edge = &((const otfx_structure_edge *)items)[item];
+    return pair_hash(edge->from, edge->to);
+}
+
+static bool same_edge(const void *items, size_t item, const void *key)
+{
+    const otfx_structure_edge *edge = &((const otfx_structure_edge *)items)[item], *k = key;
+    return edge->from == k->from && edge->to == k->to;
+}
+
+static uint64_t peer_key_hash(uint32_t node, bool sent, int64_t offset)
+{
+    return otfx_hash_mix(pair_hash(node, sent) ^ (uint64_t)offset);
+}
+
+static uint64_t peer_hash_of(const void *items, size_t item)
+{
+    const otfx_structure_peer *peer = &((const otfx_structure_peer *)items)[item];
+    return peer_key_hash(peer->node, peer->sent, peer->offset);
+}
+
+static bool same_peer(const void *items, size_t item, const void *key)
+{
+    const otfx_structure_peer *peer = &((const otfx_structure_peer *)items)[item], *k = key;
+    return peer->node == k->node && peer->sent == k->sent && peer->offset == k->offset;
+}
+
+static uint64_t completion_hash_of(const void *items, size_t item)
+{
+    const otfx_structure_completion *c = &((const otfx_structure_completion *)items)[item];
+    return pair_hash(c->start, c->end);
+}
+
+static bool same_completion(const void *items, size_t item, const void *key)
+{
+    const otfx_structure_completion *c = &((const otfx_structure_completion *)items)[item], *k = key;
+    return c->start == k->start && c->end == k->end;
+}
+
+/* Paths are compared by their node sequences, which live in the structure's path_nodes: the hash
+ * callbacks get the structure itself as their `items`. */
+typedef struct path_key {
+    const uint32_t *nodes;
+    uint32_t length;
+} path_key;
+
+static uint64_t sequence_hash(const uint32_t *nodes, uint32_t length)
+{
+    uint64_t hash = length;
+    for (uint32_t i = 0; i < length; i++)
+        hash = otfx_hash_mix(hash ^ nodes[i]);
+    return hash;
+}
+
+static uint64_t path_hash_of(const void *items, size_t item)
+{
+    const otfx_structure *s = items;
+    const otfx_structure_path *path = &s->paths[item];
+    return sequence_hash(s->path_nodes + path->first, path->length);
+}
+
+static bool same_path(const void *items, size_t item, const void *key)
+{
+    const otfx_structure *s = items;
+    const otfx_structure_path *path = &s->paths[item];
+    const path_key *k = key;
+    return path->length == k->length &&
+           memcmp(s->path_nodes + path->first, k->nodes, k->length * sizeof(uint32_t)) == 0;
+}
+
+/* ---- life ---- */
+
+otfx_structure *otfx_structure_create(uint32_t rank)
+{
+    otfx_structure *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->rank = rank;
+    s->last_node = UINT32_MAX;
+    return s;
+}
+
+static void free_graph(otfx_structure *s)
+{
+    for (uint32_t i = 0; i < s->node_count; i++) {
+        free(s->nodes[i].name);
+        free(s->nodes[i].context);
+    }
+    free(s->nodes);
+    free(s->edges);
+    free(s->peers);
+    free(s->completions);
+    free(s->paths);
+    free(s->path_nodes);
+    otfx_hash_free(&s->node_index);
+    otfx_hash_free(&s->edge_index);
+    otfx_hash_free(&s->peer_index);
+    otfx_hash_free(&s->completion_index);
+    otfx_hash_free(&s->path_index);
+}
+
+void otfx_structure_destroy(otfx_structure *s)
+{
+    if (!s)
+        return;
+    free_graph(s);
+    free(s->regions);
+    free(s->stack);
+    free(s->requests);
+    free(s->last_visit);
+    free(s);
+}
+
+/* ---- building ---- */
+
+static bool contains_loop(const char *name)
+{
+    for (const char *p = name; *p; p++)
+        if (tolower((unsigned char)p[0]) == 'l' && tolower((unsigned char)p[1]) == 'o' &&
+            tolower((unsigned char)p[2]) == 'o' && tolower((unsigned char)p[3]) == 'p')
+            return true;
+    return false;
+}
+
+static const region_info *region_of(otfx_structure *s, const otfx_defs *defs, otfx_ref region)
+{
+    if (region == OTFX_REF_NONE)
+        return NULL;
+    if (region >= s->region_capacity) {
+        const size_t known = s->region_capacity;
+        if (!otfx_reserve((void **)&s->regions, &s->region_capacity, (size_t)region + 1, sizeof *s->regions,
+                          64))
+            return NULL;
+        memset(s->regions + known, 0, (s->region_capacity - known) * sizeof *s->regions);
+    }
+    region_info *info = &s->regions[region];
+    if (!info->known) {
+        otfx_region_def def;
+        if (!defs || otfx_defs_get_region(defs, region, &def) != OTFX_OK || !def.name)
+            return NULL;
+        *info = (region_info){true, def.role == OTFX_ROLE_USER_FUNCTION && contains_loop(def.name), def.role,
+                              text_hash(def.name), def.name};
+    }
+    return info;
+}
+
+static char *context_text(const otfx_structure *s)
+{
+    char *text = malloc(CONTEXT_TEXT_MAX + 1);
+    if (!text)
+        return NULL;
+    size_t used = 0;
+    text[0] = '\0';
+    for (size_t d = 0; d < s->depth; d++) {
+        const region_info *info =
+            s->stack[d].region < s->region_capacity ? &s->regions[s->stack[d].region] : NULL;
+        const char *name = info && info->known ? info->name : "?";
+        int written = snprintf(text + used, CONTEXT_TEXT_MAX + 1 - used, "%s%s", d ? "/" : "", name);
+        if (written < 0 || (size_t)written >= CONTEXT_TEXT_MAX + 1 - used) {
+            used = CONTEXT_TEXT_MAX;
+            break;
+        }
+        used += (size_t)written;
+    }
+    return text;
+}
+
+static uint64_t current_context(const otfx_structure *s)
+{
+    return s->depth ? s->stack[s->depth - 1].context : 0;
+}
+
+/* The node of (kind, name, the current context, value); UINT32_MAX when it cannot be kept. */
+static uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, const region_info *region, int64_t value)
+{
+    const node_key key = {kind, region->name, region->name_hash, current_context(s), value};
+    const uint64_t hash = node_key_hash(kind, region->name_hash, key.context_hash, value);
+    size_t at = otfx_hash_find(&s->node_index, hash, same_node, s->nodes, &key);
+    if (at != OTFX_HASH_NONE)
+        return (uint32_t)at;
+    if (s->node_count >= OTFX_STRUCTURE_MAX_NODES ||
+        !otfx_reserve((void **)&s->nodes, &s->node_capacity, s->node_count + 1, sizeof *s->nodes, 16) ||
+        !otfx_reserve((void **)&s->last_visit, &s->last_visit_capacity, s->node_count + 1,
+                      sizeof *s->last_visit, 16))
+        return UINT32_MAX;
+    otfx_structure_node node = {.name = strdup(region->name),
+                                .context = context_text(s),
+                                .context_hash = key.context_hash,
+                                .kind = kind,
+                                .value = value};
+    if (!node.name || !node.context) {
+        free(node.name);
+        free(node.context);
+        return UINT32_MAX;
+    }
+    s->nodes[s->node_count] = node;
+    if (!otfx_hash_insert(&s->node_index, hash, s->node_count, node_hash_of, s->nodes)) {
+        free(node.name);
+        free(node.context);
+        return UINT32_MAX;
+    }
+    s->last_visit[s->node_count] = 0;
+    return s->node_count++;
+}
+
+static otfx_structure_edge *edge_of(otfx_structure *s, uint32_t from, uint32_t to)
+{
+    const otfx_structure_edge key = {.from = from, .to = to};
+    size_t at = otfx_hash_find(&s->edge_index, pair_hash(from, to), same_edge, s->edges, &key);
+    if (at != OTFX_HASH_NONE)
+        return &s->edges[at];
+    if (s->edge_count >= OTFX_STRUCTURE_MAX_EDGES ||
+        !otfx_reserve((void **)&s->edges, &s->edge_capacity, s->edge_count + 1, sizeof *s->edges, 16))
+        return NULL;
+    s->edges[s->edge_count] = key;
+    if (!otfx_hash_insert(&s->edge_index, pair_hash(from, to), s->edge_count, edge_hash_of, s->edges))
+        return NULL;
+    return &s->edges[s->edge_count++];
+}
+
+static void record_path(otfx_structure *s, uint32_t node)
+{
+    const uint64_t last = s->last_visit[node];
+    const uint64_t position = s->visit_position;
+    if (last) {
+        const uint64_t length = position - (last - 1);
+        if (length > OTFX_STRUCTURE_PATH_WINDOW) {
+            s->nodes[node].long_paths++;
+        } else {
+            uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
+            for (uint64_t i = 0; i < length; i++)
+                sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
+            const path_key key = {sequence, (uint32_t)length};
+            const uint64_t hash = sequence_hash(sequence, (uint32_t)length);
+            size_t at = otfx_hash_find(&s->path_index, hash, same_path, s, &key);
+            if (at != OTFX_HASH_NONE) {
+                s->paths[at].count++;
+            } else if (s->path_count < OTFX_STRUCTURE_MAX_PATHS &&
+                       otfx_reserve((void **)&s->paths, &s->path_capacity, s->path_count + 1,
+                                    sizeof *s->paths, 16) &&
+                       otfx_reserve((void **)&s->path_nodes, &s->path_node_capacity,
+                                    s->path_node_count + length, sizeof *s->path_nodes, 64)) {
+                memcpy(s->path_nodes + s->path_node_count, sequence, length * sizeof(uint32_t));
+                s->paths[s->path_count] =
+                    (otfx_structure_path){node, (uint32_t)length, (uint32_t)s->path_node_count, 1};
+                if (otfx_hash_insert(&s->path_index, hash, s->path_count, path_hash_of, s)) {
+                    s->path_node_count += length;
+                    s->path_count++;
+                } else {
+                    s->untracked++;
+                }
+            } else {
+                s->untracked++;
+            }
+        }
+    }
+    s->recent[position % OTFX_STRUCTURE_PATH_WINDOW] = node;
+    s->last_visit[node] = position + 1;
+    s->visit_position++;
+}
+
+/* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
+static void visit(otfx_structure *s, uint32_t node, uint64_t time)
+{
+    if (node == UINT32_MAX) {
+        s->untracked++;
+        return;
+    }
+    if (s->last_node != UINT32_MAX) {
+        otfx_structure_edge *edge = edge_of(s, s->last_node, node);
+        if (edge)
+            otfx_structure_stat_add(&edge->compute, time > s->last_end ? time - s->last_end : 0);
+        else
+            s->untracked++;
+    }
+    s->nodes[node].visits++;
+    record_path(s, node);
+    s->last_node = node;
+    s->last_end = time;
+}
+
+static void add_peer(otfx_structure *s, const otfx_event *event, bool sent)
+{
+    if (s->call_depth == 0 || s->call_node == UINT32_MAX)
+        return;
+    const otfx_structure_peer key = {
+        .node = s->call_node, .sent = sent, .offset = (int64_t)event->u.msg.peer - (int64_t)s->rank};
+    const uint64_t hash = peer_key_hash(key.node, key.sent, key.offset);
+    size_t at = otfx_hash_find(&s->peer_index, hash, same_peer, s->peers, &key);
+    if (at == OTFX_HASH_NONE) {
+        if (s->peer_count >= OTFX_STRUCTURE_MAX_PEERS ||
+            !otfx_reserve((void **)&s->peers, &s->peer_capacity, s->peer_count + 1, sizeof *s->peers, 16)) {
+            s->untracked++;
+            return;
+        }
+        s->peers[s->peer_count] = key;
+        if (!otfx_hash_insert(&s->peer_index, hash, s->peer_count, peer_hash_of, s->peers)) {
+            s->untracked++;
+            return;
+        }
+        at = s->peer_count++;
+    }
+    s->peers[at].count++;
+    s->peers[at].bytes += event->u.msg.bytes;
+}
+
+static void request_started(otfx_structure *s, uint64_t request)
+{
+    if (s->call_depth == 0 || s->call_node == UINT32_MAX)
+        return;
+    for (size_t i = 0; i < s->request_count; i++)
+        if (s->requests[i].request == request) {
+            s->requests[i].node = s->call_node; /* a handle reused: the newer start counts */
+            return;
+        }
+    if (s->request_count >= MAX_OPEN_REQUESTS ||
+        !otfx_reserve((void **)&s->requests, &s->request_capacity, s->request_count + 1, sizeof *s->requests,
+                      16)) {
+        s->untracked++;
+        return;
+    }
+    s->requests[s->request_count++] = (open_request){request, s->call_node};
+}
+
+static void request_completed(otfx_structure *s, uint64_t request, bool cancelled)
+{
+    for (size_t i = 0; i < s->request_count; i++) {
+        if (s->requests[i].request != request)
+            continue;
+        const uint32_t start = s->requests[i].node;
+        s->requests[i] = s->requests[--s->request_count];
+        if (cancelled || s->call_depth == 0 || s->call_node == UINT32_MAX)
+            return;
+        const otfx_structure_completion key = {start, s->call_node, 0};
+        const uint64_t hash = pair_hash(start, s->call_node);
+        size_t at = otfx_hash_find(&s->completion_index, hash, same_completion, s->completions, &key);
+        if (at == OTFX_HASH_NONE) {
+            if (s->completion_count >= OTFX_STRUCTURE_MAX_EDGES ||
+                !otfx_reserve((void **)&s->completions, &s->completion_capacity, s->completion_count + 1,
+                              sizeof *s->completions, 16)) {
+                s->untracked++;
+                return;
+            }
+            s->completions[s->completion_count] = key;
+            if (!otfx_hash_insert(&s->completion_index, hash, s->completion_count, completion_hash_of,
+                                  s->completions)) {
+                s->untracked++;
+                return;
+            }
+            at = s->completion_count++;
+        }
+        s->completions[at].count++;
+        return;
+    }
+}
+
+static void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+{
+    const region_info *info = region_of(s, defs, event->u.region.region);
+    if (!otfx_reserve((void **)&s->stack, &s->stack_capacity, s->depth + 1, sizeof *s->stack, 32)) {
+        s->untracked++;
+        return;
+    }
+    const uint64_t parent = current_context(s);
+    if (info && s->call_depth == 0) {
+        if (info->role == OTFX_ROLE_MPI_P2P || info->role == OTFX_ROLE_MPI_COLLECTIVE) {
+            const uint32_t node = node_of(s, OTFX_STRUCTURE_MPI, info, 0);
+            visit(s, node, event->time);
+            s->call_depth = s->depth + 1;
+            s->call_node = node;
+            s->call_start = event->time;
+        } else if (info->is_loop) {
+            visit(s, node_of(s, OTFX_STRUCTURE_LOOP, info, 0), event->time);
+        } else if (info->role == OTFX_ROLE_PHASE) {
+            visit(s, node_of(s, OTFX_STRUCTURE_PHASE, info, 0), event->time);
+        }
+    } else if (!info) {
+        s->untracked++;
+    }
+    s->stack[s->depth++] =
+        (frame){event->u.region.region, otfx_hash_mix(parent ^ (info ? info->name_hash : 0))};
+}
+
+static void leave(otfx_structure *s, uint64_t time)
+{
+    if (s->depth == 0)
+        return;
+    if (s->call_depth == s->depth) {
+        if (s->call_node != UINT32_MAX) {
+            otfx_structure_stat_add(&s->nodes[s->call_node].time,
+                                    time > s->call_start ? time - s->call_start : 0);
+            s->last_end = time;
+        }
+        s->call_depth = 0;
+    }
+    s->depth--;
+}
+
+static void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+{
+    s->events++;
+    switch (event->type) {
+    case OTFX_EV_ENTER:
+        enter(s, defs, event);
+        break;
+    case OTFX_EV_LEAVE:
+        leave(s, event->time);
+        break;
+    case OTFX_EV_SEND:
+    case OTFX_EV_RECV:
+        add_peer(s, event, event->type == OTFX_EV_SEND);
+        break;
+    case OTFX_EV_ISEND:
+        add_peer(s, event, true);
+        request_started(s, event->u.msg.request);
+        break;
+    case OTFX_EV_IRECV:
+        add_peer(s, event, false);
+        request_completed(s, event->u.msg.request, false);
+        break;
+    case OTFX_EV_IRECV_REQUEST:
+    case OTFX_EV_NBC_REQUEST:
+        request_started(s, event->u.request.request);
+        break;
+    case OTFX_EV_ISEND_COMPLETE:
+        request_completed(s, event->u.request.request, false);
+        break;
+    case OTFX_EV_REQUEST_CANCELLED:
+        request_completed(s, event->u.request.request, true);
+        break;
+    case OTFX_EV_NBC_COMPLETE:
+        request_completed(s, event->u.coll.request, false);
+        break;
+    case OTFX_EV_PHASE: {
+        const region_info *info = region_of(s, defs, event->u.phase.region);
+        if (!info)
+            s->untracked++;
+        else if (s->call_depth == 0)
+            visit(s, node_of(s, OTFX_STRUCTURE_PHASE, info, event->u.phase.value), event->time);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_event *events, size_t count)
+{
+    if (!s || !events)
+        return;
+    for (size_t i = 0; i < count; i++)
+        feed_one(s, defs, &events[i]);
+}
+
+void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s)
+        return;
+    *out = (otfx_structure_view){.rank = s->rank,
+                                 .nodes = s->nodes,
+                                 .node_count = s->node_count,
+                                 .edges = s->edges,
+                                 .edge_count = s->edge_count,
+                                 .peers = s->peers,
+                                 .peer_count = s->peer_count,
+                                 .completions = s->completions,
+                                 .completion_count = s->completion_count,
+                                 .paths = s->paths,
+                                 .path_count = s->path_count,
+                                 .path_nodes = s->path_nodes,
+                                 .events = s->events,
+                                 .untracked = s->untracked};
+}
+
+size_t otfx_structure_bytes(const otfx_structure *s)
+{
+    if (!s)
+        return 0;
+    size_t bytes = sizeof *s + s->node_capacity * sizeof *s->nodes + s->edge_capacity * sizeof *s->edges +
+                   s->peer_capacity * sizeof *s->peers + s->completion_capacity * sizeof *s->completions +
+                   s->path_capacity * sizeof *s->paths + s->path_node_capacity * sizeof *s->path_nodes +
+                   s->last_visit_capacity * sizeof *s->last_visit + s->region_capacity * sizeof *s->regions +
+                   s->stack_capacity * sizeof *s->stack + s->request_capacity * sizeof *s->requests +
+                   (s->node_index.slot_count + s->edge_index.slot_count + s->peer_index.slot_count +
+                    s->completion_index.slot_count + s->path_index.slot_count) *
+                       sizeof(size_t);
+    for (uint32_t i = 0; i < s->node_count; i++)
+        bytes += strlen(s->nodes[i].name) + strlen(s->nodes[i].context) + 2;
+    return bytes;
+}
+
+/* ---- copies ---- */
+
+static bool copy_array(void **to, const void *from, size_t count, size_t size)
+{
+    *to = NULL;
+    if (!count)
+        return true;
+    *to = malloc(count * size);
+    if (!*to)
+        return false;
+    memcpy(*to, from, count * size);
+    return true;
+}
+
+static bool copy_index(otfx_hash_index *to, const otfx_hash_index *from)
+{
+    *to = (otfx_hash_index){0};
+    if (!copy_array((void **)&to->slots, from->slots, from->slot_count, sizeof(size_t)))
+        return false;
+    to->slot_count = from->slot_count;
+    to->count = from->count;
+    return true;
+}
+
+/* The graph of `s` (not its builder's state: the copy is read, not fed). */
+otfx_structure *structure_copy(const otfx_structure *s)
+{
+    otfx_structure *c = otfx_structure_create(s->rank);
+    if (!c)
+        return NULL;
+    bool ok = copy_array((void **)&c->nodes, s->nodes, s->node_count, sizeof *s->nodes);
+    if (ok) {
+        c->node_capacity = s->node_count;
+        for (uint32_t i = 0; i < s->node_count; i++) {
+            c->nodes[i].name = strdup(s->nodes[i].name);
+            c->nodes[i].context = strdup(s->nodes[i].context);
+            c->node_count = i + 1;
+            if (!c->nodes[i].name || !c->nodes[i].context) {
+                ok = false;
+                break;
+            }
+        }
+    }
+    ok = ok && copy_array((void **)&c->edges, s->edges, s->edge_count, sizeof *s->edges) &&
+         copy_array((void **)&c->peers, s->peers, s->peer_count, sizeof *s->peers) &&
+         copy_array((void **)&c->completions, s->completions, s->completion_count, sizeof *s->completions) &&
+         copy_array((void **)&c->paths, s->paths, s->path_count, sizeof *s->paths) &&
+         copy_array((void **)&c->path_nodes, s->path_nodes, s->path_node_count, sizeof *s->path_nodes) &&
+         copy_index(&c->node_index, &s->node_index) && copy_index(&c->edge_index, &s->edge_index) &&
+         copy_index(&c->peer_index, &s->peer_index) &&
+         copy_index(&c->completion_index, &s->completion_index) &&
+         copy_index(&c->path_index, &s->path_index) &&
+         copy_array((void **)&c->last_visit, s->last_visit, s->node_count, sizeof *s->last_visit);
+    if (!ok) {
+        otfx_structure_destroy(c);
+        return NULL;
+    }
+    c->edge_capacity = c->edge_count = s->edge_count;
+    c->peer_capacity = c->peer_count = s->peer_count;
+    c->completion_capacity = c->completion_count = s->completion_count;
+    c->path_capacity = c->path_count = s->path_count;
+    c->path_node_capacity = c->path_node_count = s->path_node_count;
+    c->last_visit_capacity = s->node_count;
+    memcpy(c->recent, s->recent, sizeof c->recent);
+    c->visit_position = s->visit_position;
+    c->events = s->events;
+    c->untracked = s->untracked;
+    return c;
+}

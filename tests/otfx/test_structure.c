@@ -1,0 +1,311 @@
+/* test_structure.c — the task activity graph a trace builds on append (otfx/structure.h): nodes,
+ * edges and their statistics on synthetic streams, size independent of the iterations, survival of
+ * reductions, peers, completion edges, markers and causal paths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <otfx/structure.h>
+
+typedef struct world {
+    otfx_defs *defs;
+    otfx_trace *trace;
+    otfx_ref recv, send, isend, wait, loop, compute, world_comm;
+    otfx_time now;
+} world;
+
+static void world_open(world *w, uint32_t rank, size_t budget, otfx_reduction strategy)
+{
+    memset(w, 0, sizeof *w);
+    w->defs = otfx_defs_create();
+    otfx_ref location;
+    assert_int_equal(otfx_defs_location(w->defs, rank, 0, &location), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "MPI_Recv", OTFX_ROLE_MPI_P2P, &w->recv), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "MPI_Send", OTFX_ROLE_MPI_P2P, &w->send), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "MPI_Isend", OTFX_ROLE_MPI_P2P, &w->isend), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "MPI_Wait", OTFX_ROLE_MPI_P2P, &w->wait), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "main_loop", OTFX_ROLE_USER_FUNCTION, &w->loop), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "compute", OTFX_ROLE_USER_FUNCTION, &w->compute), OTFX_OK);
+    uint32_t members[64];
+    for (uint32_t i = 0; i < 64; i++)
+        members[i] = i;
+    assert_int_equal(otfx_defs_comm(w->defs, "MPI_COMM_WORLD", members, 64, &w->world_comm), OTFX_OK);
+    otfx_trace_config config = otfx_trace_config_default(budget);
+    config.chunk_bytes = 1024;
+    config.strategy = strategy;
+    config.compress = false; /* so that the small budgets fill and reduce */
+    assert_int_equal(otfx_trace_create(&config, w->defs, location, &w->trace), OTFX_OK);
+    w->now = 1000;
+}
+
+static void world_close(world *w)
+{
+    otfx_trace_destroy(w->trace);
+    otfx_defs_destroy(w->defs);
+}
+
+static void append(world *w, otfx_event event)
+{
+    assert_int_equal(otfx_trace_append(w->trace, &event, 1, NULL), OTFX_OK);
+}
+
+static void enter(world *w, otfx_ref region)
+{
+    append(w, (otfx_event){.time = w->now, .type = OTFX_EV_ENTER, .u.region.region = region});
+}
+
+static void leave(world *w, otfx_time duration)
+{
+    w->now += duration;
+    append(w, (otfx_event){.time = w->now, .type = OTFX_EV_LEAVE});
+}
+
+static void message(world *w, otfx_event_type type, uint32_t peer, uint64_t bytes, uint64_t request)
+{
+    otfx_event event = {.time = w->now, .type = type};
+    event.u.msg.comm = w->world_comm;
+    event.u.msg.peer = peer;
+    event.u.msg.bytes = bytes;
+    event.u.msg.request = request;
+    append(w, event);
+}
+
+/* Recv from rank-1; compute (duration `compute_ns`); Send to rank+1: `iterations` times. */
+static void recv_compute_send(world *w, uint32_t rank, int iterations, otfx_time compute_ns)
+{
+    for (int i = 0; i < iterations; i++) {
+        enter(w, w->recv);
+        w->now += 100;
+        message(w, OTFX_EV_RECV, rank - 1, 64, 0);
+        leave(w, 10);
+        w->now += compute_ns;
+        enter(w, w->send);
+        message(w, OTFX_EV_SEND, rank + 1, 32, 0);
+        leave(w, 50);
+        w->now += 7; /* loop overhead between Send and the next Recv */
+    }
+}
+
+static otfx_structure *structure_of(world *w, otfx_structure_view *view)
+{
+    otfx_structure *copy = NULL;
+    assert_int_equal(otfx_query_structure(w->trace, &copy), OTFX_OK);
+    otfx_structure_view_get(copy, view);
+    return copy;
+}
+
+static uint32_t node_named(const otfx_structure_view *view, const char *name)
+{
+    for (uint32_t i = 0; i < view->node_count; i++)
+        if (strcmp(view->nodes[i].name, name) == 0)
+            return i;
+    fail_msg("no node %s", name);
+    return UINT32_MAX;
+}
+
+static const otfx_structure_edge *edge_between(const otfx_structure_view *view, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = 0; i < view->edge_count; i++)
+        if (view->edges[i].from == from && view->edges[i].to == to)
+            return &view->edges[i];
+    return NULL;
+}
+
+static void test_loop_gives_two_nodes_and_a_back_edge(void **state)
+{
+    (void)state;
+    const int n = 200;
+    world w;
+    world_open(&w, 5, 1u << 20, OTFX_REDUCE_RING);
+    recv_compute_send(&w, 5, n, 1000);
+    otfx_structure_view view;
+    otfx_structure *graph = structure_of(&w, &view);
+    assert_int_equal(view.rank, 5);
+    assert_int_equal(view.node_count, 2);
+    const uint32_t recv = node_named(&view, "MPI_Recv"), send = node_named(&view, "MPI_Send");
+    assert_int_equal(view.nodes[recv].visits, n);
+    assert_int_equal(view.nodes[send].visits, n);
+    assert_string_equal(view.nodes[recv].context, "");
+    assert_int_equal(view.nodes[recv].time.count, n);
+    assert_int_equal(view.nodes[recv].time.min_ns, 110);
+    assert_int_equal(view.nodes[send].time.max_ns, 50);
+    assert_int_equal(view.edge_count, 2);
+    const otfx_structure_edge *forward = edge_between(&view, recv, send),
+                              *back = edge_between(&view, send, recv);
+    assert_non_null(forward);
+    assert_non_null(back);
+    assert_int_equal(forward->compute.count, n);
+    assert_int_equal(forward->compute.sum_ns, (uint64_t)n * 1000);
+    assert_int_equal(forward->compute.min_ns, 1000);
+    assert_int_equal(forward->compute.max_ns, 1000);
+    assert_true(otfx_structure_stat_stddev(&forward->compute) < 1e-6);
+    assert_int_equal(back->compute.count, n - 1);
+    assert_int_equal(back->compute.sum_ns, (uint64_t)(n - 1) * 7);
+    /* peers as offsets from the rank */
+    assert_int_equal(view.peer_count, 2);
+    for (uint32_t i = 0; i < view.peer_count; i++) {
+        const otfx_structure_peer *p = &view.peers[i];
+        assert_int_equal(p->count, n);
+        if (p->sent) {
+            assert_int_equal(p->node, send);
+            assert_int_equal(p->offset, 1);
+            assert_int_equal(p->bytes, (uint64_t)n * 32);
+        } else {
+            assert_int_equal(p->node, recv);
+            assert_int_equal(p->offset, -1);
+            assert_int_equal(p->bytes, (uint64_t)n * 64);
+        }
+    }
+    /* causal paths: Recv → Send → Recv, and Send → Recv → Send, n-1 times each */
+    assert_int_equal(view.path_count, 2);
+    for (uint32_t i = 0; i < view.path_count; i++) {
+        assert_int_equal(view.paths[i].length, 2);
+        assert_int_equal(view.paths[i].count, n - 1);
+        assert_int_equal(view.path_nodes[view.paths[i].first], view.paths[i].anchor);
+    }
+    assert_int_equal(view.untracked, 0);
+    otfx_structure_destroy(graph);
+    world_close(&w);
+}
+
+/* The same program run 10 and 1000 times: the same graph, of the same size; only counts differ. The
+ * small budget makes the longer run's trace reduce (ring): the graph is built before. */
+static void test_size_independent_of_iterations_and_reductions(void **state)
+{
+    (void)state;
+    world shorter, longer;
+    world_open(&shorter, 3, 64u << 10, OTFX_REDUCE_RING);
+    world_open(&longer, 3, 64u << 10, OTFX_REDUCE_RING);
+    recv_compute_send(&shorter, 3, 10, 500);
+    recv_compute_send(&longer, 3, 1000, 500);
+    otfx_trace_status status;
+    assert_int_equal(otfx_trace_status_get(longer.trace, &status), OTFX_OK);
+    otfx_structure_view a, b;
+    otfx_structure *ga = structure_of(&shorter, &a), *gb = structure_of(&longer, &b);
+    assert_int_equal(a.node_count, b.node_count);
+    assert_int_equal(a.edge_count, b.edge_count);
+    assert_int_equal(a.peer_count, b.peer_count);
+    assert_int_equal(a.path_count, b.path_count);
+    assert_int_equal(otfx_structure_bytes(ga), otfx_structure_bytes(gb));
+    assert_int_equal(b.nodes[node_named(&b, "MPI_Recv")].visits, 1000);
+    otfx_structure_destroy(ga);
+    otfx_structure_destroy(gb);
+    world_close(&shorter);
+    world_close(&longer);
+}
+
+static void test_reductions_leave_the_graph_whole(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 1, 64u << 10, OTFX_REDUCE_RING);
+    recv_compute_send(&w, 1, 20000, 300);
+    otfx_trace_status status;
+    assert_int_equal(otfx_trace_status_get(w.trace, &status), OTFX_OK);
+    assert_true(status.events_held < status.events_received); /* the ring dropped the oldest */
+    otfx_structure_view view;
+    otfx_structure *graph = structure_of(&w, &view);
+    assert_int_equal(view.nodes[node_named(&view, "MPI_Send")].visits, 20000);
+    assert_int_equal(view.events, status.events_received);
+    otfx_structure_destroy(graph);
+    world_close(&w);
+}
+
+/* Isend … Wait inside a loop region inside compute: the context, the loop marker, completion edges. */
+static void test_context_loop_marker_and_completions(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 0, 1u << 20, OTFX_REDUCE_RING);
+    enter(&w, w.compute);
+    for (int i = 0; i < 4; i++) {
+        enter(&w, w.loop);
+        enter(&w, w.isend);
+        message(&w, OTFX_EV_ISEND, 2, 8, 77);
+        leave(&w, 5);
+        w.now += 40;
+        enter(&w, w.wait);
+        append(&w, (otfx_event){.time = w.now + 3, .type = OTFX_EV_ISEND_COMPLETE, .u.request.request = 77});
+        leave(&w, 10);
+        leave(&w, 1);
+    }
+    enter(&w, w.send); /* a Send outside the loop: another context, another node */
+    message(&w, OTFX_EV_SEND, 1, 4, 0);
+    leave(&w, 2);
+    leave(&w, 1);
+    otfx_structure_view view;
+    otfx_structure *graph = structure_of(&w, &view);
+    assert_int_equal(view.node_count, 4);
+    const uint32_t loop = node_named(&view, "main_loop"), isend = node_named(&view, "MPI_Isend"),
+                   wait = node_named(&view, "MPI_Wait");
+    assert_int_equal(view.nodes[loop].kind, OTFX_STRUCTURE_LOOP);
+    assert_int_equal(view.nodes[loop].visits, 4);
+    assert_string_equal(view.nodes[loop].context, "compute");
+    assert_string_equal(view.nodes[isend].context, "compute/main_loop");
+    assert_string_equal(view.nodes[node_named(&view, "MPI_Send")].context, "compute");
+    assert_int_equal(view.completion_count, 1);
+    assert_int_equal(view.completions[0].start, isend);
+    assert_int_equal(view.completions[0].end, wait);
+    assert_int_equal(view.completions[0].count, 4);
+    assert_non_null(edge_between(&view, wait, loop));
+    assert_int_equal(edge_between(&view, isend, wait)->compute.sum_ns, 4 * 40);
+    /* the loop's path: loop → Isend → Wait, 3 times */
+    bool found = false;
+    for (uint32_t i = 0; i < view.path_count; i++)
+        if (view.paths[i].anchor == loop) {
+            assert_int_equal(view.paths[i].length, 3);
+            assert_int_equal(view.paths[i].count, 3);
+            found = true;
+        }
+    assert_true(found);
+    otfx_structure_destroy(graph);
+    world_close(&w);
+}
+
+static void test_phase_markers_are_nodes(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 0, 1u << 20, OTFX_REDUCE_RING);
+    otfx_ref phase;
+    assert_int_equal(otfx_defs_region(w.defs, "MPI_Pcontrol level", OTFX_ROLE_PHASE, &phase), OTFX_OK);
+    for (int i = 0; i < 3; i++) {
+        append(&w, (otfx_event){.time = w.now, .type = OTFX_EV_PHASE, .u.phase = {phase, 1}});
+        recv_compute_send(&w, 0, 2, 10);
+        append(&w, (otfx_event){.time = w.now, .type = OTFX_EV_PHASE, .u.phase = {phase, 0}});
+    }
+    otfx_structure_view view;
+    otfx_structure *graph = structure_of(&w, &view);
+    assert_int_equal(view.node_count, 4); /* level 1, level 0, Recv, Send */
+    uint32_t start = UINT32_MAX;
+    for (uint32_t i = 0; i < view.node_count; i++)
+        if (view.nodes[i].kind == OTFX_STRUCTURE_PHASE && view.nodes[i].value == 1)
+            start = i;
+    assert_int_not_equal(start, UINT32_MAX);
+    assert_int_equal(view.nodes[start].visits, 3);
+    for (uint32_t i = 0; i < view.path_count; i++)
+        if (view.paths[i].anchor == start) {
+            assert_int_equal(view.paths[i].length, 6); /* 1, Recv, Send, Recv, Send, 0 */
+            assert_int_equal(view.paths[i].count, 2);
+        }
+    otfx_structure_destroy(graph);
+    world_close(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loop_gives_two_nodes_and_a_back_edge),
+        cmocka_unit_test(test_size_independent_of_iterations_and_reductions),
+        cmocka_unit_test(test_reductions_leave_the_graph_whole),
+        cmocka_unit_test(test_context_loop_marker_and_completions),
+        cmocka_unit_test(test_phase_markers_are_nodes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
