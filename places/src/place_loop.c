@@ -557,6 +557,8 @@ int place_loop_run(struct event_place *place)
     }
     if (stop_worker(runtime))
         place->keep_traces = true;
+    else
+        otfx_analysis_follow_forget(place->defs); /* the follows' replays read the traces destroyed next */
     if (runtime->snapshot_busy && runtime->snapshot.on_thread)
         pthread_join(runtime->snapshot_thread, NULL);
     free(runtime->snapshot.traces);

@@ -4,13 +4,14 @@
  *   otfxctl [--connect ADDR:PORT --token-file F | --session FILE] [--json] [--partial] [--timeout S]
  *           COMMAND...
  *   otfxctl [connection options] watch [--interval S] [--count N]
+ *   otfxctl [connection options] critical-path|wait-states [options] --follow [--interval S] [--count N]
  *
  * The command is checked here with otfx_command_parse before anything is contacted. Exit codes:
  * 0 done, 1 the job answered with an error, 2 bad argument, 3 no session file, 4 cannot reach the job
  * (refused, gone, no answer in time), 5 the token was refused.
  *
  * This file: the options and the command. request.c talks to the job (through otfx/client.h), output.c
- * prints answers, watch.c is the watch command.
+ * prints answers, watch.c is the watch command and critical-path / wait-states --follow.
  */
 #define _GNU_SOURCE
 #include "otfxctl.h"
@@ -54,14 +55,21 @@ static const char usage_text[] =
     "  timeline [--from T] [--to T] [--ranks SET] [--bins N] [--rows N]\n"
     "  messages [--from T] [--to T] [--ranks SET] [--groups N]\n"
     "  events   [--from T] [--to T] [--ranks SET] [--limit N]\n"
-    "  critical-path [--from T] [--to T] [--ranks SET] [--zero FUNC] [--top M] [--limit N]\n"
+    "  critical-path [--from T] [--to T] [--ranks SET] [--zero FUNC] [--top M] [--limit N] [--no-flush]\n"
     "                                          the longest path of CPU time across the ranks: its length,\n"
     "                                          the M functions most on it (CP time, share, CPU share; with\n"
     "                                          --zero the path without FUNC's time), its first N segments\n"
-    "  wait-states [--from T] [--to T] [--ranks SET] [--top M] [--limit N]\n"
+    "  wait-states [--from T] [--to T] [--ranks SET] [--top M] [--limit N] [--no-flush]\n"
     "                                          time waiting in MPI for other ranks: totals per kind, per\n"
     "                                          function and rank (M largest), N largest \"who made me\n"
     "                                          wait\" rank pairs\n"
+    "    ... --follow [--interval S] [--count N] [--follow-id ID]\n"
+    "                                          follow the live stream: the places keep the replay, and the\n"
+    "                                          query is asked again every S seconds (default 1), N times\n"
+    "                                          (0: until interrupted or the job ends), each answer covering\n"
+    "                                          everything so far; --follow takes no value (otfxctl picks a\n"
+    "                                          random ID, sent as the protocol's --follow ID; --follow-id\n"
+    "                                          chooses it, 1..2^63-1)\n"
     "  structure [--ranks SET] [--group-tolerance PCT] [--top M] [--dot FILE]\n"
     "                                          the program's structure: ranks grouped by their task\n"
     "                                          activity graphs (same nodes, edges and neighbours, edge\n"
@@ -159,7 +167,86 @@ int main(int argc, char **argv)
     uint64_t count = 0;
     const char *dot_path = NULL;
     otfx_text line = {0};
-    if (watching) {
+    otfx_command command;
+    bool following = false;
+    int words = argc - i;
+    char **word = argv + i;
+    char **kept = NULL;
+    if (strcmp(argv[i], "critical-path") == 0 || strcmp(argv[i], "wait-states") == 0) {
+        /* otfxctl's own --follow, --interval, --count and --follow-id; the rest is the query */
+        kept = calloc((size_t)words, sizeof *kept);
+        if (!kept)
+            return fail(EXIT_BAD_ARGUMENT, "out of memory");
+        int kept_count = 0;
+        bool repeat_options = false;
+        uint64_t id = 0;
+        for (int w = 0; w < words; w++) {
+            const char *arg = word[w];
+            const char *next = w + 1 < words ? word[w + 1] : NULL;
+            if (strncmp(arg, "--follow=", 9) == 0 ||
+                (strcmp(arg, "--follow") == 0 && next && next[0] >= '0' && next[0] <= '9')) {
+                free(kept);
+                return fail(
+                    EXIT_BAD_ARGUMENT,
+                    "otfxctl's --follow takes no value (it chooses the ID); --follow-id ID chooses it");
+            } else if (strcmp(arg, "--follow") == 0) {
+                following = true;
+            } else if (strcmp(arg, "--follow-id") == 0 && next) {
+                char *end;
+                errno = 0;
+                id = strtoull(next, &end, 10);
+                if (!*next || *end || errno || next[0] == '-' || id == 0 || id > INT64_MAX) {
+                    free(kept);
+                    return fail(EXIT_BAD_ARGUMENT, "bad --follow-id '%s': expected 1..2^63-1", next);
+                }
+                following = true;
+                w++;
+            } else if (strcmp(arg, "--interval") == 0 && next) {
+                if (!parse_seconds(next, &interval_s) || interval_s < 0.05) {
+                    free(kept);
+                    return fail(EXIT_BAD_ARGUMENT, "bad --interval '%s': expected seconds (at least 0.05)",
+                                next);
+                }
+                repeat_options = true;
+                w++;
+            } else if (strcmp(arg, "--count") == 0 && next) {
+                char *end;
+                errno = 0;
+                count = strtoull(next, &end, 10);
+                if (!*next || *end || errno || next[0] == '-') {
+                    free(kept);
+                    return fail(EXIT_BAD_ARGUMENT, "bad --count '%s': expected a number", next);
+                }
+                repeat_options = true;
+                w++;
+            } else {
+                kept[kept_count++] = word[w];
+            }
+        }
+        if (repeat_options && !following) {
+            free(kept);
+            return fail(EXIT_BAD_ARGUMENT, "--interval and --count go with --follow (see otfxctl --help)");
+        }
+        word = kept;
+        words = kept_count;
+        command.follow = id;
+        if (following) {
+            join_words(word, words, &line);
+            char error[512];
+            const uint64_t chosen = id;
+            if (line.failed || !otfx_command_parse(line.data, &command, error, sizeof error)) {
+                otfx_text_free(&line);
+                free(kept);
+                return fail(EXIT_BAD_ARGUMENT, "%s (see otfxctl --help)",
+                            line.failed ? "out of memory" : error);
+            }
+            command.follow = chosen;
+            otfx_text_free(&line);
+        }
+    }
+    if (following) {
+        /* the query is formatted once its ID is known (follow) */
+    } else if (watching) {
         for (int w = i + 1; w < argc; w++) {
             if (w + 1 < argc && strcmp(argv[w], "--interval") == 0) {
                 if (!parse_seconds(argv[++w], &interval_s) || interval_s < 0.05)
@@ -191,24 +278,33 @@ int main(int argc, char **argv)
                 break;
             }
         }
-        join_words(argv + i, argc - i, &line);
-        otfx_command command;
+        if (!kept) {
+            word = argv + i;
+            words = argc - i;
+        }
+        join_words(word, words, &line);
         char error[512];
         if (line.failed || !otfx_command_parse(line.data, &command, error, sizeof error)) {
             otfx_text_free(&line);
+            free(kept);
             return fail(EXIT_BAD_ARGUMENT, "%s (see otfxctl --help)", line.failed ? "out of memory" : error);
         }
         /* send the canonical form: what the job sees is exactly what was checked here */
         otfx_text_free(&line);
         otfx_command_format(&command, &line);
-        if (line.failed)
+        if (line.failed) {
+            free(kept);
             return fail(EXIT_BAD_ARGUMENT, "out of memory");
+        }
     }
+    free(kept);
 
     otfx_client *client;
     int rc = open_job(&opts, &client);
     if (rc == EXIT_OK) {
-        if (watching) {
+        if (following) {
+            rc = follow(client, &opts, &command, interval_s, count);
+        } else if (watching) {
             rc = watch(client, &opts, interval_s, count);
         } else if (dot_path) {
             otfx_text reply = {0};

@@ -6,6 +6,7 @@
 #define OTFXCTL_H
 
 #include <otfx/client.h>
+#include <otfx/protocol.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,5 +57,10 @@ int read_next_frame(otfx_client *client, int64_t timeout_ms, const char *waiting
 
 /* `status` every interval_s seconds, `count` times (0: until interrupted or the job ends). */
 int watch(otfx_client *client, const options *opts, double interval_s, uint64_t count);
+
+/* critical-path / wait-states --follow: `command` (its follow ID chosen at random when 0) every interval_s
+ * seconds, `count` times (0: until interrupted or the job ends), each answer printed. */
+int follow(otfx_client *client, const options *opts, otfx_command *command, double interval_s,
+           uint64_t count);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * watch.c — otfxctl watch: `status` every few seconds as one line of the job's state and a table of the
- * places' moving figures, until the count is reached or the job ends.
+ * places' moving figures, until the count is reached or the job ends; and critical-path / wait-states
+ * --follow: the same query under one follow ID every few seconds, each answer printed.
  */
 #define _GNU_SOURCE
 #include "otfxctl.h"
@@ -73,6 +74,29 @@ static void print_watch(const char *payload, size_t length)
     fflush(stdout);
 }
 
+/* Waits until `interval_s` after `started_ms`, but notices a job that ends meanwhile: EXIT_OK, the
+ * exit code of a failure, or EXIT_JOB_ENDED (said on stderr). */
+enum { EXIT_JOB_ENDED = -1 };
+static int pause_for_next(otfx_client *client, uint64_t started_ms, double interval_s, const char *next)
+{
+    const uint64_t elapsed = now_ms() - started_ms;
+    const uint64_t interval_ms = (uint64_t)(interval_s * 1000.0);
+    if (elapsed >= interval_ms)
+        return EXIT_OK;
+    const uint64_t pause_ms = interval_ms - elapsed;
+    if (!otfx_client_wait_readable(client, pause_ms > INT_MAX ? INT_MAX : (int)pause_ms))
+        return EXIT_OK;
+    otfx_client_frame frame;
+    const int rc = read_next_frame(client, 1000, next, &frame);
+    if (rc != EXIT_OK)
+        return rc;
+    if (frame.header.kind == OTFX_FRAME_NOTICE && strstr(frame.payload, "event=job-ended")) {
+        fprintf(stderr, "otfxctl: the job ended\n");
+        return EXIT_JOB_ENDED;
+    }
+    return EXIT_OK;
+}
+
 int watch(otfx_client *client, const options *opts, double interval_s, uint64_t count)
 {
     const otfx_session *session = otfx_client_session(client);
@@ -110,24 +134,67 @@ int watch(otfx_client *client, const options *opts, double interval_s, uint64_t 
         fflush(stdout);
         if (count && round + 1 == count)
             break;
-        const uint64_t elapsed = now_ms() - started;
-        const uint64_t interval_ms = (uint64_t)(interval_s * 1000.0);
-        if (elapsed < interval_ms) {
-            /* sleep, but notice a job that ends meanwhile */
-            const uint64_t pause_ms = interval_ms - elapsed;
-            if (otfx_client_wait_readable(client, pause_ms > INT_MAX ? INT_MAX : (int)pause_ms)) {
-                otfx_client_frame frame;
-                const int rc = read_next_frame(client, 1000, "the next status", &frame);
-                if (rc != EXIT_OK)
-                    return rc;
-                const bool ended =
-                    frame.header.kind == OTFX_FRAME_NOTICE && strstr(frame.payload, "event=job-ended");
-                if (ended) {
-                    fprintf(stderr, "otfxctl: the job ended\n");
-                    return EXIT_OK;
-                }
-            }
-        }
+        const int rc = pause_for_next(client, started, interval_s, "the next status");
+        if (rc != EXIT_OK)
+            return rc == EXIT_JOB_ENDED ? EXIT_OK : rc;
     }
     return EXIT_OK;
+}
+
+/* A fresh follow ID, 1 .. 2^63-1: random, so that two clients following the same job never share one. */
+static uint64_t random_follow_id(void)
+{
+    uint64_t id = 0;
+    FILE *random = fopen("/dev/urandom", "rb");
+    if (random) {
+        if (fread(&id, sizeof id, 1, random) != 1)
+            id = 0;
+        fclose(random);
+    }
+    if (!id) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) * 0x9E3779B97F4A7C15ull ^
+             (uint64_t)getpid();
+    }
+    id &= INT64_MAX;
+    return id ? id : 1;
+}
+
+int follow(otfx_client *client, const options *opts, otfx_command *command, double interval_s, uint64_t count)
+{
+    if (!command->follow)
+        command->follow = random_follow_id();
+    otfx_text line = {0};
+    otfx_command_format(command, &line);
+    if (line.failed) {
+        otfx_text_free(&line);
+        return fail(EXIT_BAD_ARGUMENT, "out of memory");
+    }
+    int rc = EXIT_OK;
+    for (uint64_t round = 0; count == 0 || round < count; round++) {
+        const uint64_t started = now_ms();
+        const request_result result =
+            run_request(client, (uint32_t)(round % 0xfffffffeu) + 1, line.data, opts, opts->partial, NULL);
+        if (result.job_ended) {
+            fprintf(stderr, "otfxctl: the job ended\n");
+            break;
+        }
+        if (result.exit_code != EXIT_OK) {
+            rc = result.exit_code;
+            break;
+        }
+        if (!opts->json)
+            fputc('\n', stdout);
+        fflush(stdout);
+        if (count && round + 1 == count)
+            break;
+        rc = pause_for_next(client, started, interval_s, "the next round");
+        if (rc != EXIT_OK) {
+            rc = rc == EXIT_JOB_ENDED ? EXIT_OK : rc;
+            break;
+        }
+    }
+    otfx_text_free(&line);
+    return rc;
 }

@@ -16,7 +16,8 @@
  * `query NAME [options]`. A loaded module's code runs only in helper processes ("Loaded modules run out
  * of process" below), under the module time limit, with its results bounded by the query memory bound
  * (otfx_leaf_input.result_limit, the limit of `out`): write modules that keep no state between calls
- * and build their results with otfx_blob_* (an append past the bound fails).
+ * and build their results with otfx_blob_* (an append past the bound fails). (Only the built-in replay
+ * modules keep state between calls, for --follow: otfx_analysis_follow_forget below.)
  */
 #ifndef OTFX_ANALYSIS_H
 #define OTFX_ANALYSIS_H
@@ -164,6 +165,13 @@ void otfx_rank_selection_group_ranks(const otfx_rank_selection *selection, uint3
 #define OTFX_ANALYSIS_EVENTS_PER_LOCK 16384u
 otfx_status otfx_analysis_query_events(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
                                        otfx_event_fn fn, void *user);
+
+/* The built-in replay modules (critical-path, wait-states) keep a follow's replay between its queries
+ * (otfx_command.follow; docs/analyses.md "Following the live stream"), keyed by the place's definitions.
+ * A place that destroys its traces drops their follow states first with this (NULL: every state of the
+ * process). The states are bounded otherwise: at most 8 per place, dropped when idle for 120 s of the
+ * place's clock (otfx_leaf_input.now_ns) or when a round failed. */
+void otfx_analysis_follow_forget(const otfx_defs *defs);
 
 /* The registry: one per process, built-ins first; lookups and registration take a mutex. */
 const otfx_analysis_module *otfx_analysis_find(const char *name);

@@ -31,8 +31,9 @@
  * t whose sender's every stream has passed t + tolerance is released without a value. The tolerance
  * covers the residual clock error between ranks. When every stream of every place waits and no value
  * is on its way (otfx_replay_run checks this together with the other places), the waits at the earliest
- * time are released the same way. Ranges without detail (REDUCTION records) and the window's edges are
- * reported per stream (otfx_replay_stats, and the pass's `gap`).
+ * time are released the same way (not when following growing traces: they wait for the next run). Ranges
+ * without detail (REDUCTION records) and the window's edges are reported per stream (otfx_replay_stats, and
+ * the pass's `gap`).
  *
  * A pass (an analysis) is a set of callbacks with its own state per stream; the replay calls them in
  * each stream's order, and a receive's `receive` only after its send's `send`. One replay runs one
@@ -175,6 +176,9 @@ typedef struct otfx_replay_config {
     bool (*selects_rank)(void *user, uint32_t rank);
     void *selects_user;
     uint32_t app_ranks; /* N */
+    /* Follow mode: the replay keeps up with traces that still grow (see "following traces that still grow"
+     * below). */
+    bool follow;
 } otfx_replay_config;
 
 /* A replay over traces that share `defs`. NULL when out of memory or the config is invalid (why:
@@ -190,7 +194,9 @@ otfx_status otfx_replay_add_trace(otfx_replay *replay, otfx_trace *trace, uint32
 /* Runs the replay over the window to its end, with the other places of `exchange` (NULL: this place
  * alone; what other places hold is then missing). Every place of the exchange must call it for the same
  * query. Gives up at `deadline_ns` (CLOCK_MONOTONIC; 0: none). OTFX_OK when every stream reached the
- * window's end; otherwise an error with why in `error`.
+ * window's end (with follow: caught up or waiting, see "following traces that still grow" below); otherwise
+ * an error with why in `error`. A follow replay may be run again with another exchange of the same places
+ * (the same `self` and place_of_rank).
  *
  * On OTFX_OK the replay's own traffic is over on every place: all places return from the same final
  * check (an allreduce), which they reach only when every stream everywhere is done and every batch sent
@@ -199,7 +205,31 @@ otfx_status otfx_replay_add_trace(otfx_replay *replay, otfx_trace *trace, uint32
 otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exchange, uint64_t deadline_ns,
                             char *error, size_t error_size);
 
-/* What the replay did on this place (for the answer's "what could not be seen"). */
+/* ---- following traces that still grow -------------------------------------------------------------
+ *
+ * A replay created with config.follow treats the end of what a stream holds as "caught up", not as the
+ * end of its window, and is run again and again as the traces grow. otfx_replay_run then returns OTFX_OK
+ * once, on every place, every stream has replayed what it held when it last read or waits for a value
+ * that cannot come yet, and nothing is in flight between places (the same final check as without
+ * follow, with "caught up or waiting" in place of "done"). It never releases waits because everything
+ * waits (a send its sender has not shipped yet is not missing: the receive waits for a later run); a
+ * wait whose sender's streams all passed its time + tolerance is still released (not held).
+ *
+ * A later otfx_replay_run on the same replay continues each stream exactly where it stopped (the time
+ * of the last event it read and how many events at that time it read), up to what the stream holds
+ * then; values and arrivals that wait for their receivers, and the pass's per-stream state, stay
+ * between runs. Events appended to a trace must not be earlier than the events it already delivered
+ * (what an event place guarantees per stream); a range a reduction removed before it was read is a gap,
+ * as without follow. Streams never finish (`finish` is not called, no gap is reported at the window's
+ * end). Every place of the exchange must run it the same number of times; a failed run leaves the
+ * replay unusable (destroy it). Between runs it keeps the read buffers only of the streams that wait. */
+
+/* Whether every stream has replayed what it held when it last read, or waits for a value (what a
+ * follow run's OTFX_OK says of this place). */
+bool otfx_replay_caught_up(const otfx_replay *replay);
+
+/* What the replay did on this place (for the answer's "what could not be seen"). With follow: since
+ * its creation, over all its runs. */
 typedef struct otfx_replay_stats {
     uint64_t streams, events;
     uint64_t sends, receives; /* point-to-point ends replayed */
@@ -212,6 +242,8 @@ typedef struct otfx_replay_stats {
     uint64_t values_sent, values_received;              /* to and from other places */
     uint64_t rounds; /* checks with the other places that everybody waits */
     uint64_t stall_releases;
+    uint64_t runs;            /* otfx_replay_run calls that returned OTFX_OK */
+    uint64_t events_last_run; /* events the last successful run replayed */
 } otfx_replay_stats;
 void otfx_replay_get_stats(const otfx_replay *replay, otfx_replay_stats *out);
 

@@ -11,12 +11,18 @@
  * by token passing over the exchange), and a second read of the streams on the path cuts it into
  * pieces per function.
  *
- * Partial result: "CPA1", u32 zero asked, u64 leaves, u64 length, u64 zeroed, u64 segments_total,
- * u64 walk_breaks, u32 n then n functions sorted by name (str name, u64 cp_ns, u64 cpu_ns), u32 m then
- * m segments sorted by (start, rank, thread, end, name) (u32 rank, u32 thread, u64 start, u64 end,
- * str function), then the unseen counters. Merge: max of the lengths, sums of the times and counters,
- * the union of the segments keeping the `limit` earliest: associative and order-independent.
+ * With --follow the place keeps the forward pass's state (lengths, clocks, nodes, CPU time per function)
+ * and its replay between rounds (follow_states.h); each round walks the path back again from the
+ * longest length so far and cuts it into pieces anew.
+ *
+ * Partial result: "CPA2", u32 zero asked, u64 leaves, u64 length, u64 zeroed, u64 segments_total,
+ * u64 walk_breaks, the follow fields (u64 round, u64 restarted, u64 events this round), u32 n then n
+ * functions sorted by name (str name, u64 cp_ns, u64 cpu_ns), u32 m then m segments sorted by (start, rank,
+ * thread, end, name) (u32 rank, u32 thread, u64 start, u64 end, str function), then the unseen counters.
+ * Merge: max of the lengths, round and restart, sums of the times and counters, the union of the segments
+ * keeping the `limit` earliest: associative and order-independent.
  */
+#include "follow_states.h"
 #include "replay_support.h"
 
 #include <otfx/analysis.h>
@@ -26,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CP_MAGIC            0x31415043u /* "CPA1" */
+#define CP_MAGIC            0x32415043u /* "CPA2" */
 #define CP_DEFAULT_TOP      20u
 #define CP_DEFAULT_SEGMENTS 1000u
 #define CP_WALK_MAGIC       0x31575043u /* "CPW1": the walk's messages between places */
@@ -271,6 +277,12 @@ static void run_free(cp_run *run)
     free(run->cp_by_region);
     free(run->segments);
     region_facts_free(&run->facts);
+}
+
+static void run_destroy(void *run)
+{
+    run_free(run);
+    free(run);
 }
 
 /* ---- the walk back along the path -------------------------------------------------------------------- */
@@ -555,6 +567,7 @@ typedef struct cp_function {
 typedef struct cp_parsed {
     uint32_t zero_asked;
     uint64_t leaves, length, zeroed, segments_total, walk_breaks;
+    follow_fields follow;
     uint32_t function_count, segment_count;
     cp_function *functions;
     cp_segment *segments;
@@ -595,6 +608,7 @@ static void write_parsed(otfx_blob *out, const cp_parsed *p)
     otfx_blob_u64(out, p->zeroed);
     otfx_blob_u64(out, p->segments_total);
     otfx_blob_u64(out, p->walk_breaks);
+    follow_fields_write(out, &p->follow);
     otfx_blob_u32(out, p->function_count);
     for (uint32_t i = 0; i < p->function_count; i++) {
         otfx_blob_u32(out, p->functions[i].name_length);
@@ -627,6 +641,7 @@ static bool parse(const void *data, size_t length, cp_parsed *p)
     p->zeroed = otfx_blob_read_u64(&r);
     p->segments_total = otfx_blob_read_u64(&r);
     p->walk_breaks = otfx_blob_read_u64(&r);
+    follow_fields_read(&r, &p->follow);
     uint32_t n = otfx_blob_read_u32(&r);
     if (r.failed || p->zero_asked > 1 || p->zeroed > p->length || n > (r.length - r.offset) / 20)
         return false;
@@ -674,29 +689,28 @@ static bool parse(const void *data, size_t length, cp_parsed *p)
     return true;
 }
 
-static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
-                    size_t error_size)
+/* This place's partial result from the forward pass's state in `run` (after a replay's run): the path
+ * walked back from the longest length and cut into pieces. The walk's results are made anew each time,
+ * the forward pass's state is left as it is (a follow's next round goes on from it). */
+static bool cp_answer(cp_run *run, const otfx_command *query, const otfx_leaf_input *input,
+                      const otfx_replay_stats *stats, const follow_fields *follow, otfx_blob *out,
+                      char *error, size_t error_size)
 {
-    cp_run run = {.query = query};
-    region_facts_init(&run.facts, input->defs, query->zero);
-    otfx_replay *replay = replay_leaf_run(query, input, &cp_pass, &run, error, error_size);
-    if (!replay) {
-        run_free(&run);
-        return false;
-    }
-    otfx_replay_stats stats;
-    otfx_replay_get_stats(replay, &stats);
-    otfx_replay_destroy(replay);
-    if (run.failed || run.facts.failed) {
-        run_free(&run);
+    if (run->failed || run->facts.failed) {
         snprintf(error, error_size, "critical-path: out of memory");
         return false;
     }
+    for (size_t i = 0; i < run->stream_capacity; i++)
+        run->streams[i].interval_count = 0;
+    run->segment_count = 0;
+    run->walk_breaks = 0;
+    if (run->cp_by_region)
+        memset(run->cp_by_region, 0, (run->region_capacity + 1) * sizeof *run->cp_by_region);
     /* the path ends where the longest length does: the lowest (rank, thread) on ties, on every place */
     uint64_t best[2] = {0, 0}; /* length, zeroed */
     uint64_t key = UINT64_MAX;
-    for (size_t i = 0; i < run.stream_capacity; i++) {
-        const cp_stream *s = &run.streams[i];
+    for (size_t i = 0; i < run->stream_capacity; i++) {
+        const cp_stream *s = &run->streams[i];
         if (!s->seen)
             continue;
         uint64_t k = (uint64_t)s->rank << 32 | s->thread;
@@ -713,40 +727,36 @@ static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
         if (!exchange->allreduce(exchange->context, OTFX_EXCHANGE_MAX, global, 2)) {
             snprintf(error, error_size, "critical-path: exchange: %s",
                      exchange->last_error(exchange->context));
-            run_free(&run);
             return false;
         }
         uint64_t start[1] = {best[0] == global[0] ? key : UINT64_MAX};
         if (!exchange->allreduce(exchange->context, OTFX_EXCHANGE_MIN, start, 1)) {
             snprintf(error, error_size, "critical-path: exchange: %s",
                      exchange->last_error(exchange->context));
-            run_free(&run);
             return false;
         }
         best[0] = global[0];
         best[1] = global[1];
         key = start[0];
     }
-    if (!walk_path(&run, exchange, key, error, error_size) ||
-        !read_path(&run, input->traces, input, error, error_size)) {
-        run_free(&run);
+    if (!walk_path(run, exchange, key, error, error_size) ||
+        !read_path(run, input->traces, input, error, error_size)) {
         return false;
     }
 
     /* functions by name: a name may have several references (one per role) */
-    size_t slots = run.region_capacity ? run.region_capacity + 1 : 0;
+    size_t slots = run->region_capacity ? run->region_capacity + 1 : 0;
     cp_function *functions = slots ? calloc(slots, sizeof *functions) : NULL;
     if (slots && !functions) {
-        run_free(&run);
         snprintf(error, error_size, "critical-path: out of memory");
         return false;
     }
     uint32_t n = 0;
     for (size_t i = 0; i < slots; i++) {
-        uint64_t cp = run.cp_by_region[i], cpu = run.cpu_by_region[i];
+        uint64_t cp = run->cp_by_region[i], cpu = run->cpu_by_region[i];
         if (!cp && !cpu)
             continue;
-        const char *name = i == run.region_capacity ? CP_OUTSIDE : region_name(&run.facts, (otfx_ref)i);
+        const char *name = i == run->region_capacity ? CP_OUTSIDE : region_name(&run->facts, (otfx_ref)i);
         if (!name[0])
             name = CP_OUTSIDE;
         functions[n++] = (cp_function){name, (uint32_t)strlen(name), cp, cpu};
@@ -762,30 +772,84 @@ static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
             functions[unique++] = functions[i];
         }
     }
-    if (run.segment_count)
-        qsort(run.segments, run.segment_count, sizeof *run.segments, compare_segment);
+    if (run->segment_count)
+        qsort(run->segments, run->segment_count, sizeof *run->segments, compare_segment);
     uint32_t limit = segment_limit(query);
     cp_parsed p = {
         .zero_asked = query->zero[0] != '\0',
         .leaves = 1,
         .length = best[0],
         .zeroed = query->zero[0] ? best[1] : best[0],
-        .segments_total = run.segment_count,
-        .walk_breaks = run.walk_breaks,
+        .segments_total = run->segment_count,
+        .walk_breaks = run->walk_breaks,
         .function_count = unique,
-        .segment_count = run.segment_count < limit ? (uint32_t)run.segment_count : limit,
+        .segment_count = run->segment_count < limit ? (uint32_t)run->segment_count : limit,
         .functions = functions,
-        .segments = run.segments,
+        .segments = run->segments,
     };
-    unseen_from_stats(&p.unseen, &stats);
+    p.follow = *follow;
+    unseen_from_stats(&p.unseen, stats);
     write_parsed(out, &p);
     free(functions);
-    run_free(&run);
     if (out->failed) {
         snprintf(error, error_size, "critical-path: %s",
                  out->too_large ? "result too large" : "out of memory");
         return false;
     }
+    return true;
+}
+
+static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
+                    size_t error_size)
+{
+    otfx_replay_stats stats;
+    const follow_fields none = {0};
+    if (!query->follow) {
+        cp_run run = {.query = query};
+        region_facts_init(&run.facts, input->defs, query->zero);
+        otfx_replay *replay = replay_leaf_run(query, input, &cp_pass, &run, error, error_size);
+        if (!replay) {
+            run_free(&run);
+            return false;
+        }
+        otfx_replay_get_stats(replay, &stats);
+        otfx_replay_destroy(replay);
+        bool ok = cp_answer(&run, query, input, &stats, &none, out, error, error_size);
+        run_free(&run);
+        return ok;
+    }
+    follow_state *state = follow_begin(cp_pass.name, query, input, error, error_size);
+    if (!state)
+        return false;
+    if (!state->run) {
+        cp_run *run = calloc(1, sizeof *run);
+        if (!run) {
+            follow_drop(state);
+            snprintf(error, error_size, "critical-path: out of memory");
+            return false;
+        }
+        run->query = &state->query;
+        region_facts_init(&run->facts, input->defs, state->query.zero);
+        state->run = run;
+        state->free_run = run_destroy;
+    }
+    if (!state->replay && !(state->replay = replay_leaf_build(&state->query, input, &cp_pass, state->run,
+                                                              true, error, error_size))) {
+        follow_drop(state);
+        return false;
+    }
+    if (!replay_leaf_go(state->replay, input, &cp_pass, error, error_size)) {
+        follow_drop(state);
+        return false;
+    }
+    otfx_replay_get_stats(state->replay, &stats);
+    const follow_fields fields = {
+        .round = state->round, .restarted = state->restarted, .events = stats.events_last_run};
+    if (!cp_answer(state->run, &state->query, input, &stats, &fields, out, error, error_size)) {
+        follow_drop(state);
+        return false;
+    }
+    follow_keep(state, input);
     return true;
 }
 
@@ -804,7 +868,9 @@ static bool cp_merge(const otfx_command *query, otfx_blob *into, const void *oth
         .zeroed = a.zeroed > b.zeroed ? a.zeroed : b.zeroed,
         .segments_total = a.segments_total + b.segments_total,
         .walk_breaks = a.walk_breaks + b.walk_breaks,
+        .follow = a.follow,
     };
+    follow_fields_merge(&m.follow, &b.follow);
     m.unseen = a.unseen;
     unseen_add(&m.unseen, &b.unseen);
     size_t fn = (size_t)a.function_count + b.function_count, sn = (size_t)a.segment_count + b.segment_count;
@@ -923,6 +989,7 @@ static bool cp_finish(const otfx_command *query, const void *merged, size_t leng
     otfx_kv_u64(reply, "places_answered", places_answered);
     otfx_kv_u64(reply, "places_total", places_total);
     otfx_kv_u64(reply, "partial", places_answered < places_total);
+    follow_fields_line(reply, query, &p.follow);
     otfx_kv_end(reply);
     char *name = NULL;
     size_t name_capacity = 0;
@@ -975,7 +1042,8 @@ static bool cp_finish(const otfx_command *query, const void *merged, size_t leng
 const otfx_analysis_module otfx_module_critical_path = {
     .abi = OTFX_ANALYSIS_ABI,
     .name = "critical-path",
-    .help = "the longest CPU-time path and its functions (--from --to --ranks --zero --top --limit)",
+    .help = "the longest CPU-time path and its functions (--from --to --ranks --zero --top --limit "
+            "--follow)",
     .leaf = cp_leaf,
     .merge = cp_merge,
     .finish = cp_finish,

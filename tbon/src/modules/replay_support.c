@@ -229,8 +229,9 @@ static bool selects_rank(void *user, uint32_t rank)
     return otfx_rank_set_contains(user, rank);
 }
 
-otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *input,
-                             const otfx_replay_pass *pass, void *pass_user, char *error, size_t error_size)
+otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input *input,
+                               const otfx_replay_pass *pass, void *pass_user, bool follow, char *error,
+                               size_t error_size)
 {
     otfx_replay_config config = {
         .from = query->from,
@@ -240,6 +241,7 @@ otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *i
         .selects_rank = selects_rank,
         .selects_user = (void *)&query->ranks,
         .app_ranks = input->app_ranks,
+        .follow = follow,
     };
     char why[256] = "";
     otfx_replay *replay = otfx_replay_create(&config, input->defs, why, sizeof why);
@@ -262,12 +264,64 @@ otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *i
             return NULL;
         }
     }
+    return replay;
+}
+
+bool replay_leaf_go(otfx_replay *replay, const otfx_leaf_input *input, const otfx_replay_pass *pass,
+                    char *error, size_t error_size)
+{
+    char why[256] = "";
     if (otfx_replay_run(replay, input->exchange, input->deadline_ns, why, sizeof why) != OTFX_OK) {
         snprintf(error, error_size, "%s: replay: %s", pass->name, why);
+        return false;
+    }
+    return true;
+}
+
+otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *input,
+                             const otfx_replay_pass *pass, void *pass_user, char *error, size_t error_size)
+{
+    otfx_replay *replay = replay_leaf_build(query, input, pass, pass_user, false, error, error_size);
+    if (replay && !replay_leaf_go(replay, input, pass, error, error_size)) {
         otfx_replay_destroy(replay);
         return NULL;
     }
     return replay;
+}
+
+void follow_fields_write(otfx_blob *out, const follow_fields *fields)
+{
+    otfx_blob_u64(out, fields->round);
+    otfx_blob_u64(out, fields->restarted);
+    otfx_blob_u64(out, fields->events);
+}
+
+void follow_fields_read(otfx_blob_reader *reader, follow_fields *fields)
+{
+    fields->round = otfx_blob_read_u64(reader);
+    fields->restarted = otfx_blob_read_u64(reader);
+    fields->events = otfx_blob_read_u64(reader);
+    if (fields->restarted > 1)
+        reader->failed = true;
+}
+
+void follow_fields_merge(follow_fields *into, const follow_fields *other)
+{
+    if (other->round > into->round)
+        into->round = other->round;
+    if (other->restarted > into->restarted)
+        into->restarted = other->restarted;
+    into->events += other->events;
+}
+
+void follow_fields_line(otfx_text *reply, const otfx_command *query, const follow_fields *fields)
+{
+    if (!query->follow)
+        return;
+    otfx_kv_u64(reply, "follow", query->follow);
+    otfx_kv_u64(reply, "round", fields->round);
+    otfx_kv_u64(reply, "restarted", fields->restarted);
+    otfx_kv_u64(reply, "events_this_round", fields->events);
 }
 
 void *stream_slot(void **array, size_t *capacity, size_t item_size, uint32_t index)

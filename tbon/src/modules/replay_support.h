@@ -101,5 +101,27 @@ int name_compare(const char *a, uint32_t a_length, const char *b, uint32_t b_len
  * stats (destroy it); NULL with why in `error`. */
 otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *input,
                              const otfx_replay_pass *pass, void *pass_user, char *error, size_t error_size);
+/* The two halves of replay_leaf_run: the replay built (`follow`: config.follow, to be run round after
+ * round), and one run of it (false with why in `error`; the replay is the caller's either way). */
+otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input *input,
+                               const otfx_replay_pass *pass, void *pass_user, bool follow, char *error,
+                               size_t error_size);
+bool replay_leaf_go(otfx_replay *replay, const otfx_leaf_input *input, const otfx_replay_pass *pass,
+                    char *error, size_t error_size);
+
+/* ---- following (follow_states.h) ------------------------------------------------------------------- */
+
+/* What a follow round adds to a partial result and to the answer's header line. */
+typedef struct follow_fields {
+    uint64_t round;     /* 0: not a follow query */
+    uint64_t restarted; /* 0 or 1 */
+    uint64_t events;    /* events replayed this round */
+} follow_fields;
+void follow_fields_write(otfx_blob *out, const follow_fields *fields);
+void follow_fields_read(otfx_blob_reader *reader, follow_fields *fields);
+/* The greater round and restart, the summed events: associative like the rest of a merge. */
+void follow_fields_merge(follow_fields *into, const follow_fields *other);
+/* follow=ID round=K restarted=0|1 events_this_round=E on the header line, for a follow query. */
+void follow_fields_line(otfx_text *reply, const otfx_command *query, const follow_fields *fields);
 
 #endif

@@ -16,11 +16,17 @@
  * once), clipped to the call's duration; negative differences (clock error) count as no wait. Scan and
  * exscan are not rated.
  *
- * Partial result: "WST1", u64 leaves, u64 late_receiver_unknown, u32 n then n functions sorted by
+ * With --follow the place keeps the replay and everything accumulated (the totals, each stream's open
+ * calls and their waits not taken yet) between rounds (follow_states.h): a round adds what arrived since.
+ *
+ * Partial result: "WST2", u64 leaves, u64 late_receiver_unknown, the follow fields (u64 round, u64
+ * restarted, u64 events this round), u32 n then n functions sorted by
  * (name, kind) (str name, u32 kind, u64 wait, u64 count), u32 r then r ranks sorted (u32 rank, u64 wait
  * per kind), u32 p then p pairs sorted by (waiting, causing) (u32 waiting, u32 causing, u64 wait), then
- * the unseen counters. Merge: sums by key, associative and order-independent.
+ * the unseen counters. Merge: sums by key (the follow round and restart: the greater), associative and
+ * order-independent.
  */
+#include "follow_states.h"
 #include "replay_support.h"
 
 #include <otfx/analysis.h>
@@ -30,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WS_MAGIC         0x31545357u /* "WST1" */
+#define WS_MAGIC         0x32545357u /* "WST2" */
 #define WS_DEFAULT_TOP   20u
 #define WS_DEFAULT_PAIRS 20u
 
@@ -413,10 +419,17 @@ static void run_free(ws_run *run)
     region_facts_free(&run->facts);
 }
 
+static void run_destroy(void *run)
+{
+    run_free(run);
+    free(run);
+}
+
 /* ---- partial results ---------------------------------------------------------------------------------- */
 
 typedef struct ws_parsed {
     uint64_t leaves, late_receiver_unknown;
+    follow_fields follow;
     uint32_t function_count, rank_count, pair_count;
     ws_function *functions;
     ws_rank *ranks;
@@ -446,6 +459,7 @@ static void write_parsed(otfx_blob *out, const ws_parsed *p)
     otfx_blob_header(out, WS_MAGIC);
     otfx_blob_u64(out, p->leaves);
     otfx_blob_u64(out, p->late_receiver_unknown);
+    follow_fields_write(out, &p->follow);
     otfx_blob_u32(out, p->function_count);
     for (uint32_t i = 0; i < p->function_count; i++) {
         otfx_blob_u32(out, p->functions[i].name_length);
@@ -485,6 +499,7 @@ static bool parse(const void *data, size_t length, ws_parsed *p)
         return false;
     p->leaves = otfx_blob_read_u64(&r);
     p->late_receiver_unknown = otfx_blob_read_u64(&r);
+    follow_fields_read(&r, &p->follow);
     uint32_t n = otfx_blob_read_u32(&r);
     if (r.failed || n > (r.length - r.offset) / 24)
         return false;
@@ -540,60 +555,114 @@ static bool parse(const void *data, size_t length, ws_parsed *p)
     return true;
 }
 
-static bool ws_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
-                    size_t error_size)
+/* This place's partial result from what `run` accumulated (after a replay's run); `run` stays as it is
+ * (a follow's next round goes on from it). */
+static bool ws_answer(ws_run *run, const otfx_replay_stats *stats, const follow_fields *follow,
+                      otfx_blob *out, char *error, size_t error_size)
 {
-    ws_run run = {.query = query, .app_ranks = input->app_ranks};
-    region_facts_init(&run.facts, input->defs, NULL);
-    run.ranks = input->app_ranks ? calloc(input->app_ranks, sizeof *run.ranks) : NULL;
-    if (input->app_ranks && !run.ranks) {
-        snprintf(error, error_size, "wait-states: out of memory");
-        return false;
-    }
-    otfx_replay *replay = replay_leaf_run(query, input, &ws_pass, &run, error, error_size);
-    if (!replay) {
-        run_free(&run);
-        return false;
-    }
-    otfx_replay_stats stats;
-    otfx_replay_get_stats(replay, &stats);
-    otfx_replay_destroy(replay);
-    ws_parsed p = {.leaves = 1, .late_receiver_unknown = run.late_receiver_unknown};
-    unseen_from_stats(&p.unseen, &stats);
-    p.ranks = run.app_ranks ? calloc(run.app_ranks, sizeof *p.ranks) : NULL;
-    p.pairs = run.pair_count ? calloc(run.pair_count, sizeof *p.pairs) : NULL;
-    if (run.failed || run.facts.failed || (run.app_ranks && !p.ranks) || (run.pair_count && !p.pairs)) {
+    ws_parsed p = {.leaves = 1, .late_receiver_unknown = run->late_receiver_unknown, .follow = *follow};
+    unseen_from_stats(&p.unseen, stats);
+    p.ranks = run->app_ranks ? calloc(run->app_ranks, sizeof *p.ranks) : NULL;
+    p.pairs = run->pair_count ? calloc(run->pair_count, sizeof *p.pairs) : NULL;
+    if (run->failed || run->facts.failed || (run->app_ranks && !p.ranks) || (run->pair_count && !p.pairs)) {
         parsed_free(&p);
-        run_free(&run);
         snprintf(error, error_size, "wait-states: out of memory");
         return false;
     }
-    for (uint32_t r = 0; r < run.app_ranks; r++) {
+    for (uint32_t r = 0; r < run->app_ranks; r++) {
         uint64_t any = 0;
         for (int k = 0; k < WS_KINDS; k++)
-            any |= run.ranks[r].wait[k];
+            any |= run->ranks[r].wait[k];
         if (any) {
-            p.ranks[p.rank_count] = run.ranks[r];
+            p.ranks[p.rank_count] = run->ranks[r];
             p.ranks[p.rank_count++].rank = r;
         }
     }
-    for (size_t i = 0; i < run.pair_capacity; i++)
-        if (run.pairs[i].waiting != UINT32_MAX)
-            p.pairs[p.pair_count++] = run.pairs[i];
+    for (size_t i = 0; i < run->pair_capacity; i++)
+        if (run->pairs[i].waiting != UINT32_MAX)
+            p.pairs[p.pair_count++] = run->pairs[i];
     if (p.pair_count)
         qsort(p.pairs, p.pair_count, sizeof *p.pairs, compare_pair);
-    if (run.function_count)
-        qsort(run.functions, run.function_count, sizeof *run.functions, compare_function);
-    p.functions = run.functions;
-    p.function_count = (uint32_t)run.function_count;
+    if (run->function_count)
+        qsort(run->functions, run->function_count, sizeof *run->functions, compare_function);
+    p.functions = run->functions;
+    p.function_count = (uint32_t)run->function_count;
     write_parsed(out, &p);
     p.functions = NULL;
     parsed_free(&p);
-    run_free(&run);
     if (out->failed) {
         snprintf(error, error_size, "wait-states: %s", out->too_large ? "result too large" : "out of memory");
         return false;
     }
+    return true;
+}
+
+static bool ws_run_init(ws_run *run, const otfx_command *query, const otfx_leaf_input *input, char *error,
+                        size_t error_size)
+{
+    run->query = query;
+    run->app_ranks = input->app_ranks;
+    region_facts_init(&run->facts, input->defs, NULL);
+    run->ranks = input->app_ranks ? calloc(input->app_ranks, sizeof *run->ranks) : NULL;
+    if (input->app_ranks && !run->ranks) {
+        snprintf(error, error_size, "wait-states: out of memory");
+        return false;
+    }
+    return true;
+}
+
+static bool ws_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
+                    size_t error_size)
+{
+    otfx_replay_stats stats;
+    if (!query->follow) {
+        ws_run run = {0};
+        if (!ws_run_init(&run, query, input, error, error_size))
+            return false;
+        otfx_replay *replay = replay_leaf_run(query, input, &ws_pass, &run, error, error_size);
+        if (!replay) {
+            run_free(&run);
+            return false;
+        }
+        otfx_replay_get_stats(replay, &stats);
+        otfx_replay_destroy(replay);
+        const follow_fields none = {0};
+        bool ok = ws_answer(&run, &stats, &none, out, error, error_size);
+        run_free(&run);
+        return ok;
+    }
+    follow_state *state = follow_begin(ws_pass.name, query, input, error, error_size);
+    if (!state)
+        return false;
+    if (!state->run) {
+        ws_run *run = calloc(1, sizeof *run);
+        if (!run || !ws_run_init(run, &state->query, input, error, error_size)) {
+            if (run)
+                run_destroy(run);
+            follow_drop(state);
+            snprintf(error, error_size, "wait-states: out of memory");
+            return false;
+        }
+        state->run = run;
+        state->free_run = run_destroy;
+    }
+    if (!state->replay && !(state->replay = replay_leaf_build(&state->query, input, &ws_pass, state->run,
+                                                              true, error, error_size))) {
+        follow_drop(state);
+        return false;
+    }
+    if (!replay_leaf_go(state->replay, input, &ws_pass, error, error_size)) {
+        follow_drop(state);
+        return false;
+    }
+    otfx_replay_get_stats(state->replay, &stats);
+    const follow_fields fields = {
+        .round = state->round, .restarted = state->restarted, .events = stats.events_last_run};
+    if (!ws_answer(state->run, &stats, &fields, out, error, error_size)) {
+        follow_drop(state);
+        return false;
+    }
+    follow_keep(state, input);
     return true;
 }
 
@@ -607,7 +676,9 @@ static bool ws_merge(const otfx_command *query, otfx_blob *into, const void *oth
         return false;
     }
     ws_parsed m = {.leaves = a.leaves + b.leaves,
-                   .late_receiver_unknown = a.late_receiver_unknown + b.late_receiver_unknown};
+                   .late_receiver_unknown = a.late_receiver_unknown + b.late_receiver_unknown,
+                   .follow = a.follow};
+    follow_fields_merge(&m.follow, &b.follow);
     m.unseen = a.unseen;
     unseen_add(&m.unseen, &b.unseen);
     size_t fn = (size_t)a.function_count + b.function_count, rn = (size_t)a.rank_count + b.rank_count,
@@ -738,6 +809,7 @@ static bool ws_finish(const otfx_command *query, const void *merged, size_t leng
     otfx_kv_u64(reply, "places_answered", places_answered);
     otfx_kv_u64(reply, "places_total", places_total);
     otfx_kv_u64(reply, "partial", places_answered < places_total);
+    follow_fields_line(reply, query, &p.follow);
     otfx_kv_end(reply);
     char *name = NULL;
     for (uint32_t i = 0; i < p.function_count && i < top && !reply->failed; i++) {
@@ -788,7 +860,7 @@ const otfx_analysis_module otfx_module_wait_states = {
     .abi = OTFX_ANALYSIS_ABI,
     .name = "wait-states",
     .help = "time waiting in MPI for another rank, by function, rank and pair (--from --to --ranks --top "
-            "--limit)",
+            "--limit --follow)",
     .leaf = ws_leaf,
     .merge = ws_merge,
     .finish = ws_finish,

@@ -168,6 +168,7 @@ otfx_status otfx_replay_add_trace(otfx_replay *replay, otfx_trace *trace, uint32
     stream->public = (otfx_replay_stream){
         .rank = rank, .thread = thread, .index = replay->stream_count, .state = stream->state};
     stream->begin_comm = OTFX_REF_NONE;
+    stream->follow = replay->config.follow;
     owner->streams[owner->stream_count++] = replay->stream_count;
     replay->streams[replay->stream_count++] = stream;
     return OTFX_OK;
@@ -445,7 +446,7 @@ static void publish_arrival(otfx_replay *replay, replay_stream *stream, otfx_ref
 
 /* ---- one stream's events ------------------------------------------------------------------------- */
 
-enum step_result { STEP_MOVED, STEP_WAIT, STEP_FINISHED, STEP_FAILED };
+enum step_result { STEP_MOVED, STEP_WAIT, STEP_FINISHED, STEP_CAUGHT_UP, STEP_FAILED };
 
 static void report_gap(otfx_replay *replay, replay_stream *stream, otfx_time begin, otfx_time end)
 {
@@ -658,6 +659,8 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
     if (!replay_stream_fill(replay, stream)) {
         if (replay->failed)
             return STEP_FAILED;
+        if (stream->follow)
+            return STEP_CAUGHT_UP; /* more may be held at the next run */
         finish_stream(replay, stream);
         return STEP_FINISHED;
     }
@@ -821,6 +824,8 @@ otfx_status otfx_replay_advance(otfx_replay *replay, bool *progressed)
                     stream->waiting = true;
                     break;
                 }
+                if (result == STEP_CAUGHT_UP)
+                    break;
                 moved = true;
                 budget--;
             }
@@ -842,6 +847,35 @@ otfx_time otfx_replay_earliest_wait(const otfx_replay *replay)
             earliest = stream->events[stream->pos].time;
     }
     return earliest;
+}
+
+bool otfx_replay_caught_up(const otfx_replay *replay)
+{
+    for (uint32_t i = 0; i < replay->stream_count; i++) {
+        const replay_stream *stream = replay->streams[i];
+        if (!stream->done && !stream->waiting && !(stream->exhausted && stream->pos >= stream->count))
+            return false;
+    }
+    return true;
+}
+
+void replay_follow_resume(otfx_replay *replay)
+{
+    for (uint32_t i = 0; i < replay->stream_count; i++)
+        if (!replay->streams[i]->done)
+            replay->streams[i]->exhausted = false;
+}
+
+void replay_follow_rest(otfx_replay *replay)
+{
+    for (uint32_t i = 0; i < replay->stream_count; i++) {
+        replay_stream *stream = replay->streams[i];
+        if (stream->pos < stream->count)
+            continue;
+        free(stream->events);
+        stream->events = NULL;
+        stream->count = stream->pos = stream->capacity = 0;
+    }
 }
 
 bool otfx_replay_done(const otfx_replay *replay)

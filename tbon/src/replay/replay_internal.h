@@ -60,8 +60,9 @@ typedef struct replay_stream {
     otfx_event *events;
     size_t count, pos, capacity;
     bool sliced;           /* a first slice (with context) was read */
-    bool exhausted;        /* the last slice reached the window's end */
+    bool exhausted;        /* the last slice reached the window's end (follow: what is held now) */
     bool done;             /* finished: every event processed */
+    bool follow;           /* the end of what is held is not the stream's end (config.follow) */
     bool announced;        /* the event at pos went to pass->event already */
     bool arrival_sent;     /* the completion at pos published this member's own arrival already */
     bool released;         /* otfx_replay_release covers the wait at pos */
@@ -190,6 +191,10 @@ bool replay_stream_fill(otfx_replay *replay, replay_stream *stream);
 otfx_time replay_stream_watermark(const replay_stream *stream);
 
 /* replay.c */
+/* A follow replay's next run: the streams read on from where they stopped. */
+void replay_follow_resume(otfx_replay *replay);
+/* After a follow run: frees the read buffers of the streams that do not wait. */
+void replay_follow_rest(otfx_replay *replay);
 otfx_time replay_rank_watermark(const otfx_replay *replay, uint32_t rank);
 replay_comm *replay_comm_get(otfx_replay *replay, otfx_ref ref);
 /* The local ref of a communicator by identity (OTFX_REF_NONE when this place's definitions lack it). */

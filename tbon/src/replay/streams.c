@@ -103,7 +103,7 @@ otfx_time replay_stream_watermark(const replay_stream *stream)
     otfx_time mark;
     if (stream->pos < stream->count)
         mark = stream->events[stream->pos].time;
-    else if (stream->exhausted && stream->sliced)
+    else if (stream->exhausted && stream->sliced && !stream->follow)
         mark = OTFX_TIME_MAX;
     else
         mark = stream->resume_time;

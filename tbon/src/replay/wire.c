@@ -65,8 +65,14 @@ bool replay_queue_outgoing(otfx_replay *replay, const outgoing_value *value)
 void replay_set_places(otfx_replay *replay, uint32_t (*place_of_rank)(void *context, uint32_t rank),
                        void *context, uint32_t self)
 {
-    if (replay->placed)
+    if (replay->placed) {
+        /* a follow replay's next run comes with another exchange of the same places */
+        if (place_of_rank) {
+            replay->place_of_rank = place_of_rank;
+            replay->place_context = context;
+        }
         return;
+    }
     replay->placed = true;
     replay->self = self;
     replay->place_of_rank = place_of_rank;
@@ -364,6 +370,15 @@ static otfx_status run_failed(otfx_replay *replay, otfx_status status, char *err
     return status != OTFX_OK ? status : OTFX_ERR_INVALID;
 }
 
+static otfx_status run_succeeded(otfx_replay *replay, uint64_t events_before)
+{
+    replay->stats.runs++;
+    replay->stats.events_last_run = replay->stats.events - events_before;
+    if (replay->config.follow)
+        replay_follow_rest(replay);
+    return OTFX_OK;
+}
+
 otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exchange, uint64_t deadline_ns,
                             char *error, size_t error_size)
 {
@@ -373,6 +388,10 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
         replay_set_places(replay, NULL, NULL, 0);
     if (replay->failed)
         return run_failed(replay, replay->fail_status, error, error_size);
+    const bool follow = replay->config.follow;
+    if (follow)
+        replay_follow_resume(replay);
+    const uint64_t events_before = replay->stats.events;
     run_state run = {.replay = replay, .exchange = exchange};
     uint64_t wait_ns = WAIT_FIRST_NS, idle_ns = 0;
     bool progressed_since_round = true;
@@ -380,7 +399,9 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
         if (deadline_ns && now_ns() >= deadline_ns) {
             replay_fail(replay,
                         "replay: the deadline passed with %s (%llu events replayed here, %llu rounds)",
-                        otfx_replay_done(replay) ? "this place done but others not" : "streams still waiting",
+                        otfx_replay_done(replay) || (follow && otfx_replay_caught_up(replay))
+                            ? "this place done but others not"
+                            : "streams still waiting",
                         (unsigned long long)replay->stats.events, (unsigned long long)replay->stats.rounds);
             return run_failed(replay, OTFX_ERR_IO, error, error_size);
         }
@@ -391,8 +412,8 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
         if (!exchange) {
             if (progressed)
                 continue;
-            if (otfx_replay_done(replay))
-                return OTFX_OK;
+            if (otfx_replay_done(replay) || follow)
+                return run_succeeded(replay, events_before);
             /* Alone, nothing can come from elsewhere: every stream waits on another here. */
             otfx_time earliest = otfx_replay_earliest_wait(replay);
             if (earliest == OTFX_TIME_MAX) {
@@ -455,9 +476,13 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
         idle_ns = 0;
         bool quiet = sums[0] == sums[1];
         /* Every place sees the same sums and leaves here together, with every batch delivered: no
-         * replay bytes are left for what uses the exchange next (otfx_replay_run's promise). */
-        if (quiet && sums[3] == 0)
-            return OTFX_OK;
+         * replay bytes are left for what uses the exchange next (otfx_replay_run's promise). Following,
+         * a round in which nothing moved anywhere and nothing is in flight is the end of this run:
+         * every stream is caught up or waits for what only a later run can bring. */
+        if (quiet && (sums[3] == 0 || (follow && sums[2] == 0)))
+            return run_succeeded(replay, events_before);
+        if (follow)
+            continue; /* never a stall release: a wait may be for a value not shipped yet */
         if (quiet && sums[2] == 0 && earliest[0] != OTFX_TIME_MAX) {
             otfx_replay_release(replay, earliest[0]);
             replay->stats.stall_releases++;
