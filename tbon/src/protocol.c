@@ -564,11 +564,13 @@ enum {
     OPT_TOP = 1u << 9,
     OPT_FOLLOW = 1u << 10,
     OPT_NO_FLUSH = 1u << 11,
+    OPT_COMPENSATED = 1u << 12,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from",  "to",        "ranks", "bins", "rows",   "groups",
-                                           "limit", "overwrite", "zero",  "top",  "follow", "no-flush"};
+static const char *const option_names[] = {"from",   "to",       "ranks",      "bins", "rows",
+                                           "groups", "limit",    "overwrite",  "zero", "top",
+                                           "follow", "no-flush", "compensated"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -576,7 +578,7 @@ static unsigned options_of(otfx_command_kind kind)
     case OTFX_CMD_SNAPSHOT:
         return OPT_WINDOW | OPT_OVERWRITE;
     case OTFX_CMD_PROFILE:
-        return OPT_WINDOW;
+        return OPT_WINDOW | OPT_COMPENSATED;
     case OTFX_CMD_TIMELINE:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_MESSAGES:
@@ -795,6 +797,14 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
                 return false;
             }
             out->no_flush = true;
+            continue;
+        }
+        if (bit == OPT_COMPENSATED) {
+            if (value) {
+                set_error(error, error_size, "%s: --compensated takes no value", name);
+                return false;
+            }
+            out->compensated = true;
             continue;
         }
         if (!value) {
@@ -1078,4 +1088,6 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         otfx_text_appendf(out, " --follow %" PRIu64, command->follow);
     if ((allowed & OPT_NO_FLUSH) && command->no_flush)
         otfx_text_append(out, " --no-flush", 11);
+    if ((allowed & OPT_COMPENSATED) && command->compensated)
+        otfx_text_append(out, " --compensated", 14);
 }

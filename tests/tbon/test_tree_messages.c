@@ -256,7 +256,7 @@ static void test_inconsistent_commands(void **state)
     set_u32(buffer.data + ranges_at, 2);
     const size_t overwrite_at = ranges_at + 4 + 2 * 8 + 5 * 4;
     assert_int_equal(buffer.data[overwrite_at], COMMAND_OVERWRITE | COMMAND_FROM_GIVEN);
-    buffer.data[overwrite_at] = 16;
+    buffer.data[overwrite_at] = 32;
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "unknown command flags");
     buffer.data[overwrite_at] = COMMAND_OVERWRITE | COMMAND_FROM_GIVEN;
     /* the strategy "time": a NUL inside, then a length running past the end */

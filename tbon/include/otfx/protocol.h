@@ -136,7 +136,7 @@ typedef enum otfx_command_kind {
     OTFX_CMD_ENABLE,        /* classes */
     OTFX_CMD_DISABLE,       /* classes */
     OTFX_CMD_SNAPSHOT,      /* path, from/to, ranks, overwrite */
-    OTFX_CMD_PROFILE,       /* from/to, ranks */
+    OTFX_CMD_PROFILE,       /* from/to, ranks, compensated */
     OTFX_CMD_TIMELINE,      /* from/to, ranks, bins, rows */
     OTFX_CMD_MESSAGES,      /* from/to, ranks, groups */
     OTFX_CMD_EVENTS,        /* from/to, ranks, limit */
@@ -200,6 +200,9 @@ typedef struct otfx_command {
     /* critical-path, wait-states --no-flush: answer from what the ranks have sent; without it the ranks
      * are first asked to send what they buffered (otfx_command_flushes_first). */
     bool no_flush;
+    /* profile --compensated: times with the measurement's intrusion taken out (docs/analyses.md,
+     * "Overhead compensation"): a replay across the event places. */
+    bool compensated;
     bool overwrite;
     bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */
 } otfx_command;
