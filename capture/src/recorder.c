@@ -21,6 +21,7 @@ uint32_t capture_record_mask;
 uint64_t capture_check_deadline = UINT64_MAX;
 bool capture_has_place;
 _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
+uint32_t capture_injected_overhead_ns;
 
 /* Dropped records are written here and counted at the next slow-path call: every droppable record is
  * a fixed-size one far below this. */
@@ -316,6 +317,17 @@ static inline void *reserve(size_t size, enum capture_record_kind kind)
     return append(recorder, size);
 }
 
+/* The test point's busy-spin, after the record's timestamp was taken: the intrusion it adds lies
+ * between this event and the next, as the measured cost of writing the record does. */
+static __attribute__((noinline)) void inject_overhead(enum capture_record_kind kind)
+{
+    if (!capture_record_kind((uint16_t)kind).time_ordered)
+        return;
+    const uint64_t until = capture_monotonic_ns() + capture_injected_overhead_ns;
+    while (capture_monotonic_ns() < until)
+        ;
+}
+
 static inline void fill_header(struct capture_record_header *header, enum capture_record_kind kind,
                                int function_id, size_t size, uint64_t timestamp)
 {
@@ -323,6 +335,8 @@ static inline void fill_header(struct capture_record_header *header, enum captur
     header->function_id = (uint16_t)function_id;
     header->size = (uint32_t)size;
     header->timestamp = timestamp;
+    if (__builtin_expect(capture_injected_overhead_ns != 0, 0))
+        inject_overhead(kind);
 }
 
 void capture_enter_at(int function_id, uint64_t timestamp)
@@ -488,6 +502,39 @@ static void finish_drop(struct thread_recorder *recorder)
     if (recorder->in_flight != MPI_REQUEST_NULL)
         PMPI_Wait(&recorder->in_flight, MPI_STATUS_IGNORE);
     end_drop(recorder);
+}
+
+/* The thread's own recorder while it writes into a scratch buffer (one measurement at a time per
+ * thread). */
+static _Thread_local struct thread_recorder *scratch_saved, *scratch_recorder;
+
+bool capture_recorder_scratch_begin(void *buffer, size_t bytes)
+{
+    struct thread_recorder *scratch = calloc(1, sizeof(*scratch));
+    if (!scratch)
+        return false;
+    scratch->batches[0] = buffer;
+    scratch->batches[1] = buffer;
+    scratch->limit = bytes - sizeof(struct capture_batch_header);
+    scratch->in_flight = MPI_REQUEST_NULL;
+    scratch_saved = this_thread;
+    scratch_recorder = scratch;
+    this_thread = scratch;
+    return true;
+}
+
+void capture_recorder_scratch_end(void)
+{
+    this_thread = scratch_saved;
+    free(scratch_recorder);
+    scratch_recorder = scratch_saved = NULL;
+}
+
+void capture_write_overhead(const struct capture_overhead_record *overhead)
+{
+    struct capture_overhead_record *record = reserve(sizeof(*record), CAPTURE_RECORD_OVERHEAD);
+    *record = *overhead;
+    fill_header(&record->header, CAPTURE_RECORD_OVERHEAD, 0, sizeof(*record), overhead->header.timestamp);
 }
 
 void capture_write_clock(uint64_t at_ticks, int64_t correction_ns)

@@ -136,6 +136,18 @@ CAPTURE_INTERNAL void capture_recorder_finish(void);
  * its last record may be half written and is left out. Once only (false the second time, or without a
  * place). Calls MPI: the caller bounds how long it may take (dying.c). */
 CAPTURE_INTERNAL bool capture_recorder_die(const struct capture_died_record *death, bool last_record_torn);
+/* Overhead measurement (overhead.c). capture_recorder_scratch_begin sends this thread's records to
+ * `buffer` (`bytes` long, at least a batch header more than the records written before the end) until
+ * capture_recorder_scratch_end, which puts the thread's own batch back; the scratch is never sent, so
+ * the caller keeps what it writes below its size (false: out of memory, nothing changed).
+ * capture_write_overhead writes the OVERHEAD record. */
+CAPTURE_INTERNAL bool capture_recorder_scratch_begin(void *buffer, size_t bytes);
+CAPTURE_INTERNAL void capture_recorder_scratch_end(void);
+CAPTURE_INTERNAL void capture_write_overhead(const struct capture_overhead_record *overhead);
+/* OTFX_TEST_OVERHEAD_NS (overhead.c sets it; 0 unless a test asks): every time-ordered record is
+ * followed by a busy-spin this long, after its timestamp. One predictable branch per record. */
+CAPTURE_INTERNAL extern uint32_t capture_injected_overhead_ns;
+
 /* A record timestamp in raw ticks (timer.h); the place converts them with the batch's calibration. */
 static inline uint64_t capture_now(void)
 {

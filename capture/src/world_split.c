@@ -10,6 +10,7 @@
 #include "control.h"
 #include "dying.h"
 #include "nesting.h"
+#include "overhead.h"
 #include "place_start.h"
 #include "recorder.h"
 #include "timer.h"
@@ -91,6 +92,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     };
     capture_recorder_start(world_rank, configuration.recording, configuration.drop_when_full,
                            &recorder_hooks);
+    capture_overhead_start(); /* the first record: the place knows the costs before any event */
     capture_dying_install();
     capture_threads_concurrent = provided == MPI_THREAD_MULTIPLE; /* locks: requests.c, communicators.c */
     capture_send_load_map(); /* before any record that names a user function */

@@ -52,6 +52,7 @@
  */
 #include "event_place_internal.h"
 
+#include <otfx/analysis.h>
 #include <otfx/support/growth.h>
 
 #include <math.h>
@@ -624,6 +625,66 @@ static bool decode_comm(struct decoder *decoder, const struct capture_record_hea
     return defined;
 }
 
+/* OVERHEAD: the rank's cost per record kind from now on (a re-measurement replaces the previous). */
+static bool decode_overhead(struct decoder *decoder, const unsigned char *record)
+{
+    struct capture_overhead_record overhead;
+    memcpy(&overhead, record, sizeof(overhead));
+    struct served_rank *rank = decoder->rank;
+    rank->overhead_known = true;
+    rank->injected_ns = overhead.injected_ns;
+    for (uint16_t kind = 0; kind < CAPTURE_OVERHEAD_KINDS; kind++) {
+        uint64_t cost = overhead.cost_ps[kind];
+        if (capture_record_kind(kind).time_ordered)
+            cost += (uint64_t)overhead.injected_ns * 1000u;
+        rank->record_cost_ps[kind] = cost;
+    }
+    return true;
+}
+
+/* A record's cost to the rank; records a drop lost cost what an ENTER does (the writers differ little). */
+static uint64_t record_cost_ps(const struct served_rank *rank, const struct capture_record_header *header,
+                               const unsigned char *record)
+{
+    if (header->kind >= CAPTURE_OVERHEAD_KINDS)
+        return 0;
+    uint64_t cost = rank->record_cost_ps[header->kind];
+    if (header->kind == CAPTURE_RECORD_DROPPED) {
+        struct capture_dropped_record dropped;
+        memcpy(&dropped, record, sizeof(dropped));
+        cost += dropped.dropped * rank->record_cost_ps[CAPTURE_RECORD_ENTER];
+    }
+    return cost;
+}
+
+void place_rank_overhead(const struct served_rank *rank, otfx_rank_overhead *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->measured = rank->overhead_known;
+    out->injected_ns = rank->injected_ns;
+    out->intrusion_ns = rank->intrusion_ps / 1000u;
+    const uint64_t *cost = rank->record_cost_ps;
+    /* The records each event comes from (batch_decoder.c's decode_record): a blocking collective's
+     * COLL_BEGIN comes with its ENTER, its COLL_END from its COLLECTIVE record; a nonblocking one's
+     * request and completion records follow a COLLECTIVE record each. */
+    out->event_ps[OTFX_EV_ENTER] = cost[CAPTURE_RECORD_ENTER];
+    out->event_ps[OTFX_EV_LEAVE] = cost[CAPTURE_RECORD_LEAVE];
+    out->user_enter_ps = cost[CAPTURE_RECORD_USER_ENTER];
+    out->user_leave_ps = cost[CAPTURE_RECORD_USER_LEAVE];
+    out->event_ps[OTFX_EV_SEND] = cost[CAPTURE_RECORD_SEND];
+    out->event_ps[OTFX_EV_ISEND] = cost[CAPTURE_RECORD_SEND];
+    out->event_ps[OTFX_EV_RECV] = cost[CAPTURE_RECORD_RECV];
+    out->event_ps[OTFX_EV_IRECV] = cost[CAPTURE_RECORD_REQUEST_DONE];
+    out->event_ps[OTFX_EV_ISEND_COMPLETE] = cost[CAPTURE_RECORD_REQUEST_DONE];
+    out->event_ps[OTFX_EV_REQUEST_CANCELLED] = cost[CAPTURE_RECORD_REQUEST_DONE];
+    out->event_ps[OTFX_EV_IRECV_REQUEST] = cost[CAPTURE_RECORD_RECV_POSTED];
+    out->event_ps[OTFX_EV_COLL_END] = cost[CAPTURE_RECORD_COLLECTIVE];
+    out->event_ps[OTFX_EV_NBC_REQUEST] =
+        cost[CAPTURE_RECORD_COLLECTIVE] + cost[CAPTURE_RECORD_COLLECTIVE_REQUEST];
+    out->event_ps[OTFX_EV_NBC_COMPLETE] = cost[CAPTURE_RECORD_COLLECTIVE] + cost[CAPTURE_RECORD_REQUEST_DONE];
+    out->event_ps[OTFX_EV_PHASE] = cost[CAPTURE_RECORD_PHASE];
+}
+
 static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
                           const unsigned char *record)
 {
@@ -661,6 +722,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     }
     if (header->kind == CAPTURE_RECORD_COMM_CREATED || header->kind == CAPTURE_RECORD_COMM_FREED)
         return decode_comm(decoder, header, record); /* definitions: no time order */
+    if (header->kind == CAPTURE_RECORD_OVERHEAD)
+        return decode_overhead(decoder, record);
     uint64_t ticks = header->timestamp;
     if (decoder->any_time && ticks < decoder->last_time) {
         /* A send carries its call's ENTER time and comes after what the call recorded meanwhile
@@ -852,6 +915,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_CLOCK:
     case CAPTURE_RECORD_COMM_CREATED: /* handled above */
     case CAPTURE_RECORD_COMM_FREED:
+    case CAPTURE_RECORD_OVERHEAD: /* handled above */
         return true;
     }
     return true; /* a kind this place does not know: skipped, as the format allows */
@@ -886,6 +950,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     memcpy(decoder.drop_gaps, stream->drop_gaps, stream->drop_gap_count * sizeof(stream->drop_gaps[0]));
     size_t offset = 0;
     bool ok = true;
+    uint64_t intrusion_ps = 0;
     *record_count = 0;
     while (ok && offset < bytes) {
         struct capture_record_header header;
@@ -906,6 +971,8 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
             break;
         }
         ok = decode_record(&decoder, &header, records + offset);
+        if (ok)
+            intrusion_ps += record_cost_ps(rank, &header, records + offset);
         offset += header.size;
         ++*record_count;
     }
@@ -926,6 +993,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                 otfx_last_error());
         return false;
     }
+    rank->intrusion_ps += intrusion_ps;
     stream->last_time = decoder.last_time;
     stream->last_event_time = decoder.last_event_time;
     stream->any_time = decoder.any_time;

@@ -117,6 +117,13 @@ struct served_rank {
     } * throttled; /* user functions the rank switched off (THROTTLED records) */
     uint32_t throttled_count, throttled_capacity;
     struct rank_control_state control; /* steering (rank_control.c) */
+    /* What recording costs the rank (its OVERHEAD record; batch_decoder.c): picoseconds per record by
+     * kind, the test point's injected busy-spin included for time-ordered kinds, and the intrusion
+     * estimated from every record received so far (place_report.c, tree_host.c). */
+    bool overhead_known;
+    uint32_t injected_ns;
+    uint64_t record_cost_ps[CAPTURE_OVERHEAD_KINDS];
+    uint64_t intrusion_ps;
     /* Steering (batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
      * depth 0 in its other threads' streams are dropped and counted too. */
     bool recording_resumed;
@@ -214,6 +221,9 @@ double place_clock_local(const struct served_rank *rank, uint64_t ticks);
 double place_clock_correction(const struct served_rank *rank, uint64_t ticks);
 bool place_ingest_records(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
                           const unsigned char *records, size_t bytes, uint64_t *record_count);
+/* batch_decoder.c: the rank's record costs as the cost of each event its trace holds (otfx/analysis.h). */
+struct otfx_rank_overhead;
+void place_rank_overhead(const struct served_rank *rank, struct otfx_rank_overhead *out);
 
 /* user_symbols.c: a served rank's load map and user-function names. Both create *symbols on first use;
  * false when out of memory (or the region cannot be defined). */

@@ -349,6 +349,26 @@ static void report_clock(const struct served_rank *rank)
     fputs(line, stdout);
 }
 
+/* What recording cost the rank, as estimated from its measured cost per record (docs/analyses.md). */
+static void report_overhead(const struct served_rank *rank)
+{
+    if (!rank->overhead_known) {
+        printf("otfx-place: rank %d overhead measured=0\n", rank->rank);
+        return;
+    }
+    const uint64_t *cost = rank->record_cost_ps;
+    const uint64_t injected_ps = (uint64_t)rank->injected_ns * 1000u;
+    printf("otfx-place: rank %d overhead measured=1 intrusion_ns=%llu injected_ns=%u enter_ps=%llu "
+           "leave_ps=%llu "
+           "p2p_ps=%llu collective_ps=%llu user_ps=%llu\n",
+           rank->rank, (unsigned long long)(rank->intrusion_ps / 1000u), rank->injected_ns,
+           (unsigned long long)(cost[CAPTURE_RECORD_ENTER] - injected_ps),
+           (unsigned long long)(cost[CAPTURE_RECORD_LEAVE] - injected_ps),
+           (unsigned long long)(cost[CAPTURE_RECORD_RECV] - injected_ps),
+           (unsigned long long)(cost[CAPTURE_RECORD_COLLECTIVE] - injected_ps),
+           (unsigned long long)(cost[CAPTURE_RECORD_USER_ENTER] - injected_ps));
+}
+
 static void report_rank(struct event_place *place, struct served_rank *rank, const int *by_name)
 {
     otfx_trace_status total = {0};
@@ -385,6 +405,7 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
              (unsigned long long)reduced, (unsigned long long)dropped, (unsigned long long)blocked_ns,
              total.bytes_used, total.budget_bytes, total.bytes_open);
     fputs(report, stdout);
+    report_overhead(rank);
     report_ending(place, rank);
     report_clock(rank);
     if (rank->rejected_batches || rank->lost_batches)

@@ -58,6 +58,7 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
         info->enabled_classes = rank->control.classes;
         info->events_per_s = rank->said_goodbye ? 0 : rank->events_per_s;
         info->dropped_events = dropped_of(rank);
+        place_rank_overhead(rank, &info->overhead);
         for (uint32_t t = 0; t < rank->stream_capacity; t++) {
             if (!rank->streams[t])
                 continue;
@@ -94,7 +95,8 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
     /* replay analyses run with the other event places; loaded modules never get the exchange (their
      * helper processes must not use MPI), and leaf_view serves only them */
     job->exchanges =
-        module != NULL && (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES);
+        module != NULL && (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES ||
+                           (command->kind == OTFX_CMD_PROFILE && command->compensated));
     job->blob.limit = runtime->query_memory;
     return job;
 }

@@ -566,12 +566,13 @@ enum {
     OPT_FOLLOW = 1u << 10,
     OPT_NO_FLUSH = 1u << 11,
     OPT_GROUP_TOLERANCE = 1u << 12,
+    OPT_COMPENSATED = 1u << 13,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from",   "to",       "ranks",          "bins", "rows",
-                                           "groups", "limit",    "overwrite",      "zero", "top",
-                                           "follow", "no-flush", "group-tolerance"};
+static const char *const option_names[] = {"from",   "to",       "ranks",           "bins",       "rows",
+                                           "groups", "limit",    "overwrite",       "zero",       "top",
+                                           "follow", "no-flush", "group-tolerance", "compensated"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -579,7 +580,7 @@ static unsigned options_of(otfx_command_kind kind)
     case OTFX_CMD_SNAPSHOT:
         return OPT_WINDOW | OPT_OVERWRITE;
     case OTFX_CMD_PROFILE:
-        return OPT_WINDOW;
+        return OPT_WINDOW | OPT_COMPENSATED;
     case OTFX_CMD_TIMELINE:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_MESSAGES:
@@ -817,6 +818,14 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
                 return false;
             }
             out->no_flush = true;
+            continue;
+        }
+        if (bit == OPT_COMPENSATED) {
+            if (value) {
+                set_error(error, error_size, "%s: --compensated takes no value", name);
+                return false;
+            }
+            out->compensated = true;
             continue;
         }
         if (!value) {
@@ -1112,4 +1121,6 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
     else if ((allowed & OPT_GROUP_TOLERANCE) && command->group_tolerance_ppm)
         otfx_text_appendf(out, " --group-tolerance %" PRIu32 ".%04" PRIu32,
                           command->group_tolerance_ppm / 10000, command->group_tolerance_ppm % 10000);
+    if ((allowed & OPT_COMPENSATED) && command->compensated)
+        otfx_text_append(out, " --compensated", 14);
 }

@@ -290,7 +290,7 @@ static inline void rw_place_init(rw_place *place, rworld *w, uint32_t p, const u
         rw_copy copy = {w, place, place->traces[i]};
         assert_int_equal(
             otfx_analysis_query_events(w->traces[r], 0, OTFX_TIME_MAX, false, rw_copy_event, &copy), OTFX_OK);
-        place->info[i] = (otfx_rank_info){.rank = r, .recording = true};
+        place->info[i] = w->info[r]; /* the rank and what its place knows of it (its costs) */
         place->rank_of_trace[i] = i;
     }
 }

@@ -381,6 +381,10 @@ static void test_commands(void **state)
     assert_false(otfx_command_flushes_first(&c));
     c = parse_ok("profile");
     assert_false(otfx_command_flushes_first(&c));
+    assert_false(c.compensated);
+    c = parse_ok("profile --compensated --from 1s");
+    assert_true(c.compensated);
+    assert_false(otfx_command_flushes_first(&c));
 
     /* units and decimals */
     const struct {
@@ -457,6 +461,8 @@ static void test_command_errors(void **state)
     expect_error(NULL, "empty");
     expect_error("", "empty");
     expect_error("   ", "empty");
+    expect_error("timeline --compensated", "compensated");
+    expect_error("profile --compensated=1", "takes no value");
     expect_error("frobnicate", "unknown command 'frobnicate'");
     expect_error("status now", "unexpected argument 'now'");
     expect_error("status --from 1s", "status does not take --from");

@@ -256,7 +256,7 @@ static void test_inconsistent_commands(void **state)
     set_u32(buffer.data + ranges_at, 2);
     const size_t overwrite_at = ranges_at + 4 + 2 * 8 + 5 * 4;
     assert_int_equal(buffer.data[overwrite_at], COMMAND_OVERWRITE | COMMAND_FROM_GIVEN);
-    buffer.data[overwrite_at] = 16;
+    buffer.data[overwrite_at] = 32;
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message), "unknown command flags");
     buffer.data[overwrite_at] = COMMAND_OVERWRITE | COMMAND_FROM_GIVEN;
     /* the strategy "time": a NUL inside, then a length running past the end */
@@ -281,8 +281,8 @@ static void test_string_too_long(void **state)
     assert_true(tree_encode_command(&buffer, TREE_QUERY, 5, 0, &command));
     assert_null(tree_decode(buffer.data, buffer.length, &message)); /* 63 bytes fit */
     /* one more byte in the module name: rebuild the message by hand (the encoder cannot write it);
-     * after the module come u32 top, the zero string and u64 follow */
-    const size_t tail = 4 + 4 + strlen(command.zero) + 8;
+     * after the module come u32 top, the zero string, u64 follow and u32 group tolerance */
+    const size_t tail = 4 + 4 + strlen(command.zero) + 8 + 4;
     const size_t module_end = buffer.length - tail;
     const size_t module_at = module_end - (sizeof(command.module) - 1) - 4;
     unsigned char *longer = malloc(buffer.length + 1);

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
-#define CAPTURE_BATCH_VERSION 5
+#define CAPTURE_BATCH_VERSION 6
 #define CAPTURE_BATCH_TAG     4242
 /* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
  * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, and its
@@ -170,7 +170,11 @@ struct capture_batch_header {
  * COLLECTIVE_REQUEST: a nonblocking collective was started (MPI_I<collective>, or MPI_Start/Startall of
  *   a persistent one), right after its COLLECTIVE record; request_kind CAPTURE_REQUEST_COLLECTIVE,
  *   fields as in its REQUEST_DONE.
- * DIED: the rank is ending without MPI_Finalize; the last record of its goodbye batch. */
+ * DIED: the rank is ending without MPI_Finalize; the last record of its goodbye batch.
+ * OVERHEAD: capture_overhead_record: what writing one record of each kind costs this rank, measured in
+ *   MPI_Init (capture/src/overhead.c); the first record of the rank's first batch. The place estimates
+ *   the rank's intrusion from it (records of each kind × their cost), and overhead compensation
+ *   subtracts it (docs/analyses.md). */
 #define CAPTURE_RECORD_KINDS(X)                                                                              \
     X(ENTER, 1, capture_record_header, 1, "enter")                                                           \
     X(LEAVE, 2, capture_record_header, 1, "leave")                                                           \
@@ -195,7 +199,8 @@ struct capture_batch_header {
     X(DROPPED, 21, capture_dropped_record, 1, "dropped")                                                     \
     X(CLOCK, 22, capture_clock_record, 0, "clock")                                                           \
     X(COLLECTIVE_REQUEST, 23, capture_p2p_record, 1, "collective request")                                   \
-    X(DIED, 24, capture_died_record, 1, "died")
+    X(DIED, 24, capture_died_record, 1, "died")                                                              \
+    X(OVERHEAD, 25, capture_overhead_record, 0, "overhead")
 
 enum capture_record_kind {
 #define CAPTURE_KIND_ENUM(name, number, type, ordered, text) CAPTURE_RECORD_##name = number,
@@ -353,6 +358,24 @@ struct capture_died_record {
     uint32_t reserved;
     uint64_t address;     /* SIGNAL: siginfo's si_addr (the faulting address of SIGSEGV, SIGBUS, ...) */
     uint64_t instruction; /* SIGNAL: where the program was (its instruction pointer), 0 if unknown */
+};
+
+/* Record kinds numbered below this have a cost in capture_overhead_record. */
+#define CAPTURE_OVERHEAD_KINDS 32
+
+/* The cost of a record of each kind to the rank that writes it, in picoseconds, by record kind number
+ * (cost_ps[CAPTURE_RECORD_ENTER], …; 0: not measured — definitions and markers, rare and untimed). It is
+ * the recorder's own cost (the timer read and the append), measured as the median over `runs` timed
+ * loops of `repetitions` records into a scratch buffer; kinds written by the same writer share its
+ * measurement. Not included: the wrapper's bookkeeping around a record and the batch sends.
+ * injected_ns: the test point OTFX_TEST_OVERHEAD_NS, a busy-spin of that many ns the rank adds after
+ * the timestamp of every time-ordered record (0 in real runs): the place adds it to those kinds' cost. */
+struct capture_overhead_record {
+    struct capture_record_header header; /* function_id 0; timestamp: when it was measured (ticks) */
+    uint32_t injected_ns;
+    uint16_t runs;
+    uint16_t repetitions;
+    uint32_t cost_ps[CAPTURE_OVERHEAD_KINDS];
 };
 
 /* What the table says of a record kind: the least a record of it holds (its struct), whether its records

@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define OTFX_ANALYSIS_ABI          2
+#define OTFX_ANALYSIS_ABI          3
 #define OTFX_ANALYSIS_ENTRY_SYMBOL "otfx_analysis_module_entry"
 
 /* Bytes of a partial result. An append that would take it past `limit` (0: none) fails like one
@@ -73,6 +73,19 @@ bool otfx_blob_reader_done(const otfx_blob_reader *reader);
 void otfx_blob_header(otfx_blob *blob, uint32_t magic);
 bool otfx_blob_read_header(otfx_blob_reader *reader, uint32_t magic);
 
+/* What recording costs one application rank, as its event place knows it (docs/analyses.md, "Overhead
+ * compensation"): the capture library measures what writing one record of each kind costs when the rank
+ * starts, and the place maps those costs to the events its traces hold. The accumulated intrusion at an
+ * event of a stream is the sum of the costs of the stream's earlier events. */
+typedef struct otfx_rank_overhead {
+    bool measured;         /* the rank sent its measurement (else every cost is 0) */
+    uint32_t injected_ns;  /* the test point OTFX_TEST_OVERHEAD_NS, included in the costs below */
+    uint64_t intrusion_ns; /* estimated so far: every record the place received × its cost */
+    /* Picoseconds per event of each otfx_event_type; ENTER and LEAVE: of MPI regions. */
+    uint64_t event_ps[OTFX_EV_TYPE_COUNT];
+    uint64_t user_enter_ps, user_leave_ps; /* ENTER and LEAVE of the other regions */
+} otfx_rank_overhead;
+
 /* What an event place knows about one application rank it serves, beyond its traces. */
 typedef struct otfx_rank_info {
     uint32_t rank;
@@ -83,6 +96,7 @@ typedef struct otfx_rank_info {
     uint64_t dropped_events;  /* malformed batches and drop policy */
     uint64_t events_per_s;    /* received over the last second */
     uint32_t enabled_classes; /* enum otfx_steer_class */
+    otfx_rank_overhead overhead;
 } otfx_rank_info;
 
 /* A leaf's view of its event place. traces[i] belongs to ranks[rank_of_trace[i]]. */

@@ -16,14 +16,17 @@
  * ROLE is user|p2p|collective|mpi_other|phase. Messages outside every region are not listed, nor are
  * regions without time, visits or messages in the window.
  */
+#include "compensation.h"
+
 #include <otfx/analysis.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PROFILE_MAGIC  0x31465250u /* "PRF1" */
-#define PROFILE_VALUES 7
+#define PROFILE_MAGIC     0x31465250u /* "PRF1" */
+#define COMPENSATED_MAGIC 0x31435250u /* "PRC1" */
+#define PROFILE_VALUES    7
 
 typedef struct entry {
     const char *name; /* not NUL-terminated when read from a blob */
@@ -38,6 +41,11 @@ typedef struct parsed {
     uint64_t locations;
     uint32_t count;
     entry *entries;
+    /* --compensated only */
+    bool compensated;
+    uint32_t rank_count;
+    compensated_rank *ranks; /* sorted by rank, each once */
+    uint64_t reorders, unmeasured_ranks;
 } parsed;
 
 static int compare_key(const entry *a, const entry *b)
@@ -56,25 +64,97 @@ static int compare_key_qsort(const void *a, const void *b)
     return compare_key(a, b);
 }
 
-static void write_entries(otfx_blob *out, uint32_t approximate, uint64_t locations, const entry *e,
-                          uint32_t n)
+static void write_parsed(otfx_blob *out, const parsed *p)
 {
-    otfx_blob_header(out, PROFILE_MAGIC);
-    otfx_blob_u32(out, approximate);
-    otfx_blob_u64(out, locations);
-    otfx_blob_u32(out, n);
-    for (uint32_t i = 0; i < n; i++) {
-        otfx_blob_u32(out, e[i].name_length);
-        otfx_blob_append(out, e[i].name, e[i].name_length);
-        otfx_blob_u32(out, e[i].role);
+    otfx_blob_header(out, p->compensated ? COMPENSATED_MAGIC : PROFILE_MAGIC);
+    otfx_blob_u32(out, p->approximate);
+    otfx_blob_u64(out, p->locations);
+    otfx_blob_u32(out, p->count);
+    for (uint32_t i = 0; i < p->count; i++) {
+        const entry *e = &p->entries[i];
+        otfx_blob_u32(out, e->name_length);
+        otfx_blob_append(out, e->name, e->name_length);
+        otfx_blob_u32(out, e->role);
         for (int k = 0; k < PROFILE_VALUES; k++)
-            otfx_blob_u64(out, e[i].v[k]);
+            otfx_blob_u64(out, e->v[k]);
     }
+    if (!p->compensated)
+        return;
+    otfx_blob_u32(out, p->rank_count);
+    for (uint32_t i = 0; i < p->rank_count; i++) {
+        otfx_blob_u32(out, p->ranks[i].rank);
+        otfx_blob_u64(out, p->ranks[i].measured_end);
+        otfx_blob_u64(out, p->ranks[i].compensated_end);
+        otfx_blob_u64(out, p->ranks[i].delay);
+        otfx_blob_u64(out, p->ranks[i].intrusion);
+    }
+    otfx_blob_u64(out, p->reorders);
+    otfx_blob_u64(out, p->unmeasured_ranks);
+}
+
+static void write_entries(otfx_blob *out, uint32_t approximate, uint64_t locations, entry *e, uint32_t n)
+{
+    const parsed p = {.approximate = approximate, .locations = locations, .count = n, .entries = e};
+    write_parsed(out, &p);
+}
+
+static int compare_key_qsort(const void *a, const void *b);
+
+/* profile --compensated: the compensation replay's regions under their names. */
+static bool compensated_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out,
+                             char *error, size_t error_size)
+{
+    compensation_result result;
+    if (!compensation_run(query, input, &result, error, error_size))
+        return false;
+    entry *e = result.region_capacity ? calloc(result.region_capacity, sizeof *e) : NULL;
+    if (result.region_capacity && !e) {
+        compensation_result_free(&result);
+        snprintf(error, error_size, "profile: out of memory");
+        return false;
+    }
+    uint32_t n = 0;
+    for (size_t ref = 0; ref < result.region_capacity; ref++) {
+        const compensated_region *r = &result.regions[ref];
+        otfx_region_def def;
+        if (!r->visits && !r->messages_sent && !r->messages_received)
+            continue;
+        if (otfx_defs_get_region(input->defs, (otfx_ref)ref, &def) != OTFX_OK)
+            continue;
+        e[n].name = def.name;
+        e[n].name_length = (uint32_t)strlen(def.name);
+        e[n].role = (uint32_t)def.role;
+        const uint64_t v[PROFILE_VALUES] = {r->visits,        r->inclusive,  r->exclusive,
+                                            r->messages_sent, r->bytes_sent, r->messages_received,
+                                            r->bytes_received};
+        memcpy(e[n].v, v, sizeof v);
+        n++;
+    }
+    if (n)
+        qsort(e, n, sizeof *e, compare_key_qsort);
+    const parsed p = {.locations = result.stats.streams,
+                      .count = n,
+                      .entries = e,
+                      .compensated = true,
+                      .rank_count = result.rank_count,
+                      .ranks = result.ranks,
+                      .reorders = result.reorders,
+                      .unmeasured_ranks = result.unmeasured_ranks};
+    write_parsed(out, &p);
+    free(e);
+    compensation_result_free(&result);
+    if (out->failed) {
+        snprintf(error, error_size, "profile: %s", out->too_large ? "result too large" : "out of memory");
+        return false;
+    }
+    return true;
 }
 
 static bool profile_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
                          size_t error_size)
 {
+    if (query->compensated)
+        return compensated_leaf(query, input, out, error, error_size);
     otfx_profile *profile = otfx_profile_create();
     if (!profile) {
         snprintf(error, error_size, "profile: out of memory");
@@ -134,12 +214,21 @@ static bool profile_leaf(const otfx_command *query, const otfx_leaf_input *input
     return true;
 }
 
-static bool parse(const void *data, size_t length, parsed *p)
+static void parsed_free(parsed *p)
+{
+    free(p->entries);
+    free(p->ranks);
+    p->entries = NULL;
+    p->ranks = NULL;
+}
+
+static bool parse(const void *data, size_t length, bool compensated, parsed *p)
 {
     memset(p, 0, sizeof *p);
     otfx_blob_reader r = otfx_blob_reader_make(data, length);
-    if (!otfx_blob_read_header(&r, PROFILE_MAGIC))
+    if (!otfx_blob_read_header(&r, compensated ? COMPENSATED_MAGIC : PROFILE_MAGIC))
         return false;
+    p->compensated = compensated;
     p->approximate = otfx_blob_read_u32(&r);
     p->locations = otfx_blob_read_u64(&r);
     uint32_t n = otfx_blob_read_u32(&r);
@@ -159,9 +248,31 @@ static bool parse(const void *data, size_t length, parsed *p)
             r.failed = true;
     }
     p->count = n;
+    if (compensated && !r.failed) {
+        uint32_t m = otfx_blob_read_u32(&r);
+        if (!r.failed && m <= (r.length - r.offset) / 36) {
+            p->ranks = m ? calloc(m, sizeof *p->ranks) : NULL;
+            p->rank_count = m;
+            if (m && !p->ranks)
+                r.failed = true;
+        } else {
+            r.failed = true;
+        }
+        for (uint32_t i = 0; i < p->rank_count && !r.failed; i++) {
+            compensated_rank *k = &p->ranks[i];
+            k->rank = otfx_blob_read_u32(&r);
+            k->measured_end = otfx_blob_read_u64(&r);
+            k->compensated_end = otfx_blob_read_u64(&r);
+            k->delay = otfx_blob_read_u64(&r);
+            k->intrusion = otfx_blob_read_u64(&r);
+            if (i > 0 && p->ranks[i - 1].rank >= k->rank)
+                r.failed = true;
+        }
+        p->reorders = otfx_blob_read_u64(&r);
+        p->unmeasured_ranks = otfx_blob_read_u64(&r);
+    }
     if (!otfx_blob_reader_done(&r)) {
-        free(p->entries);
-        p->entries = NULL;
+        parsed_free(p);
         return false;
     }
     return true;
@@ -170,17 +281,25 @@ static bool parse(const void *data, size_t length, parsed *p)
 static bool profile_merge(const otfx_command *query, otfx_blob *into, const void *other, size_t other_length,
                           char *error, size_t error_size)
 {
-    (void)query;
+    const bool compensated = query->compensated;
     parsed a = {0}, b;
-    if (!parse(other, other_length, &b) || (into->length > 0 && !parse(into->data, into->length, &a))) {
-        free(b.entries);
+    if (!parse(other, other_length, compensated, &b) ||
+        (into->length > 0 && !parse(into->data, into->length, compensated, &a))) {
+        parsed_free(&b);
         snprintf(error, error_size, "profile: malformed partial result");
         return false;
     }
-    entry *m = (a.count + b.count) ? malloc(sizeof *m * (a.count + b.count)) : NULL;
-    if ((a.count + b.count) && !m) {
-        free(a.entries);
-        free(b.entries);
+    parsed m = {.approximate = a.approximate | b.approximate,
+                .locations = a.locations + b.locations,
+                .compensated = compensated,
+                .reorders = a.reorders + b.reorders,
+                .unmeasured_ranks = a.unmeasured_ranks + b.unmeasured_ranks};
+    m.entries = (a.count + b.count) ? malloc(sizeof *m.entries * (a.count + b.count)) : NULL;
+    m.ranks = (a.rank_count + b.rank_count) ? malloc(sizeof *m.ranks * (a.rank_count + b.rank_count)) : NULL;
+    if (((a.count + b.count) && !m.entries) || ((a.rank_count + b.rank_count) && !m.ranks)) {
+        parsed_free(&m);
+        parsed_free(&a);
+        parsed_free(&b);
         snprintf(error, error_size, "profile: out of memory");
         return false;
     }
@@ -188,25 +307,40 @@ static bool profile_merge(const otfx_command *query, otfx_blob *into, const void
     while (i < a.count || j < b.count) {
         int c = i == a.count ? 1 : j == b.count ? -1 : compare_key(&a.entries[i], &b.entries[j]);
         if (c < 0)
-            m[n++] = a.entries[i++];
+            m.entries[n++] = a.entries[i++];
         else if (c > 0)
-            m[n++] = b.entries[j++];
+            m.entries[n++] = b.entries[j++];
         else {
-            m[n] = a.entries[i++];
+            m.entries[n] = a.entries[i++];
             for (int k = 0; k < PROFILE_VALUES; k++)
-                m[n].v[k] += b.entries[j].v[k];
+                m.entries[n].v[k] += b.entries[j].v[k];
             j++;
             n++;
         }
     }
+    m.count = n;
+    /* every rank is served by one place: the ranks of two partial results are disjoint */
+    i = j = 0;
+    bool ok = true;
+    while (i < a.rank_count || j < b.rank_count) {
+        if (i < a.rank_count && j < b.rank_count && a.ranks[i].rank == b.ranks[j].rank) {
+            ok = false;
+            break;
+        }
+        if (j == b.rank_count || (i < a.rank_count && a.ranks[i].rank < b.ranks[j].rank))
+            m.ranks[m.rank_count++] = a.ranks[i++];
+        else
+            m.ranks[m.rank_count++] = b.ranks[j++];
+    }
     otfx_blob out = {.limit = into->limit};
-    write_entries(&out, a.approximate | b.approximate, a.locations + b.locations, m, n);
-    free(m);
-    free(a.entries);
-    free(b.entries);
-    if (out.failed) {
+    if (ok)
+        write_parsed(&out, &m);
+    parsed_free(&m);
+    parsed_free(&a);
+    parsed_free(&b);
+    if (!ok || out.failed) {
         otfx_blob_free(&out);
-        snprintf(error, error_size, "profile: out of memory");
+        snprintf(error, error_size, ok ? "profile: out of memory" : "profile: a rank answered twice");
         return false;
     }
     otfx_blob_free(into);
@@ -226,8 +360,8 @@ static bool profile_finish(const otfx_command *query, const void *merged, size_t
                            uint32_t places_answered, uint32_t places_total, otfx_text *reply, char *error,
                            size_t error_size)
 {
-    parsed p = {0};
-    if (length > 0 && !parse(merged, length, &p)) {
+    parsed p = {.compensated = query->compensated};
+    if (length > 0 && !parse(merged, length, query->compensated, &p)) {
         snprintf(error, error_size, "profile: malformed result");
         return false;
     }
@@ -248,6 +382,15 @@ static bool profile_finish(const otfx_command *query, const void *merged, size_t
     otfx_kv_u64(reply, "total_exclusive_ns", total);
     otfx_kv_u64(reply, "places_answered", places_answered);
     otfx_kv_u64(reply, "places_total", places_total);
+    if (query->compensated) {
+        uint64_t intrusion = 0;
+        for (uint32_t i = 0; i < p.rank_count; i++)
+            intrusion += p.ranks[i].intrusion;
+        otfx_kv_u64(reply, "compensated", 1);
+        otfx_kv_u64(reply, "intrusion_ns", intrusion);
+        otfx_kv_u64(reply, "reorders_flagged", p.reorders);
+        otfx_kv_u64(reply, "unmeasured_ranks", p.unmeasured_ranks);
+    }
     otfx_kv_end(reply);
     char *name = NULL;
     for (uint32_t i = 0; i < p.count && !reply->failed; i++) {
@@ -274,7 +417,16 @@ static bool profile_finish(const otfx_command *query, const void *merged, size_t
         otfx_kv_end(reply);
     }
     free(name);
-    free(p.entries);
+    for (uint32_t i = 0; i < p.rank_count && !reply->failed; i++) {
+        otfx_kv_begin(reply, "compensated-rank");
+        otfx_kv_u64(reply, "rank", p.ranks[i].rank);
+        otfx_kv_u64(reply, "end_ns", p.ranks[i].measured_end);
+        otfx_kv_u64(reply, "compensated_end_ns", p.ranks[i].compensated_end);
+        otfx_kv_u64(reply, "delay_ns", p.ranks[i].delay);
+        otfx_kv_u64(reply, "intrusion_ns", p.ranks[i].intrusion);
+        otfx_kv_end(reply);
+    }
+    parsed_free(&p);
     if (reply->failed) {
         snprintf(error, error_size, "profile: out of memory");
         return false;
@@ -285,7 +437,7 @@ static bool profile_finish(const otfx_command *query, const void *merged, size_t
 const otfx_analysis_module otfx_module_profile = {
     .abi = OTFX_ANALYSIS_ABI,
     .name = "profile",
-    .help = "per region: visits, inclusive and exclusive time (--from --to --ranks)",
+    .help = "per region: visits, inclusive and exclusive time (--from --to --ranks --compensated)",
     .leaf = profile_leaf,
     .merge = profile_merge,
     .finish = profile_finish,

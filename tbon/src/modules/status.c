@@ -1,10 +1,10 @@
 /* status.c — the `status` module: what every event place holds and how its ranks are doing.
  *
- * Partial result: "STA1", u32 number of places, then per place (sorted by place index, no duplicates)
+ * Partial result: "STA4", u32 number of places, then per place (sorted by place index, no duplicates)
  * PLACE_FIELDS u64 values (enum below), u32 ranks (= the F_RANKS value) and per rank (sorted, each once)
  * u32 rank, u32 flags (RANK_*), u64 events held, u64 events received, u64 buffer bytes used (over the
- * rank's threads). Merging concatenates and re-sorts, so it is associative and the
- * order of the children does not matter.
+ * rank's threads), u64 estimated intrusion (ns). Merging concatenates and re-sorts, so it is associative and
+ * the order of the children does not matter.
  *
  * Record lines of the reply (times in ns on the job's clock, sizes in bytes):
  *   place index=P ranks=R first_rank=A last_rank=B threads=T events_per_s=E buffer_used=U
@@ -12,6 +12,7 @@
  *         reductions=K events_received=N events_held=H events_reduced=D reduced_fraction=F(0..1)
  *         reduced_<strategy>=D (ring, time, type, depth: one per strategy with D > 0) dropped_events=X
  *         dropped_<cause>=D (stop, source-drop, throttle: one per cause with D > 0) blocked_ns=W
+ *         intrusion_ns=I (the ranks' estimated measurement intrusion: records received × measured cost)
  *         recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
  *         ranks_paused=k ranks_finished=k paused_ranks=SET not_recording_ranks=SET finished_ranks=SET
  *         stopped_traces=k first_time=T0 last_time=T1 defs_bytes=D queries_too_large=Q module_timeouts=T
@@ -19,10 +20,10 @@
  *         module calls over the time limit, loaded modules' helpers that died; also summed in summary)
  *   summary places=n places_answered=k places_total=n ranks=R events_per_s=E buffer_used=U
  *           buffer_budget=G fill=F events_received=N events_held=H events_reduced=D reductions=K
- *           dropped_events=X blocked_ns=W recording=on|off|mixed app_state=running|paused|mixed|finished
- *           ranks_recording=k ranks_paused=k ranks_finished=k first_time=T0 last_time=T1
- *   rank rank=R place=P events_held=H events_received=N buffer_used=U recording=on|off
- *        app_state=running|paused|finished          (one per application rank, after the places)
+ *           dropped_events=X blocked_ns=W intrusion_ns=I recording=on|off|mixed
+ * app_state=running|paused|mixed|finished ranks_recording=k ranks_paused=k ranks_finished=k first_time=T0
+ * last_time=T1 rank rank=R place=P events_held=H events_received=N buffer_used=U intrusion_ns=I
+ * recording=on|off app_state=running|paused|finished          (one per application rank, after the places)
  * recording and app_state look only at ranks still running (not finished): "on"/"running" when all of
  * them record / run, "off"/"paused" when none / all are paused, "mixed" otherwise; app_state is
  * "finished" when every rank finished. SET lists ranks like "0-3,7" ("none" when empty): paused_ranks and
@@ -35,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STATUS_MAGIC 0x33415453u /* "STA3" */
+#define STATUS_MAGIC 0x34415453u /* "STA4" */
 
 enum {
     F_PLACE,
@@ -64,6 +65,7 @@ enum {
     F_TOO_LARGE,  /* queries refused for the memory bound */
     F_TIMEOUTS,   /* module calls stopped at the time limit */
     F_CRASHES,    /* loaded modules' helpers that died */
+    F_INTRUSION,  /* the ranks' estimated measurement intrusion (ns) */
     F_REDUCED_BY, /* OTFX_REDUCE_COUNT values */
     PLACE_FIELDS = F_REDUCED_BY + OTFX_REDUCE_COUNT
 };
@@ -72,7 +74,7 @@ enum { RANK_RECORDING = 1, RANK_PAUSED = 2, RANK_FINISHED = 4, RANK_FLAGS = 7 };
 
 typedef struct rank_state {
     uint32_t rank, flags;
-    uint64_t held, received, bytes_used;
+    uint64_t held, received, bytes_used, intrusion_ns;
 } rank_state;
 
 typedef struct place_entry {
@@ -99,6 +101,7 @@ static void write_entry(otfx_blob *out, const place_entry *e)
         otfx_blob_u64(out, e->ranks[i].held);
         otfx_blob_u64(out, e->ranks[i].received);
         otfx_blob_u64(out, e->ranks[i].bytes_used);
+        otfx_blob_u64(out, e->ranks[i].intrusion_ns);
     }
 }
 
@@ -136,6 +139,7 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
         e.v[F_EVENTS_PER_S] += r->events_per_s;
         e.v[F_DROPPED] += r->dropped_events;
         e.v[F_BLOCKED] += r->blocked_ns;
+        e.v[F_INTRUSION] += r->overhead.intrusion_ns;
         e.v[F_FINISHED] += r->finished;
         if (!r->finished) {
             e.v[F_RECORDING] += r->recording;
@@ -193,6 +197,7 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
         e.ranks[i].rank = r->rank;
         e.ranks[i].flags = (r->recording ? RANK_RECORDING : 0) | (r->paused ? RANK_PAUSED : 0) |
                            (r->finished ? RANK_FINISHED : 0);
+        e.ranks[i].intrusion_ns = r->overhead.intrusion_ns;
     }
     e.rank_count = (uint32_t)input->rank_count;
     if (e.rank_count)
@@ -234,7 +239,7 @@ static bool parse(const void *data, size_t length, place_entry **entries, uint32
         if (i > 0 && e[i].v[F_PLACE] <= e[i - 1].v[F_PLACE])
             r.failed = true; /* sorted, each place once */
         uint32_t ranks = otfx_blob_read_u32(&r);
-        if (r.failed || ranks != e[i].v[F_RANKS] || ranks > (r.length - r.offset) / 32) {
+        if (r.failed || ranks != e[i].v[F_RANKS] || ranks > (r.length - r.offset) / 40) {
             r.failed = true;
             break;
         }
@@ -250,6 +255,7 @@ static bool parse(const void *data, size_t length, place_entry **entries, uint32
             e[i].ranks[k].held = otfx_blob_read_u64(&r);
             e[i].ranks[k].received = otfx_blob_read_u64(&r);
             e[i].ranks[k].bytes_used = otfx_blob_read_u64(&r);
+            e[i].ranks[k].intrusion_ns = otfx_blob_read_u64(&r);
             if ((e[i].ranks[k].flags & ~(uint32_t)RANK_FLAGS) ||
                 (k > 0 && e[i].ranks[k].rank <= e[i].ranks[k - 1].rank))
                 r.failed = true;
@@ -411,6 +417,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
             otfx_kv_u64(reply, key, v[F_REDUCED_BY + k]);
         }
         otfx_kv_u64(reply, "blocked_ns", v[F_BLOCKED]);
+        otfx_kv_u64(reply, "intrusion_ns", v[F_INTRUSION]);
         put_states(reply, v);
         put_ranks(reply, &scratch, "paused_ranks", &e[i], RANK_PAUSED | RANK_FINISHED, RANK_PAUSED);
         put_ranks(reply, &scratch, "not_recording_ranks", &e[i], RANK_RECORDING | RANK_FINISHED, 0);
@@ -443,6 +450,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
             otfx_kv_u64(reply, "events_held", rank->held);
             otfx_kv_u64(reply, "events_received", rank->received);
             otfx_kv_u64(reply, "buffer_used", rank->bytes_used);
+            otfx_kv_u64(reply, "intrusion_ns", rank->intrusion_ns);
             otfx_kv_str(reply, "recording", rank->flags & RANK_RECORDING ? "on" : "off");
             otfx_kv_str(reply, "app_state",
                         rank->flags & RANK_FINISHED ? "finished"
@@ -465,6 +473,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
     otfx_kv_u64(reply, "reductions", total[F_REDUCTIONS]);
     otfx_kv_u64(reply, "dropped_events", total[F_DROPPED]);
     otfx_kv_u64(reply, "blocked_ns", total[F_BLOCKED]);
+    otfx_kv_u64(reply, "intrusion_ns", total[F_INTRUSION]);
     otfx_kv_u64(reply, "queries_too_large", total[F_TOO_LARGE]);
     otfx_kv_u64(reply, "module_timeouts", total[F_TIMEOUTS]);
     otfx_kv_u64(reply, "module_crashes", total[F_CRASHES]);

@@ -118,7 +118,8 @@ bool tree_encode_command(struct tree_buffer *out, enum tree_kind kind, uint32_t 
     put_u32(out, command->classes);
     put_u64(out,
             (command->overwrite ? COMMAND_OVERWRITE : 0u) | (command->from_given ? COMMAND_FROM_GIVEN : 0u) |
-                (command->to_given ? COMMAND_TO_GIVEN : 0u) | (command->no_flush ? COMMAND_NO_FLUSH : 0u),
+                (command->to_given ? COMMAND_TO_GIVEN : 0u) | (command->no_flush ? COMMAND_NO_FLUSH : 0u) |
+                (command->compensated ? COMMAND_COMPENSATED : 0u),
             1);
     put_str(out, command->strategy, strnlen(command->strategy, sizeof(command->strategy)));
     put_str(out, command->path, strnlen(command->path, sizeof(command->path)));
@@ -252,12 +253,14 @@ static const char *decode_command(struct reader *in, struct tree_message *out)
     const uint64_t flags = get_u64(in, 1);
     if (in->failed)
         return "command cut short";
-    if (flags & ~(uint64_t)(COMMAND_OVERWRITE | COMMAND_FROM_GIVEN | COMMAND_TO_GIVEN | COMMAND_NO_FLUSH))
+    if (flags & ~(uint64_t)(COMMAND_OVERWRITE | COMMAND_FROM_GIVEN | COMMAND_TO_GIVEN | COMMAND_NO_FLUSH |
+                            COMMAND_COMPENSATED))
         return "unknown command flags";
     command->overwrite = (flags & COMMAND_OVERWRITE) != 0;
     command->from_given = (flags & COMMAND_FROM_GIVEN) != 0;
     command->to_given = (flags & COMMAND_TO_GIVEN) != 0;
     command->no_flush = (flags & COMMAND_NO_FLUSH) != 0;
+    command->compensated = (flags & COMMAND_COMPENSATED) != 0;
     if (!get_field(in, command->strategy, sizeof(command->strategy)) ||
         !get_field(in, command->path, sizeof(command->path)) ||
         !get_field(in, command->module, sizeof(command->module)))

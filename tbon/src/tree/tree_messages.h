@@ -11,7 +11,7 @@
  *            u64 argument (RECORD_WINDOW: the window's end on the place clock), then the command:
  *            u32 kind, u64 from, u64 to, u64 duration_ns, u32 range count (≤ 32) and that many
  *            u32 first/last pairs, u32 bins, rows, groups, limit, classes, u8 flags (1 overwrite,
- *            2 from given, 4 to given, 8 no flush),
+ *            2 from given, 4 to given, 8 no flush, 16 compensated),
  *            str strategy, str path, str module          (str: u32 length, bytes, no NUL),
  *            u32 top, str zero, u64 follow, u32 group tolerance (ppm)
  *   RESULT   u32 leaves answered, u32 leaves failed, str error text, u32 length + the module's
@@ -34,13 +34,14 @@
 
 #define TREE_TAG          4250
 #define TREE_MAGIC        0x5458544Fu /* "OTXT" little-endian */
-#define TREE_VERSION      4u
+#define TREE_VERSION      5u
 #define TREE_HEADER_BYTES 16u
 /* The command's flags byte. */
-#define COMMAND_OVERWRITE  1u
-#define COMMAND_FROM_GIVEN 2u
-#define COMMAND_TO_GIVEN   4u
-#define COMMAND_NO_FLUSH   8u
+#define COMMAND_OVERWRITE   1u
+#define COMMAND_FROM_GIVEN  2u
+#define COMMAND_TO_GIVEN    4u
+#define COMMAND_NO_FLUSH    8u
+#define COMMAND_COMPENSATED 16u
 /* Largest tree message accepted: a reply's limit plus room for the header and counts. */
 #define TREE_MAX_MESSAGE (OTFX_PROTOCOL_MAX_REPLY + 64u * 1024u)
 

@@ -1,0 +1,476 @@
+/* compensation.c — overhead compensation on the replay (compensation.h; docs/analyses.md).
+ *
+ * Every stream carries its delay x: how much later than in an unmeasured run its next event happens.
+ * Each event's compensated time is its time minus x; afterwards x grows by the event's recording cost
+ * (the rank's measured cost of the records the event comes from, otfx_rank_overhead), since the cost is
+ * paid after the timestamp. That alone is local compensation. Across ranks, a message's send carries
+ * its compensated time S' = t_S − x_s and its measured time to the receive (through the replay, never
+ * the application's messages). A receive ending at Re inside a call entered at Rb ends, compensated, at
+ *
+ *     Re' = max(Rb − x_i, S' + latency)        and then x = Re − Re',
+ *
+ * the exact form of Malony et al.'s x_new = min(x_s, x_i + w): a receive that waited for the message
+ * absorbs the sender's smaller delay, and one whose message had long arrived keeps its own. The
+ * latency is the smallest send-to-receive-end seen on the stream so far (the receive's own included,
+ * so S' + latency never passes Re). A collective's member completes at the latest of its own
+ * compensated begin and the compensated arrivals of the members it depends on plus the smallest
+ * arrival-to-completion the stream saw. Compensated times never go backwards within a stream.
+ */
+#include "compensation.h"
+#include "replay_support.h"
+
+#include <otfx/support/growth.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What crosses a dependency: a send's or an arrival's time, measured and compensated. */
+typedef struct comp_value {
+    otfx_time measured, compensated;
+} comp_value;
+
+typedef struct comp_frame {
+    otfx_ref region;
+    otfx_time enter, enter_c;
+    uint64_t children; /* compensated inclusive time of the calls inside */
+    bool mpi, counted;
+} comp_frame;
+
+typedef struct comp_stream {
+    bool seen;
+    uint32_t rank;
+    const otfx_rank_overhead *cost;
+    uint64_t delay_ps, intrusion_ps;
+    otfx_time last, last_c;
+    uint64_t pending_ps;   /* a receive's or completion's cost, paid once its time is compensated */
+    otfx_time message_c;   /* the SEND's or arrival's compensated time, for its value */
+    otfx_time p2p_latency; /* OTFX_TIME_MAX: none seen yet */
+    otfx_time coll_latency;
+    comp_frame *stack;
+    size_t depth, capacity;
+    bool any_receive; /* the previous receive, for the reorder check */
+    otfx_ref receive_comm;
+    uint32_t receive_tag, receive_peer;
+    otfx_time receive_send_c, receive_end_c;
+} comp_stream;
+
+typedef struct comp_run {
+    const otfx_command *query;
+    region_facts facts;
+    comp_stream *streams;
+    size_t stream_capacity;
+    const otfx_rank_overhead **cost_of_rank; /* app_ranks entries; NULL: not served here */
+    uint32_t app_ranks;
+    compensation_result *out;
+    bool failed;
+} comp_run;
+
+static const otfx_rank_overhead no_cost;
+
+static comp_stream *stream_of(comp_run *run, const otfx_replay_stream *stream)
+{
+    comp_stream *s =
+        stream_slot((void **)&run->streams, &run->stream_capacity, sizeof *run->streams, stream->index);
+    if (!s) {
+        run->failed = true;
+        return NULL;
+    }
+    if (!s->seen) {
+        s->seen = true;
+        s->rank = stream->rank;
+        s->cost = stream->rank < run->app_ranks && run->cost_of_rank[stream->rank]
+                      ? run->cost_of_rank[stream->rank]
+                      : &no_cost;
+        s->p2p_latency = OTFX_TIME_MAX;
+        s->coll_latency = OTFX_TIME_MAX;
+    }
+    return s;
+}
+
+static void charge(comp_stream *s, uint64_t ps)
+{
+    s->delay_ps += ps;
+    s->intrusion_ps += ps;
+}
+
+/* Sets the stream's compensated time at measured time t to `c` (never before the last one) and its
+ * delay to match. */
+static otfx_time settle(comp_stream *s, otfx_time t, otfx_time c)
+{
+    if (c < s->last_c)
+        c = s->last_c;
+    if (c > t)
+        c = t;
+    s->delay_ps = (t - c) * 1000u;
+    s->last = t;
+    s->last_c = c;
+    return c;
+}
+
+/* Local compensation of an event at t: t − x. */
+static otfx_time local_time(const comp_stream *s, otfx_time t)
+{
+    const uint64_t delay_ns = s->delay_ps / 1000u;
+    return t > delay_ns ? t - delay_ns : 0;
+}
+
+static bool in_window(const comp_run *run, otfx_time t)
+{
+    return t >= run->query->from && t < run->query->to;
+}
+
+static compensated_region *region_slot(comp_run *run, otfx_ref region)
+{
+    if (region == OTFX_REF_NONE)
+        return NULL;
+    compensated_region *r = stream_slot((void **)&run->out->regions, &run->out->region_capacity,
+                                        sizeof *run->out->regions, region);
+    if (!r)
+        run->failed = true;
+    return r;
+}
+
+static comp_frame *innermost(comp_stream *s)
+{
+    return s->depth ? &s->stack[s->depth - 1] : NULL;
+}
+
+static const comp_frame *innermost_mpi(const comp_stream *s)
+{
+    for (size_t i = s->depth; i-- > 0;)
+        if (s->stack[i].mpi)
+            return &s->stack[i];
+    return NULL;
+}
+
+/* A frame ends at compensated time c: its inclusive and exclusive time. */
+static void close_frame(comp_run *run, comp_stream *s, otfx_time c)
+{
+    comp_frame f = s->stack[--s->depth];
+    const uint64_t inclusive = c > f.enter_c ? c - f.enter_c : 0;
+    if (f.counted) {
+        compensated_region *r = region_slot(run, f.region);
+        if (r) {
+            r->visits++;
+            r->inclusive += inclusive;
+            r->exclusive += inclusive > f.children ? inclusive - f.children : 0;
+        }
+    }
+    if (s->depth)
+        s->stack[s->depth - 1].children += inclusive;
+}
+
+/* The time a SEND or an arrival (COLL_BEGIN, NBC_REQUEST) takes: a call's send and COLL_BEGIN carry its
+ * ENTER's time and come after its ENTER's cost was paid, so they take the ENTER's compensated time. */
+static otfx_time call_start_time(comp_stream *s, otfx_time t)
+{
+    const comp_frame *f = innermost(s);
+    if (f && f->enter == t)
+        return f->enter_c;
+    return settle(s, t, local_time(s, t));
+}
+
+static void count_message(comp_run *run, comp_stream *s, const otfx_event *e, bool sent)
+{
+    const comp_frame *f = innermost(s);
+    if (!f || !in_window(run, e->time))
+        return;
+    compensated_region *r = region_slot(run, f->region);
+    if (!r)
+        return;
+    if (sent) {
+        r->messages_sent++;
+        r->bytes_sent += e->u.msg.bytes;
+    } else {
+        r->messages_received++;
+        r->bytes_received += e->u.msg.bytes;
+    }
+}
+
+static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event *e)
+{
+    comp_run *run = user;
+    comp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    const otfx_rank_overhead *cost = s->cost;
+    switch (e->type) {
+    case OTFX_EV_ENTER: {
+        if (!otfx_reserve((void **)&s->stack, &s->capacity, s->depth + 1, sizeof *s->stack, 16)) {
+            run->failed = true;
+            return;
+        }
+        const bool mpi = region_is_mpi(&run->facts, e->u.region.region);
+        s->stack[s->depth++] = (comp_frame){.region = e->u.region.region,
+                                            .enter = e->time,
+                                            .enter_c = settle(s, e->time, local_time(s, e->time)),
+                                            .mpi = mpi,
+                                            .counted = in_window(run, e->time)};
+        charge(s, mpi ? cost->event_ps[OTFX_EV_ENTER] : cost->user_enter_ps);
+        return;
+    }
+    case OTFX_EV_LEAVE: {
+        const otfx_time c = settle(s, e->time, local_time(s, e->time));
+        bool mpi = true;
+        if (s->depth) {
+            mpi = s->stack[s->depth - 1].mpi;
+            close_frame(run, s, c);
+        }
+        charge(s, mpi ? cost->event_ps[OTFX_EV_LEAVE] : cost->user_leave_ps);
+        return;
+    }
+    case OTFX_EV_SEND:
+    case OTFX_EV_ISEND:
+        s->message_c = call_start_time(s, e->time);
+        count_message(run, s, e, true);
+        charge(s, cost->event_ps[e->type]);
+        return;
+    case OTFX_EV_RECV:
+    case OTFX_EV_IRECV:
+        count_message(run, s, e, false);
+        s->pending_ps = cost->event_ps[e->type];
+        return;
+    case OTFX_EV_COLL_BEGIN:
+    case OTFX_EV_NBC_REQUEST:
+        s->message_c = call_start_time(s, e->time);
+        charge(s, cost->event_ps[e->type]);
+        return;
+    case OTFX_EV_COLL_END:
+    case OTFX_EV_NBC_COMPLETE:
+        s->pending_ps = cost->event_ps[e->type];
+        return;
+    case OTFX_EV_REDUCTION:
+        /* removed events cost what an MPI call's records do on average */
+        settle(s, e->time, local_time(s, e->time));
+        charge(s, e->u.reduction.events_removed *
+                      (((uint64_t)cost->event_ps[OTFX_EV_ENTER] + cost->event_ps[OTFX_EV_LEAVE]) / 2));
+        return;
+    default:
+        settle(s, e->time, local_time(s, e->time));
+        charge(s, cost->event_ps[e->type]);
+        return;
+    }
+}
+
+static void comp_send(void *user, otfx_replay_stream *stream, const otfx_event *e, void *value)
+{
+    comp_run *run = user;
+    comp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    const comp_value v = {.measured = e->time, .compensated = s->message_c};
+    memcpy(value, &v, sizeof v);
+}
+
+static void comp_arrive(void *user, otfx_replay_stream *stream, const otfx_event *e, void *value)
+{
+    comp_send(user, stream, e, value);
+}
+
+/* The compensated begin of the call a completion happens in (without one: the event's local time). */
+static otfx_time call_begin_c(const comp_stream *s, otfx_time t)
+{
+    const comp_frame *f = innermost_mpi(s);
+    return f ? f->enter_c : local_time(s, t);
+}
+
+static void comp_receive(void *user, otfx_replay_stream *stream, const otfx_event *e, const void *value,
+                         otfx_replay_missing missing)
+{
+    (void)missing;
+    comp_run *run = user;
+    comp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    const otfx_time re = e->time;
+    otfx_time end_c = local_time(s, re);
+    if (value) {
+        comp_value v;
+        memcpy(&v, value, sizeof v);
+        const otfx_time latency = re > v.measured ? re - v.measured : 0;
+        if (latency < s->p2p_latency)
+            s->p2p_latency = latency;
+        const otfx_time arrival_c = v.compensated + s->p2p_latency;
+        const otfx_time begin_c = call_begin_c(s, re);
+        end_c = begin_c > arrival_c ? begin_c : arrival_c;
+        if (s->any_receive && s->receive_comm == e->u.msg.comm && s->receive_tag == e->u.msg.tag &&
+            s->receive_peer != e->u.msg.peer && v.compensated < s->receive_send_c &&
+            arrival_c < s->receive_end_c)
+            run->out->reorders++;
+        s->any_receive = true;
+        s->receive_comm = e->u.msg.comm;
+        s->receive_tag = e->u.msg.tag;
+        s->receive_peer = e->u.msg.peer;
+        s->receive_send_c = v.compensated;
+    }
+    end_c = settle(s, re, end_c);
+    if (value)
+        s->receive_end_c = end_c;
+    charge(s, s->pending_ps);
+    s->pending_ps = 0;
+}
+
+static bool depends_on(const otfx_replay_collective *c, uint32_t member)
+{
+    if (member == c->self)
+        return false;
+    switch (c->dependency) {
+    case OTFX_REPLAY_ONE_TO_ALL:
+        return c->self != c->root && member == c->root;
+    case OTFX_REPLAY_ALL_TO_ONE:
+        return c->self == c->root;
+    case OTFX_REPLAY_PREFIX:
+        return member < c->self;
+    case OTFX_REPLAY_ALL_TO_ALL:
+    default:
+        return true;
+    }
+}
+
+static void comp_complete(void *user, otfx_replay_stream *stream, const otfx_replay_collective *c)
+{
+    comp_run *run = user;
+    comp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    const otfx_time re = c->end->time;
+    otfx_time end_c = local_time(s, re);
+    otfx_time latest_measured = 0, latest_c = 0;
+    bool any = false;
+    if (c->self < c->size && c->value[c->self]) {
+        comp_value own;
+        memcpy(&own, c->value[c->self], sizeof own);
+        latest_measured = own.measured;
+    }
+    for (uint32_t i = 0; i < c->size; i++) {
+        if (!depends_on(c, i) || !c->value[i])
+            continue;
+        comp_value v;
+        memcpy(&v, c->value[i], sizeof v);
+        if (v.measured > latest_measured)
+            latest_measured = v.measured;
+        if (!any || v.compensated > latest_c)
+            latest_c = v.compensated;
+        any = true;
+    }
+    if (any) {
+        const otfx_time latency = re > latest_measured ? re - latest_measured : 0;
+        if (latency < s->coll_latency)
+            s->coll_latency = latency;
+        const otfx_time arrival_c = latest_c + s->coll_latency;
+        const otfx_time begin_c = call_begin_c(s, re);
+        end_c = begin_c > arrival_c ? begin_c : arrival_c;
+    }
+    settle(s, re, end_c);
+    charge(s, s->pending_ps);
+    s->pending_ps = 0;
+}
+
+static void comp_finish(void *user, otfx_replay_stream *stream)
+{
+    comp_run *run = user;
+    comp_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    while (s->depth)
+        close_frame(run, s, s->last_c);
+}
+
+static const otfx_replay_pass comp_pass = {
+    .name = "compensation",
+    .value_size = sizeof(comp_value),
+    .event = comp_event,
+    .send = comp_send,
+    .receive = comp_receive,
+    .arrive = comp_arrive,
+    .complete = comp_complete,
+    .finish = comp_finish,
+};
+
+static int compare_rank(const void *x, const void *y)
+{
+    const compensated_rank *a = x, *b = y;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* The streams' ends, one entry per rank (its latest thread's end). */
+static bool collect_ranks(comp_run *run)
+{
+    compensation_result *out = run->out;
+    out->ranks = run->stream_capacity ? calloc(run->stream_capacity, sizeof *out->ranks) : NULL;
+    if (run->stream_capacity && !out->ranks)
+        return false;
+    for (size_t i = 0; i < run->stream_capacity; i++) {
+        const comp_stream *s = &run->streams[i];
+        if (!s->seen)
+            continue;
+        compensated_rank *r = NULL;
+        for (uint32_t k = 0; k < out->rank_count; k++)
+            if (out->ranks[k].rank == s->rank)
+                r = &out->ranks[k];
+        if (!r) {
+            r = &out->ranks[out->rank_count++];
+            r->rank = s->rank;
+        }
+        if (!r->measured_end || s->last > r->measured_end) {
+            r->measured_end = s->last;
+            r->compensated_end = s->last_c;
+            r->delay = s->last - s->last_c;
+        }
+        r->intrusion += s->intrusion_ps / 1000u;
+    }
+    if (out->rank_count)
+        qsort(out->ranks, out->rank_count, sizeof *out->ranks, compare_rank);
+    return true;
+}
+
+bool compensation_run(const otfx_command *query, const otfx_leaf_input *input, compensation_result *out,
+                      char *error, size_t error_size)
+{
+    memset(out, 0, sizeof *out);
+    comp_run run = {.query = query, .app_ranks = input->app_ranks, .out = out};
+    region_facts_init(&run.facts, input->defs, NULL);
+    run.cost_of_rank = input->app_ranks ? calloc(input->app_ranks, sizeof *run.cost_of_rank) : NULL;
+    if (input->app_ranks && !run.cost_of_rank) {
+        region_facts_free(&run.facts);
+        snprintf(error, error_size, "profile --compensated: out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < input->rank_count; i++) {
+        const otfx_rank_info *r = &input->ranks[i];
+        if (r->rank >= input->app_ranks)
+            continue;
+        run.cost_of_rank[r->rank] = &r->overhead;
+        if (!r->overhead.measured && otfx_rank_set_contains(&query->ranks, r->rank))
+            out->unmeasured_ranks++;
+    }
+    /* every event from the start counts towards the delay at the window */
+    otfx_command from_start = *query;
+    from_start.from = 0;
+    otfx_replay *replay = replay_leaf_run(&from_start, input, &comp_pass, &run, error, error_size);
+    bool ok = replay != NULL;
+    if (replay) {
+        otfx_replay_get_stats(replay, &out->stats);
+        otfx_replay_destroy(replay);
+    }
+    if (ok && (run.failed || run.facts.failed || !collect_ranks(&run))) {
+        snprintf(error, error_size, "profile --compensated: out of memory");
+        ok = false;
+    }
+    for (size_t i = 0; i < run.stream_capacity; i++)
+        free(run.streams[i].stack);
+    free(run.streams);
+    free(run.cost_of_rank);
+    region_facts_free(&run.facts);
+    if (!ok)
+        compensation_result_free(out);
+    return ok;
+}
+
+void compensation_result_free(compensation_result *result)
+{
+    free(result->regions);
+    free(result->ranks);
+    memset(result, 0, sizeof *result);
+}

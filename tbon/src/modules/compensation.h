@@ -1,0 +1,48 @@
+/* compensation.h — overhead compensation (docs/analyses.md, "Overhead compensation"): a replay that
+ * takes the measurement's intrusion out of every event's time, locally (the recording costs of the
+ * stream's earlier events) and across the ranks (a receive's or collective's wait absorbs its partners'
+ * delays), and the compensated profile built from it (profile --compensated). Private to otfx_analysis. */
+#ifndef OTFX_COMPENSATION_H
+#define OTFX_COMPENSATION_H
+
+#include <otfx/analysis.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One region's compensated profile on this place (by the place's reference). */
+typedef struct compensated_region {
+    uint64_t visits, inclusive, exclusive;
+    uint64_t messages_sent, bytes_sent, messages_received, bytes_received;
+} compensated_region;
+
+/* One rank at the end of the replay: its last event's measured and compensated time (the latest of its
+ * threads'), its delay then (measured − compensated), and the intrusion the costs of its events add up
+ * to (what local compensation alone would take out). */
+typedef struct compensated_rank {
+    uint32_t rank;
+    uint64_t measured_end, compensated_end, delay, intrusion;
+} compensated_rank;
+
+typedef struct compensation_result {
+    compensated_region *regions; /* indexed by region reference */
+    size_t region_capacity;
+    compensated_rank *ranks; /* sorted by rank, each once */
+    uint32_t rank_count;
+    /* Receives that took a message from another sender than the receive before them on the same
+     * communicator and tag, although compensation puts the later message's send first and its arrival
+     * before that receive ended: had they been wildcard receives, the untraced run may have matched them
+     * the other way round. Flagged, never reordered. */
+    uint64_t reorders;
+    uint64_t unmeasured_ranks; /* ranks without a cost measurement (compensated as costing nothing) */
+    otfx_replay_stats stats;
+} compensation_result;
+
+/* Replays the selected ranks' streams from the start of what is held up to query->to with the leaf's
+ * exchange, compensating every event; calls whose ENTER lies in [from, to) count in the profile. */
+bool compensation_run(const otfx_command *query, const otfx_leaf_input *input, compensation_result *out,
+                      char *error, size_t error_size);
+void compensation_result_free(compensation_result *result);
+
+#endif

@@ -1,0 +1,203 @@
+/* test_compensation.c — profile --compensated (overhead compensation, docs/analyses.md) on synthetic
+ * traces whose compensated answers are known by construction: Malony et al.'s one-send cases, their
+ * master/worker example, a staggered barrier and a receive order that compensation would change; on
+ * one place and with the ranks split over 2 and 3 places (equal replies). Recording costs are set in
+ * the ranks' otfx_rank_overhead, as an event place sets them from the capture library's measurement. */
+#include "replay_world.h"
+
+#define OP_BARRIER 0u
+
+static uint64_t delay_of(const char *reply, uint32_t rank)
+{
+    char value[16];
+    snprintf(value, sizeof value, "%u", rank);
+    return rw_u64(reply, "compensated-rank", "rank", value, "delay_ns");
+}
+
+static uint64_t end_of(const char *reply, uint32_t rank)
+{
+    char value[16];
+    snprintf(value, sizeof value, "%u", rank);
+    return rw_u64(reply, "compensated-rank", "rank", value, "compensated_end_ns");
+}
+
+/* A user region's ENTER costs the rank `ms` (its other events nothing). */
+static void enter_costs(rworld *w, uint32_t rank, uint64_t ms)
+{
+    w->info[rank].overhead.measured = true;
+    w->info[rank].overhead.user_enter_ps = ms * RW_MS * 1000u;
+}
+
+/* Runs profile --compensated on one place and on every split; the one-place reply (free it). */
+static char *compensated_profile(rworld *w)
+{
+    otfx_command q = rw_query(OTFX_CMD_PROFILE);
+    q.compensated = true;
+    const otfx_analysis_module *m = otfx_analysis_for_command(OTFX_CMD_PROFILE);
+    char *reply = rw_run_one_place(m, &q, w);
+    rw_check_splits(m, &q, w, reply);
+    return reply;
+}
+
+/* P0 sends at t_S after a user region whose ENTER and LEAVE cost it x_s in all; P1's receive call
+ * begins at 100 ms and ends when the message arrives (latency 0), then P1 computes for 100 ms. */
+static char *one_send(rworld *w, uint64_t x_s_ms, uint64_t send_ms)
+{
+    rw_init(w, 2);
+    otfx_ref work = rw_region(w, "work", OTFX_ROLE_USER_FUNCTION);
+    otfx_ref after = rw_region(w, "after", OTFX_ROLE_USER_FUNCTION);
+    w->info[0].overhead.measured = true;
+    w->info[0].overhead.user_enter_ps = x_s_ms / 2 * RW_MS * 1000u;
+    w->info[0].overhead.user_leave_ps = (x_s_ms - x_s_ms / 2) * RW_MS * 1000u;
+    w->info[1].overhead.measured = true;
+    rw_compute(w, 0, work, 10 * RW_MS, 90 * RW_MS);
+    rw_send(w, 0, 1, send_ms * RW_MS, send_ms * RW_MS);
+    rw_recv(w, 1, 0, 100 * RW_MS, send_ms * RW_MS);
+    rw_compute(w, 1, after, send_ms * RW_MS, (send_ms + 100) * RW_MS);
+    return compensated_profile(w);
+}
+
+/* Case 2 (x_s < x_i + w): w = 50 → w' = 30, and P1's delay becomes the sender's, x₂ = 20. */
+static void test_one_send_case_2(void **state)
+{
+    (void)state;
+    rworld w;
+    char *reply = one_send(&w, 20, 150);
+    assert_int_equal(rw_u64(reply, "region", "name", "MPI_Recv", "inclusive_ns"), 30 * RW_MS);
+    assert_int_equal(delay_of(reply, 1), 20 * RW_MS);
+    assert_int_equal(end_of(reply, 1), 230 * RW_MS);
+    assert_int_equal(rw_u64(reply, "region", "name", "after", "inclusive_ns"), 100 * RW_MS);
+    assert_int_equal(delay_of(reply, 0), 20 * RW_MS);
+    assert_int_equal(rw_u64(reply, "profile", NULL, NULL, "reorders_flagged"), 0);
+    free(reply);
+    rw_free(&w);
+}
+
+/* Case 1 (x_s ≥ x_i + w): the compensated message is there before the receive: w' = 0, and the wait
+ * becomes P1's delay, x₂ = w = 10. */
+static void test_one_send_case_1(void **state)
+{
+    (void)state;
+    rworld w;
+    char *reply = one_send(&w, 30, 110);
+    assert_int_equal(rw_u64(reply, "region", "name", "MPI_Recv", "inclusive_ns"), 0);
+    assert_int_equal(delay_of(reply, 1), 10 * RW_MS);
+    assert_int_equal(end_of(reply, 1), 200 * RW_MS);
+    free(reply);
+    rw_free(&w);
+}
+
+/* Malony et al.'s master/worker: the master hands work to 3 workers and waits for their results; each
+ * computes 100 ms, slowed by 10, 20 and 30 ms of measurement. Measured, the master ends at 130 ms (30 %
+ * late); compensated at 100 ms, as unmeasured. */
+static void test_master_worker(void **state)
+{
+    (void)state;
+    rworld w;
+    rw_init(&w, 4);
+    otfx_ref compute = rw_region(&w, "compute", OTFX_ROLE_USER_FUNCTION);
+    const uint64_t t0 = 10 * RW_MS;
+    for (uint32_t worker = 1; worker <= 3; worker++) {
+        rw_send(&w, 0, worker, t0, t0);
+        enter_costs(&w, worker, 10 * worker);
+        rw_recv(&w, worker, 0, t0, t0);
+        rw_compute(&w, worker, compute, t0, t0 + (100 + 10 * worker) * RW_MS);
+        rw_send(&w, worker, 0, t0 + (100 + 10 * worker) * RW_MS, t0 + (100 + 10 * worker) * RW_MS);
+    }
+    w.info[0].overhead.measured = true;
+    for (uint32_t worker = 1; worker <= 3; worker++)
+        rw_recv(&w, 0, worker, t0 + (100 + 10 * (worker - 1)) * RW_MS * (worker > 1),
+                t0 + (100 + 10 * worker) * RW_MS);
+    char *reply = compensated_profile(&w);
+    assert_int_equal(rw_u64(reply, "compensated-rank", "rank", "0", "end_ns"), t0 + 130 * RW_MS);
+    assert_int_equal(end_of(reply, 0), t0 + 100 * RW_MS);
+    assert_int_equal(delay_of(reply, 0), 30 * RW_MS);
+    for (uint32_t worker = 1; worker <= 3; worker++)
+        assert_int_equal(end_of(reply, worker), t0 + 100 * RW_MS);
+    assert_int_equal(rw_u64(reply, "region", "name", "compute", "inclusive_ns"), 300 * RW_MS);
+    /* the master's waiting shrinks from 130 to 100 ms */
+    assert_int_equal(rw_u64(reply, "region", "name", "MPI_Recv", "inclusive_ns"), 100 * RW_MS);
+    free(reply);
+    rw_free(&w);
+}
+
+/* A staggered barrier: ranks arrive at 10, 20, 30 ms delayed by 1, 2, 3 ms and all leave at 30 ms. Every
+ * member completes, compensated, at the latest compensated arrival (27 ms) plus the smallest arrival-
+ * to-completion its stream saw (here 0): the bound is that latency's error, never more. */
+static void test_staggered_barrier(void **state)
+{
+    (void)state;
+    rworld w;
+    rw_init(&w, 3);
+    otfx_ref work = rw_region(&w, "work", OTFX_ROLE_USER_FUNCTION);
+    otfx_ref barrier = rw_region(&w, "MPI_Barrier", OTFX_ROLE_MPI_COLLECTIVE);
+    uint64_t arrive[3], done[3];
+    for (uint32_t r = 0; r < 3; r++) {
+        enter_costs(&w, r, r + 1);
+        rw_compute(&w, r, work, 0, 10 * (r + 1) * RW_MS);
+        arrive[r] = 10 * (r + 1) * RW_MS;
+        done[r] = 30 * RW_MS;
+    }
+    rw_collective(&w, barrier, OP_BARRIER, UINT32_MAX, arrive, done);
+    char *reply = compensated_profile(&w);
+    for (uint32_t r = 0; r < 3; r++) {
+        assert_int_equal(end_of(reply, r), 27 * RW_MS);
+        assert_int_equal(delay_of(reply, r), 3 * RW_MS);
+    }
+    /* waits of 18, 9 and 0 ms */
+    assert_int_equal(rw_u64(reply, "region", "name", "MPI_Barrier", "inclusive_ns"), 27 * RW_MS);
+    free(reply);
+    rw_free(&w);
+}
+
+/* P1 receives from P0, then from P2; compensated, P2's message was sent first and there before the
+ * first receive ended: were these wildcard receives, the unmeasured run may have taken P2's first. The
+ * profile flags it and keeps the measured order. */
+static void test_reorder_flagged(void **state)
+{
+    (void)state;
+    rworld w;
+    rw_init(&w, 3);
+    otfx_ref work = rw_region(&w, "work", OTFX_ROLE_USER_FUNCTION);
+    for (uint32_t r = 0; r < 3; r++)
+        w.info[r].overhead.measured = true;
+    enter_costs(&w, 2, 30);
+    rw_send(&w, 0, 1, 50 * RW_MS, 50 * RW_MS);
+    rw_compute(&w, 2, work, 0, 60 * RW_MS);
+    rw_send(&w, 2, 1, 60 * RW_MS, 60 * RW_MS);
+    rw_recv(&w, 1, 0, 40 * RW_MS, 50 * RW_MS);
+    rw_recv(&w, 1, 2, 50 * RW_MS, 60 * RW_MS);
+    char *reply = compensated_profile(&w);
+    assert_int_equal(rw_u64(reply, "profile", NULL, NULL, "reorders_flagged"), 1);
+    assert_int_equal(end_of(reply, 1), 50 * RW_MS);
+    free(reply);
+    rw_free(&w);
+}
+
+/* Without a measurement nothing is taken out: compensated equals measured, and the rank is counted. */
+static void test_unmeasured(void **state)
+{
+    (void)state;
+    rworld w;
+    rw_init(&w, 2);
+    otfx_ref work = rw_region(&w, "work", OTFX_ROLE_USER_FUNCTION);
+    rw_compute(&w, 0, work, 0, 50 * RW_MS);
+    rw_send(&w, 0, 1, 50 * RW_MS, 50 * RW_MS);
+    rw_recv(&w, 1, 0, 10 * RW_MS, 50 * RW_MS);
+    char *reply = compensated_profile(&w);
+    assert_int_equal(rw_u64(reply, "profile", NULL, NULL, "unmeasured_ranks"), 2);
+    assert_int_equal(end_of(reply, 1), 50 * RW_MS);
+    assert_int_equal(rw_u64(reply, "region", "name", "MPI_Recv", "inclusive_ns"), 40 * RW_MS);
+    free(reply);
+    rw_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_send_case_2), cmocka_unit_test(test_one_send_case_1),
+        cmocka_unit_test(test_master_worker),   cmocka_unit_test(test_staggered_barrier),
+        cmocka_unit_test(test_reorder_flagged), cmocka_unit_test(test_unmeasured),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
