@@ -259,9 +259,11 @@ static void on_complete(void *user, otfx_replay_stream *stream, const otfx_repla
         r->clock = s->clock;
 }
 
-static void on_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end)
+static void on_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                   otfx_replay_gap why)
 {
     (void)user;
+    (void)why;
     clock_state *s = stream->state;
     s->gaps++;
     s->gap_time += end - begin;

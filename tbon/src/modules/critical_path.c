@@ -84,6 +84,7 @@ typedef struct cp_run {
     size_t segment_count, segment_capacity;
     uint64_t segments_total;
     uint64_t walk_breaks; /* the walk met an origin no place holds */
+    unseen_report unseen;
     bool failed;
 } cp_run;
 
@@ -249,6 +250,13 @@ static void cp_complete(void *user, otfx_replay_stream *stream, const otfx_repla
         merge_remote(run, s, collective->end, &best);
 }
 
+static void cp_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                   otfx_replay_gap why)
+{
+    cp_run *run = user;
+    unseen_gap(&run->unseen, stream, begin, end, why);
+}
+
 static const otfx_replay_pass cp_pass = {
     .name = "critical-path",
     .value_size = sizeof(cp_value),
@@ -257,10 +265,12 @@ static const otfx_replay_pass cp_pass = {
     .receive = cp_receive,
     .arrive = cp_arrive,
     .complete = cp_complete,
+    .gap = cp_gap,
 };
 
 static void run_free(cp_run *run)
 {
+    unseen_free(&run->unseen);
     for (size_t i = 0; i < run->stream_capacity; i++) {
         cpu_clock_free(&run->streams[i].clock);
         free(run->streams[i].nodes);
@@ -558,7 +568,7 @@ typedef struct cp_parsed {
     uint32_t function_count, segment_count;
     cp_function *functions;
     cp_segment *segments;
-    unseen_counts unseen;
+    unseen_report unseen;
 } cp_parsed;
 
 static int compare_function(const void *x, const void *y)
@@ -668,6 +678,7 @@ static bool parse(const void *data, size_t length, cp_parsed *p)
     if (!otfx_blob_reader_done(&r)) {
         free(p->functions);
         free(p->segments);
+        unseen_free(&p->unseen);
         memset(p, 0, sizeof *p);
         return false;
     }
@@ -679,7 +690,7 @@ static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
 {
     cp_run run = {.query = query};
     region_facts_init(&run.facts, input->defs, query->zero);
-    otfx_replay *replay = replay_leaf_run(query, input, &cp_pass, &run, error, error_size);
+    otfx_replay *replay = replay_leaf_run(query, input, &cp_pass, &run, &run.unseen, error, error_size);
     if (!replay) {
         run_free(&run);
         return false;
@@ -777,10 +788,18 @@ static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
         .functions = functions,
         .segments = run.segments,
     };
+    p.unseen = run.unseen;
+    run.unseen = (unseen_report){0};
     unseen_from_stats(&p.unseen, &stats);
     write_parsed(out, &p);
+    const bool unseen_failed = p.unseen.failed;
+    unseen_free(&p.unseen);
     free(functions);
     run_free(&run);
+    if (unseen_failed) {
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
     if (out->failed) {
         snprintf(error, error_size, "critical-path: %s",
                  out->too_large ? "result too large" : "out of memory");
@@ -806,11 +825,12 @@ static bool cp_merge(const otfx_command *query, otfx_blob *into, const void *oth
         .walk_breaks = a.walk_breaks + b.walk_breaks,
     };
     m.unseen = a.unseen;
-    unseen_add(&m.unseen, &b.unseen);
+    a.unseen = (unseen_report){0};
+    const bool unseen_ok = unseen_add(&m.unseen, &b.unseen);
     size_t fn = (size_t)a.function_count + b.function_count, sn = (size_t)a.segment_count + b.segment_count;
     m.functions = fn ? malloc(fn * sizeof *m.functions) : NULL;
     m.segments = sn ? malloc(sn * sizeof *m.segments) : NULL;
-    bool ok = (!fn || m.functions) && (!sn || m.segments);
+    bool ok = unseen_ok && (!fn || m.functions) && (!sn || m.segments);
     if (ok) {
         uint32_t i = 0, j = 0;
         while (i < a.function_count || j < b.function_count) {
@@ -848,10 +868,12 @@ static bool cp_merge(const otfx_command *query, otfx_blob *into, const void *oth
         write_parsed(&out, &m);
     free(m.functions);
     free(m.segments);
+    unseen_free(&m.unseen);
     free(a.functions);
     free(a.segments);
     free(b.functions);
     free(b.segments);
+    unseen_free(&b.unseen);
     if (!ok || out.failed) {
         otfx_blob_free(&out);
         snprintf(error, error_size, "critical-path: out of memory");
@@ -961,10 +983,12 @@ static bool cp_finish(const otfx_command *query, const void *merged, size_t leng
         otfx_kv_u64(reply, "end", s->end);
         otfx_kv_end(reply);
     }
-    unseen_line(reply, &p.unseen);
+    if (!reply->failed && !unseen_lines(reply, query, &p.unseen))
+        reply->failed = true;
     free(name);
     free(p.functions);
     free(p.segments);
+    unseen_free(&p.unseen);
     if (reply->failed) {
         snprintf(error, error_size, "critical-path: out of memory");
         return false;

@@ -100,6 +100,7 @@ typedef struct ws_run {
     ws_pair *pairs; /* open addressing on (waiting, causing); wait 0 and waiting UINT32_MAX: empty */
     size_t pair_capacity, pair_count;
     uint64_t late_receiver_unknown;
+    unseen_report unseen;
     bool failed;
 } ws_run;
 
@@ -386,6 +387,13 @@ static void ws_complete(void *user, otfx_replay_stream *stream, const otfx_repla
     }
 }
 
+static void ws_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                   otfx_replay_gap why)
+{
+    ws_run *run = user;
+    unseen_gap(&run->unseen, stream, begin, end, why);
+}
+
 static const otfx_replay_pass ws_pass = {
     .name = "wait-states",
     .value_size = sizeof(ws_value),
@@ -395,10 +403,12 @@ static const otfx_replay_pass ws_pass = {
     .receive = ws_receive,
     .arrive = ws_arrive,
     .complete = ws_complete,
+    .gap = ws_gap,
 };
 
 static void run_free(ws_run *run)
 {
+    unseen_free(&run->unseen);
     for (size_t i = 0; i < run->stream_capacity; i++) {
         cpu_clock_free(&run->streams[i].clock);
         free(run->streams[i].pending);
@@ -421,7 +431,7 @@ typedef struct ws_parsed {
     ws_function *functions;
     ws_rank *ranks;
     ws_pair *pairs;
-    unseen_counts unseen;
+    unseen_report unseen;
 } ws_parsed;
 
 static int compare_function(const void *x, const void *y)
@@ -474,6 +484,7 @@ static void parsed_free(ws_parsed *p)
     free(p->functions);
     free(p->ranks);
     free(p->pairs);
+    unseen_free(&p->unseen);
     memset(p, 0, sizeof *p);
 }
 
@@ -550,7 +561,7 @@ static bool ws_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
         snprintf(error, error_size, "wait-states: out of memory");
         return false;
     }
-    otfx_replay *replay = replay_leaf_run(query, input, &ws_pass, &run, error, error_size);
+    otfx_replay *replay = replay_leaf_run(query, input, &ws_pass, &run, &run.unseen, error, error_size);
     if (!replay) {
         run_free(&run);
         return false;
@@ -559,10 +570,13 @@ static bool ws_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
     otfx_replay_get_stats(replay, &stats);
     otfx_replay_destroy(replay);
     ws_parsed p = {.leaves = 1, .late_receiver_unknown = run.late_receiver_unknown};
+    p.unseen = run.unseen;
+    run.unseen = (unseen_report){0};
     unseen_from_stats(&p.unseen, &stats);
     p.ranks = run.app_ranks ? calloc(run.app_ranks, sizeof *p.ranks) : NULL;
     p.pairs = run.pair_count ? calloc(run.pair_count, sizeof *p.pairs) : NULL;
-    if (run.failed || run.facts.failed || (run.app_ranks && !p.ranks) || (run.pair_count && !p.pairs)) {
+    if (run.failed || run.facts.failed || p.unseen.failed || (run.app_ranks && !p.ranks) ||
+        (run.pair_count && !p.pairs)) {
         parsed_free(&p);
         run_free(&run);
         snprintf(error, error_size, "wait-states: out of memory");
@@ -609,13 +623,14 @@ static bool ws_merge(const otfx_command *query, otfx_blob *into, const void *oth
     ws_parsed m = {.leaves = a.leaves + b.leaves,
                    .late_receiver_unknown = a.late_receiver_unknown + b.late_receiver_unknown};
     m.unseen = a.unseen;
-    unseen_add(&m.unseen, &b.unseen);
+    a.unseen = (unseen_report){0};
+    const bool unseen_ok = unseen_add(&m.unseen, &b.unseen);
     size_t fn = (size_t)a.function_count + b.function_count, rn = (size_t)a.rank_count + b.rank_count,
            pn = (size_t)a.pair_count + b.pair_count;
     m.functions = fn ? malloc(fn * sizeof *m.functions) : NULL;
     m.ranks = rn ? malloc(rn * sizeof *m.ranks) : NULL;
     m.pairs = pn ? malloc(pn * sizeof *m.pairs) : NULL;
-    bool ok = (!fn || m.functions) && (!rn || m.ranks) && (!pn || m.pairs);
+    bool ok = unseen_ok && (!fn || m.functions) && (!rn || m.ranks) && (!pn || m.pairs);
     if (ok) {
         uint32_t i = 0, j = 0;
         while (i < a.function_count || j < b.function_count) {
@@ -775,7 +790,8 @@ static bool ws_finish(const otfx_command *query, const void *merged, size_t leng
         otfx_kv_f64(reply, "share", total ? (double)p.pairs[i].wait / (double)total : 0.0);
         otfx_kv_end(reply);
     }
-    unseen_line(reply, &p.unseen);
+    if (!reply->failed && !unseen_lines(reply, query, &p.unseen))
+        reply->failed = true;
     parsed_free(&p);
     if (reply->failed) {
         snprintf(error, error_size, "wait-states: out of memory");

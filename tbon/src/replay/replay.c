@@ -447,7 +447,14 @@ static void publish_arrival(otfx_replay *replay, replay_stream *stream, otfx_ref
 
 enum step_result { STEP_MOVED, STEP_WAIT, STEP_FINISHED, STEP_FAILED };
 
-static void report_gap(otfx_replay *replay, replay_stream *stream, otfx_time begin, otfx_time end)
+const char *otfx_replay_gap_name(otfx_replay_gap why)
+{
+    static const char *const names[OTFX_REPLAY_GAP_COUNT] = {"reduced", "before-held", "after-held"};
+    return (unsigned)why < OTFX_REPLAY_GAP_COUNT ? names[why] : "unknown";
+}
+
+static void report_gap(otfx_replay *replay, replay_stream *stream, otfx_time begin, otfx_time end,
+                       otfx_replay_gap why)
 {
     if (begin < replay->config.from)
         begin = replay->config.from;
@@ -458,7 +465,7 @@ static void report_gap(otfx_replay *replay, replay_stream *stream, otfx_time beg
     replay->stats.gaps++;
     replay->stats.gap_time += end - begin;
     if (replay->pass.gap)
-        replay->pass.gap(replay->config.pass_user, &stream->public, begin, end);
+        replay->pass.gap(replay->config.pass_user, &stream->public, begin, end, why);
 }
 
 static void finish_stream(otfx_replay *replay, replay_stream *stream)
@@ -467,7 +474,7 @@ static void finish_stream(otfx_replay *replay, replay_stream *stream)
     stream->nbc_count = 0;
     if (replay->config.to != OTFX_TIME_MAX) {
         otfx_time last = stream->seen_held ? stream->last_time : replay->config.from;
-        report_gap(replay, stream, last, replay->config.to);
+        report_gap(replay, stream, last, replay->config.to, OTFX_REPLAY_GAP_AFTER_HELD);
     }
     if (replay->pass.finish)
         replay->pass.finish(replay->config.pass_user, &stream->public);
@@ -677,7 +684,7 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
                 otfx_time begin = replay->config.from;
                 if (otfx_trace_status_get(stream->trace, &held) == OTFX_OK && held.first_time > begin)
                     begin = held.first_time;
-                report_gap(replay, stream, begin, event->time);
+                report_gap(replay, stream, begin, event->time, OTFX_REPLAY_GAP_BEFORE_HELD);
             }
         }
         if (event->time > stream->last_time)
@@ -787,7 +794,7 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
     }
     case OTFX_EV_REDUCTION:
         hand_over_send(replay, stream);
-        report_gap(replay, stream, event->u.reduction.begin, event->u.reduction.end);
+        report_gap(replay, stream, event->u.reduction.begin, event->u.reduction.end, OTFX_REPLAY_GAP_REDUCED);
         break;
     default:
         break;
