@@ -464,6 +464,19 @@ bool unseen_add(unseen_report *into, const unseen_report *other)
     return !into->failed;
 }
 
+static bool rank_held(const unseen_report *report, uint32_t rank)
+{
+    uint32_t low = 0, high = report->held_pairs;
+    while (low < high) {
+        uint32_t mid = low + (high - low) / 2;
+        if (report->held[2 * mid + 1] < rank)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low < report->held_pairs && report->held[2 * low] <= rank;
+}
+
 bool unseen_lines(otfx_text *reply, const otfx_command *query, const unseen_report *merged)
 {
     unseen_report report = *merged;
@@ -471,14 +484,21 @@ bool unseen_lines(otfx_text *reply, const otfx_command *query, const unseen_repo
     report.range_count = report.range_capacity = 0;
     report.held = NULL;
     report.ranges_total = 0;
-    for (size_t i = 0; i < merged->range_count; i++)
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < merged->range_count; i++) {
+        /* a stream of a rank that holds nothing: the whole window is rank-not-served, below */
+        if (!rank_held(merged, merged->ranges[i].rank)) {
+            dropped++;
+            continue;
+        }
         add_range(&report, merged->ranges[i]);
-    report.ranges_total = merged->ranges_total;
+    }
+    report.ranges_total = merged->ranges_total - dropped;
     /* selected ranks that no place holds events of: the whole window */
     for (uint32_t rank = 0, pair = 0; rank < merged->app_ranks && !report.failed; rank++) {
         while (pair < merged->held_pairs && merged->held[2 * pair + 1] < rank)
             pair++;
-        bool held = pair < merged->held_pairs && merged->held[2 * pair] <= rank;
+        const bool held = pair < merged->held_pairs && merged->held[2 * pair] <= rank;
         if (!held && otfx_rank_set_contains(&query->ranks, rank) && query->from < query->to)
             add_range(&report, (unseen_range){.rank = rank,
                                               .why = UNSEEN_RANK_NOT_SERVED_RANGE,
