@@ -7,6 +7,7 @@
 
 #include "../error_text.h"
 
+#include <otfx/analysis.h>
 #include <otfx/support/growth.h>
 
 #include <stdarg.h>
@@ -652,12 +653,75 @@ static void publish_nbc_arrival(otfx_replay *replay, replay_stream *stream, cons
             memcpy(value, starter->nbc[i].value, replay->value_size);
             memcpy(stream->own_arrival, value, replay->value_size);
             stream->own_arrival_known = true;
+            const bool published = starter->nbc[i].published;
             starter->nbc[i] = starter->nbc[--starter->nbc_count];
-            publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN, value);
+            if (!published)
+                publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN,
+                                value);
             return;
         }
     }
     publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_NOT_HELD, NULL);
+}
+
+/* A started nonblocking collective's arrival goes out once its completion names the instance. A stream
+ * that waits before it got there (point-to-point traffic between start and completion that depends on
+ * other ranks, which may in turn wait for this arrival) looks ahead in its own events for the
+ * completions of the collectives it started, and publishes their arrivals now: MPI lets every member
+ * complete once all started, so nothing it does between start and completion may hold the others back. */
+typedef struct nbc_lookahead {
+    otfx_replay *replay;
+    replay_stream *stream;
+    size_t unresolved;
+} nbc_lookahead;
+
+static void resolve_nbc(nbc_lookahead *ahead, const otfx_event *event)
+{
+    if (event->type != OTFX_EV_NBC_COMPLETE)
+        return;
+    replay_stream *stream = ahead->stream;
+    for (size_t i = 0; i < stream->nbc_count; i++) {
+        pending_nbc *started = &stream->nbc[i];
+        if (started->published || started->request != event->u.coll.request)
+            continue;
+        started->published = true;
+        ahead->unresolved--;
+        publish_arrival(ahead->replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN,
+                        started->value);
+        return;
+    }
+}
+
+static int look_ahead_event(const otfx_event *event, void *user)
+{
+    nbc_lookahead *ahead = user;
+    resolve_nbc(ahead, event);
+    return ahead->unresolved == 0;
+}
+
+/* Publishes the arrivals of the collectives this waiting stream started whose completions lie ahead in
+ * its own events (searched once per start). True when any was published. */
+static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
+{
+    nbc_lookahead ahead = {.replay = replay, .stream = stream};
+    for (size_t i = 0; i < stream->nbc_count; i++)
+        if (!stream->nbc[i].published && !stream->nbc[i].looked_up) {
+            stream->nbc[i].looked_up = true;
+            ahead.unresolved++;
+        }
+    if (!ahead.unresolved)
+        return false;
+    const size_t before = ahead.unresolved;
+    for (size_t i = stream->pos + 1; i < stream->count && ahead.unresolved; i++)
+        resolve_nbc(&ahead, &stream->events[i]);
+    if (ahead.unresolved && !stream->exhausted && stream->sliced) {
+        otfx_status status = otfx_analysis_query_events(stream->trace, stream->resume_time, replay->config.to,
+                                                        false, look_ahead_event, &ahead);
+        if (status != OTFX_OK)
+            replay_fail(replay, "reading ahead in the trace of rank %u thread %u: %s (%s)",
+                        stream->public.rank, stream->public.thread, otfx_strerror(status), otfx_last_error());
+    }
+    return ahead.unresolved < before;
 }
 
 static enum step_result step(otfx_replay *replay, replay_stream *stream)
@@ -826,6 +890,10 @@ otfx_status otfx_replay_advance(otfx_replay *replay, bool *progressed)
                     return replay->fail_status ? replay->fail_status : OTFX_ERR_INVALID;
                 if (result == STEP_WAIT) {
                     stream->waiting = true;
+                    if (stream->nbc_count && publish_started_nbcs(replay, stream))
+                        moved = true;
+                    if (replay->failed)
+                        return replay->fail_status ? replay->fail_status : OTFX_ERR_INVALID;
                     break;
                 }
                 moved = true;
