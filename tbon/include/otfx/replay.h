@@ -12,6 +12,9 @@
  *     message by (communicator, sender, receiver, tag, ordinal) (otfx_event.u.msg.seq);
  *   - collectives: by instance (communicator, ordinal) (otfx_event.u.coll.seq). A member arrives at its
  *     COLL_BEGIN (a nonblocking one at its NBC_REQUEST) and completes at its COLL_END (NBC_COMPLETE).
+ *     An NBC_REQUEST does not name its instance: its arrival goes out at its completion, or earlier
+ *     when the stream has to wait in between (it looks ahead in its own events for the completion),
+ *     so point-to-point traffic between the start and the Wait cannot hold the other members back.
  *     One-to-all operations (bcast, scatter[v]): a member other than the root depends on the root's
  *     arrival, the root on nobody. All-to-one (gather[v], reduce): the root depends on every member,
  *     the others on nobody. Scan and exscan: a member depends on the members of lower rank. Everything
