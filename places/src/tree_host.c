@@ -158,6 +158,9 @@ static enum capture_control_command control_of(const struct place_runtime *runti
                                                uint64_t *control_argument)
 {
     *control_argument = 0;
+    /* critical-path, wait-states: the ranks send what they buffered before the replay reads it */
+    if (otfx_command_flushes_first(command))
+        return CAPTURE_CONTROL_FLUSH;
     switch (command->kind) {
     case OTFX_CMD_RECORD_PAUSE:
         return CAPTURE_CONTROL_RECORD_OFF;

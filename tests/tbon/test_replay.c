@@ -259,9 +259,11 @@ static void on_complete(void *user, otfx_replay_stream *stream, const otfx_repla
         r->clock = s->clock;
 }
 
-static void on_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end)
+static void on_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                   otfx_replay_gap why)
 {
     (void)user;
+    (void)why;
     clock_state *s = stream->state;
     s->gaps++;
     s->gap_time += end - begin;
@@ -607,6 +609,104 @@ static void build_collectives(builder *b)
     }
 }
 
+/* A started nonblocking collective, and its completion (a Wait) on `comm`. */
+static void nbc_start(builder *b, uint32_t r, otfx_time t, uint64_t request)
+{
+    enter(b, r, 0, t, b->mpi_r);
+    put(b, r, 0, (otfx_event){.time = t + 1, .type = OTFX_EV_NBC_REQUEST, .u.request.request = request});
+    leave(b, r, 0, t + 2);
+}
+
+static void nbc_wait(builder *b, uint32_t r, otfx_time t, otfx_ref comm, uint32_t op, uint64_t request,
+                     uint64_t seq)
+{
+    enter(b, r, 0, t, b->mpi_r);
+    otfx_event done = {.time = t + 1, .type = OTFX_EV_NBC_COMPLETE};
+    done.u.coll.comm = comm;
+    done.u.coll.op = op;
+    done.u.coll.root = UINT32_MAX;
+    done.u.coll.request = request;
+    done.u.coll.seq = seq;
+    put(b, r, 0, done);
+    leave(b, r, 0, t + 2);
+}
+
+/* MPI_Ibarrier, then point-to-point that depends on another rank, then MPI_Wait: rank 1 completes the
+ * barrier and only then sends to rank 0, which receives before it completes the barrier. Correct MPI
+ * (the barrier completes once everybody started it), so the replay must not need a stall release. */
+static void build_nbc_then_p2p(builder *b)
+{
+    for (uint32_t r = 0; r < 3; r++) {
+        enter(b, r, 0, 10, b->main_r);
+        nbc_start(b, r, 100, 77);
+    }
+    call_msg(b, 0, 300, OTFX_EV_RECV, 1, 1, 1);
+    nbc_wait(b, 0, 400, b->world, OP_BARRIER, 77, 1);
+    nbc_wait(b, 1, 150, b->world, OP_BARRIER, 77, 1);
+    call_msg(b, 1, 200, OTFX_EV_SEND, 0, 1, 1);
+    nbc_wait(b, 2, 150, b->world, OP_BARRIER, 77, 1);
+    for (uint32_t r = 0; r < 3; r++)
+        leave(b, r, 0, 1000);
+}
+
+static void test_nbc_with_p2p_before_its_wait(void **unused)
+{
+    (void)unused;
+    scenario sc = {
+        .build = build_nbc_then_p2p, .ranks = 3, .not_selected = UINT32_MAX, .not_served = UINT32_MAX};
+    outcome *o = malloc(sizeof *o);
+    run_everywhere(&sc, o);
+    assert_int_equal(o->stats.stall_releases, 0);
+    assert_int_equal(o->stats.receives, 1);
+    assert_int_equal(o->stats.receives_matched_local + o->stats.receives_matched_remote, 1);
+    for (int why = 0; why < OTFX_REPLAY_MISSING_COUNT; why++)
+        assert_int_equal(o->stats.receives_missing[why], 0);
+    assert_int_equal(o->stats.collectives_complete, 3);
+    assert_int_equal(o->stats.collectives_partial, 0);
+    free(o);
+}
+
+/* Two nonblocking collectives outstanding at once on different communicators (an Iallreduce on the
+ * world, then an Ibarrier on a duplicate), completed in the opposite order, with point-to-point traffic
+ * in between that depends on a rank completing the second one first. */
+static void build_two_nbcs(builder *b)
+{
+    uint32_t members[3] = {0, 1, 2};
+    otfx_ref dup;
+    assert_int_equal(otfx_defs_comm(b->defs, "MPI_COMM_WORLD dup", members, 3, &dup), OTFX_OK);
+    for (uint32_t r = 0; r < 3; r++) {
+        enter(b, r, 0, 10, b->main_r);
+        nbc_start(b, r, 100, 1);
+        nbc_start(b, r, 110, 2);
+    }
+    call_msg(b, 0, 300, OTFX_EV_RECV, 1, 1, 1);
+    nbc_wait(b, 0, 400, dup, OP_BARRIER, 2, 1);
+    nbc_wait(b, 0, 410, b->world, OP_ALLREDUCE, 1, 1);
+    nbc_wait(b, 1, 150, dup, OP_BARRIER, 2, 1);
+    call_msg(b, 1, 200, OTFX_EV_SEND, 0, 1, 1);
+    nbc_wait(b, 1, 250, b->world, OP_ALLREDUCE, 1, 1);
+    nbc_wait(b, 2, 150, dup, OP_BARRIER, 2, 1);
+    nbc_wait(b, 2, 160, b->world, OP_ALLREDUCE, 1, 1);
+    for (uint32_t r = 0; r < 3; r++)
+        leave(b, r, 0, 1000);
+}
+
+static void test_two_nbcs_completed_in_opposite_order(void **unused)
+{
+    (void)unused;
+    scenario sc = {.build = build_two_nbcs, .ranks = 3, .not_selected = UINT32_MAX, .not_served = UINT32_MAX};
+    outcome *o = malloc(sizeof *o);
+    run_everywhere(&sc, o);
+    assert_int_equal(o->stats.stall_releases, 0);
+    assert_int_equal(o->stats.receives, 1);
+    assert_int_equal(o->stats.receives_matched_local + o->stats.receives_matched_remote, 1);
+    for (int why = 0; why < OTFX_REPLAY_MISSING_COUNT; why++)
+        assert_int_equal(o->stats.receives_missing[why], 0);
+    assert_int_equal(o->stats.collectives_complete, 6);
+    assert_int_equal(o->stats.collectives_partial, 0);
+    free(o);
+}
+
 static void test_collectives(void **unused)
 {
     (void)unused;
@@ -850,6 +950,8 @@ int main(void)
         cmocka_unit_test(test_sendrecv),
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_collectives),
+        cmocka_unit_test(test_nbc_with_p2p_before_its_wait),
+        cmocka_unit_test(test_two_nbcs_completed_in_opposite_order),
         cmocka_unit_test(test_missing_sends),
         cmocka_unit_test(test_stall),
         cmocka_unit_test(test_ranks_not_selected),

@@ -100,6 +100,22 @@ static void test_final_flush_waits_at_most_2_s(void **state)
     assert_int_equal(ANSWER_FINAL_FLUSH_NS, 2000ull * MS);
 }
 
+static void test_query_flush_waits_at_most_2_s_or_a_quarter_of_the_module_limit(void **state)
+{
+    (void)state;
+    struct answer_progress progress;
+    answer_begin(&progress, T0);
+    progress.own_pending = true;
+    const uint64_t thirty_s = 30000ull * MS;
+    assert_false(answer_query_flush_over(&progress, T0, thirty_s));
+    assert_false(answer_query_flush_over(&progress, T0 + ANSWER_QUERY_FLUSH_NS - 1, thirty_s));
+    assert_true(answer_query_flush_over(&progress, T0 + ANSWER_QUERY_FLUSH_NS, thirty_s));
+    assert_int_equal(ANSWER_QUERY_FLUSH_NS, 2000ull * MS);
+    /* a short module time limit: the places must still start their replays well within it */
+    assert_false(answer_query_flush_over(&progress, T0 + 250 * MS - 1, 1000 * MS));
+    assert_true(answer_query_flush_over(&progress, T0 + 250 * MS, 1000 * MS));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_partial_after_200_ms_is_the_documented_delay),
         cmocka_unit_test(test_queries_enter_in_order_at_most_eight),
         cmocka_unit_test(test_end_waits_for_requests_at_most_10_s),
+        cmocka_unit_test(test_query_flush_waits_at_most_2_s_or_a_quarter_of_the_module_limit),
         cmocka_unit_test(test_final_flush_waits_at_most_2_s),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,14 @@
 /* test_wait_states.c — the wait-states module on synthetic traces whose waits are known by
  * construction: a late sender, a late receiver, an allreduce with one late rank, a late broadcast and
- * an early reduce; each on one place and with the ranks split over 2 and 3 places. */
+ * an early reduce; each on one place and with the ranks split over 2 and 3 places. And what an answer says
+ * it could not see (the replay-based modules share it, replay_support.c): the ranges without detail per
+ * stream and how fresh each rank's data is. */
 #include "replay_world.h"
 
 #define OP_BCAST     1u
 #define OP_ALLREDUCE 11u
 #define OP_REDUCE    12u
+#define UNSEEN_KEPT  100u /* the ranges an answer lists at most */
 
 static const otfx_analysis_module *module(void)
 {
@@ -155,6 +158,139 @@ static void test_merge(void **state)
     rw_free(&w);
 }
 
+static void reduction_record(rworld *w, uint32_t rank, uint64_t begin, uint64_t end)
+{
+    otfx_event e = {.time = begin, .type = OTFX_EV_REDUCTION};
+    e.u.reduction.strategy = OTFX_REDUCE_TYPE;
+    e.u.reduction.begin = begin;
+    e.u.reduction.end = end;
+    e.u.reduction.events_removed = 2;
+    rw_event(w, rank, e);
+}
+
+/* The unseen-range line of (rank, why), as "begin-end" ("" when there is none). */
+static const char *range_of(const char *reply, uint32_t rank, const char *why)
+{
+    static char text[64];
+    text[0] = '\0';
+    for (const char *p = reply; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t length = end ? (size_t)(end - p) : strlen(p);
+        otfx_kv_line line;
+        if (otfx_kv_parse(p, length, &line)) {
+            const char *r = otfx_kv_get(&line, "rank"), *w = otfx_kv_get(&line, "why");
+            if (strcmp(line.type, "unseen-range") == 0 && r && w && strtoul(r, NULL, 10) == rank &&
+                strcmp(w, why) == 0)
+                snprintf(text, sizeof text, "%s-%s", otfx_kv_get(&line, "begin"), otfx_kv_get(&line, "end"));
+            otfx_kv_line_free(&line);
+        }
+        p = end ? end + 1 : p + length;
+    }
+    return text;
+}
+
+static void test_unseen_ranges(void **state)
+{
+    (void)state;
+    rworld w;
+    rw_init(&w, 4);
+    otfx_ref work = rw_region(&w, "work", OTFX_ROLE_USER_FUNCTION);
+    otfx_ref inner = rw_region(&w, "inner", OTFX_ROLE_USER_FUNCTION);
+    /* rank 0: a reduction removed [40, 60) ms in the middle */
+    rw_compute(&w, 0, work, 10 * RW_MS, 40 * RW_MS);
+    reduction_record(&w, 0, 40 * RW_MS, 60 * RW_MS);
+    rw_compute(&w, 0, work, 60 * RW_MS, 100 * RW_MS);
+    /* rank 1: in `work` since 1 ms, before the window; its first event in the window is at 30 ms. The
+     * part of the window before it is not reported: the trace holds detail from its first event on */
+    rw_enter(&w, 1, 1 * RW_MS, work);
+    rw_compute(&w, 1, inner, 30 * RW_MS, 40 * RW_MS);
+    rw_leave(&w, 1, 150 * RW_MS);
+    rw_compute(&w, 2, work, 10 * RW_MS, 100 * RW_MS);
+    /* rank 3 holds nothing */
+    otfx_command q = rw_query(OTFX_CMD_WAIT_STATES);
+    q.from = 5 * RW_MS;
+    q.to = 200 * RW_MS;
+    char *reply = rw_run_one_place(module(), &q, &w);
+    assert_string_equal(range_of(reply, 0, "reduced"), "40000000-60000000");
+    assert_string_equal(range_of(reply, 0, "before-held"), "");
+    assert_string_equal(range_of(reply, 0, "after-held"), "100000000-200000000");
+    assert_string_equal(range_of(reply, 1, "before-held"), "");
+    assert_string_equal(range_of(reply, 1, "after-held"), "150000000-200000000");
+    assert_string_equal(range_of(reply, 2, "after-held"), "100000000-200000000");
+    assert_string_equal(range_of(reply, 3, "rank-not-served"), "5000000-200000000");
+    assert_string_equal(range_of(reply, 3, "after-held"), "");
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "ranges"), 5);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "ranges_total"), 5);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "ranges_left_out"), 0);
+    /* how fresh: the last event each rank sent, the oldest rank named */
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "held_ranks"), 3);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "held_until_min"), 100 * RW_MS);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "held_until_oldest_rank"), 0);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "held_until_max"), 150 * RW_MS);
+    rw_check_splits(module(), &q, &w, reply);
+    free(reply);
+
+    /* a rank the query does not select is not reported; the open window ends at the end of time */
+    q.to = OTFX_TIME_MAX;
+    q.ranks.count = 1;
+    q.ranks.ranges[0].first = 2;
+    q.ranks.ranges[0].last = 3;
+    reply = rw_run_one_place(module(), &q, &w);
+    assert_string_equal(range_of(reply, 0, "reduced"), "");
+    assert_string_equal(range_of(reply, 3, "rank-not-served"), "5000000-18446744073709551615");
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "ranges_total"), 1);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "held_ranks"), 1);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "held_until_oldest_rank"), 2);
+    rw_check_splits(module(), &q, &w, reply);
+    free(reply);
+    rw_free(&w);
+}
+
+/* Ranges of one stream that touch coalesce; of many, the longest are listed and the rest counted. */
+static void test_unseen_ranges_bounded(void **state)
+{
+    (void)state;
+    rworld w;
+    rw_init(&w, 3);
+    otfx_ref work = rw_region(&w, "work", OTFX_ROLE_USER_FUNCTION);
+    uint64_t t = 0, left_out_ns = 0;
+    for (uint64_t i = 0; i < 150; i++) {
+        const uint64_t length = (i + 1) * 1000; /* the 51 shortest are left out */
+        rw_compute(&w, i % 3, work, t, t + 10);
+        reduction_record(&w, i % 3, t + 10, t + 10 + length);
+        if (i < 51)
+            left_out_ns += length;
+        t += 10 + length;
+    }
+    /* two reductions that touch: one range */
+    rw_compute(&w, 0, work, t, t + 10);
+    reduction_record(&w, 0, t + 10, t + 500010);
+    reduction_record(&w, 0, t + 500010, t + 900010);
+    rw_compute(&w, 0, work, t + 900010, t + 900020);
+    otfx_command q = rw_query(OTFX_CMD_WAIT_STATES);
+    char *reply = rw_run_one_place(module(), &q, &w);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "ranges"), UNSEEN_KEPT);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "ranges_total"), 151);
+    assert_int_equal(rw_u64(reply, "unseen", NULL, NULL, "ranges_left_out"), 151 - UNSEEN_KEPT);
+    /* the 51 shortest: 1 .. 51 µs */
+    assert_true(rw_u64(reply, "unseen", NULL, NULL, "ranges_left_out_ns") <= left_out_ns);
+    assert_true(rw_u64(reply, "unseen", NULL, NULL, "ranges_left_out_ns") >= left_out_ns - 51000);
+    assert_non_null(strstr(reply, "unseen-range rank=0 thread=0 begin="));
+    bool found = false;
+    for (const char *p = reply; (p = strstr(p, "unseen-range rank=0 ")) != NULL; p++) {
+        char line[160];
+        snprintf(line, sizeof line, "begin=%llu end=%llu why=reduced", (unsigned long long)(t + 10),
+                 (unsigned long long)(t + 900010));
+        const char *end = strchr(p, '\n');
+        if (strstr(p, line) && (!end || strstr(p, line) < end))
+            found = true;
+    }
+    assert_true(found);
+    rw_check_splits(module(), &q, &w, reply);
+    free(reply);
+    rw_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_late_receiver),
         cmocka_unit_test(test_late_broadcast_early_reduce),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_unseen_ranges),
+        cmocka_unit_test(test_unseen_ranges_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,9 @@
  *     message by (communicator, sender, receiver, tag, ordinal) (otfx_event.u.msg.seq);
  *   - collectives: by instance (communicator, ordinal) (otfx_event.u.coll.seq). A member arrives at its
  *     COLL_BEGIN (a nonblocking one at its NBC_REQUEST) and completes at its COLL_END (NBC_COMPLETE).
+ *     An NBC_REQUEST does not name its instance: its arrival goes out at its completion, or earlier
+ *     when the stream has to wait in between (it looks ahead in its own events for the completion),
+ *     so point-to-point traffic between the start and the Wait cannot hold the other members back.
  *     One-to-all operations (bcast, scatter[v]): a member other than the root depends on the root's
  *     arrival, the root on nobody. All-to-one (gather[v], reduce): the root depends on every member,
  *     the others on nobody. Scan and exscan: a member depends on the members of lower rank. Everything
@@ -95,6 +98,17 @@ typedef enum otfx_replay_missing {
 } otfx_replay_missing;
 const char *otfx_replay_missing_name(otfx_replay_missing why); /* "seen", "not-held", … */
 
+/* Why a stream has no detail over a range of the window. */
+typedef enum otfx_replay_gap {
+    OTFX_REPLAY_GAP_REDUCED = 0, /* a reduction removed it (REDUCTION record) */
+    OTFX_REPLAY_GAP_BEFORE_HELD, /* from the window's start (or the trace's first event, when later) to
+                                  * the stream's first held event in the window */
+    OTFX_REPLAY_GAP_AFTER_HELD,  /* from the stream's last held event (or the window's start, when none
+                                  * is held in it) to the window's end (a bounded window only) */
+    OTFX_REPLAY_GAP_COUNT
+} otfx_replay_gap;
+const char *otfx_replay_gap_name(otfx_replay_gap why); /* "reduced", "before-held", "after-held" */
+
 /* The largest value a pass hands across a dependency. */
 #define OTFX_REPLAY_MAX_VALUE 64u
 
@@ -155,9 +169,9 @@ typedef struct otfx_replay_pass {
     /* A member completes a collective (COLL_END, NBC_COMPLETE) once the values it depends on are known
      * or missing. */
     void (*complete)(void *user, otfx_replay_stream *stream, const otfx_replay_collective *collective);
-    /* The stream has no detail over [begin, end): a range a reduction removed (REDUCTION record), or
-     * the part of the window before its first or after its last held event. NULL: not needed. */
-    void (*gap)(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end);
+    /* The stream has no detail over [begin, end) (within the window), for the reason `why`. NULL: not
+     * needed. */
+    void (*gap)(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end, otfx_replay_gap why);
     /* The stream reached the end of the window (or of what is held). NULL: not needed. */
     void (*finish)(void *user, otfx_replay_stream *stream);
 } otfx_replay_pass;

@@ -112,7 +112,10 @@ typedef struct otfx_tree_host {
     /* ---- places serving ranks: commands */
     /* Sends the command's steering message to the served ranks: returns the sequence number whose
      * answers `steered` tells, OTFX_TREE_NO_RANK_RUNNING when no rank runs, or 0 when the command is
-     * nothing the ranks do (then carry_out does it at once). A snapshot or reset flushes the ranks. */
+     * nothing the ranks do (then carry_out does it at once). A snapshot or reset flushes the ranks, and
+     * so does a query that flushes first (otfx_command_flushes_first: critical-path, wait-states): the
+     * tree starts its leaf once `steered` says the ranks answered, or after at most 2 s (a quarter of the
+     * module time limit when that is shorter). */
     uint64_t (*steer)(void *context, const otfx_command *command, uint64_t argument);
     /* Whether every running rank answered steering message `sequence` (or ended). */
     bool (*steered)(void *context, uint64_t sequence);

@@ -90,6 +90,7 @@ typedef struct cp_run {
     size_t segment_count, segment_capacity;
     uint64_t segments_total;
     uint64_t walk_breaks; /* the walk met an origin no place holds */
+    unseen_report unseen;
     bool failed;
 } cp_run;
 
@@ -255,6 +256,13 @@ static void cp_complete(void *user, otfx_replay_stream *stream, const otfx_repla
         merge_remote(run, s, collective->end, &best);
 }
 
+static void cp_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                   otfx_replay_gap why)
+{
+    cp_run *run = user;
+    unseen_gap(&run->unseen, stream, begin, end, why);
+}
+
 static const otfx_replay_pass cp_pass = {
     .name = "critical-path",
     .value_size = sizeof(cp_value),
@@ -263,10 +271,12 @@ static const otfx_replay_pass cp_pass = {
     .receive = cp_receive,
     .arrive = cp_arrive,
     .complete = cp_complete,
+    .gap = cp_gap,
 };
 
 static void run_free(cp_run *run)
 {
+    unseen_free(&run->unseen);
     for (size_t i = 0; i < run->stream_capacity; i++) {
         cpu_clock_free(&run->streams[i].clock);
         free(run->streams[i].nodes);
@@ -571,7 +581,7 @@ typedef struct cp_parsed {
     uint32_t function_count, segment_count;
     cp_function *functions;
     cp_segment *segments;
-    unseen_counts unseen;
+    unseen_report unseen;
 } cp_parsed;
 
 static int compare_function(const void *x, const void *y)
@@ -683,6 +693,7 @@ static bool parse(const void *data, size_t length, cp_parsed *p)
     if (!otfx_blob_reader_done(&r)) {
         free(p->functions);
         free(p->segments);
+        unseen_free(&p->unseen);
         memset(p, 0, sizeof *p);
         return false;
     }
@@ -788,9 +799,18 @@ static bool cp_answer(cp_run *run, const otfx_command *query, const otfx_leaf_in
         .segments = run->segments,
     };
     p.follow = *follow;
+    /* the ranges the run met so far (kept for the next round of a follow), and how fresh the held data
+     * is now */
+    bool unseen_ok = unseen_add(&p.unseen, &run->unseen) && unseen_record_held(&p.unseen, query, input);
     unseen_from_stats(&p.unseen, stats);
     write_parsed(out, &p);
+    const bool unseen_failed = p.unseen.failed;
+    unseen_free(&p.unseen);
     free(functions);
+    if (!unseen_ok || unseen_failed) {
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
     if (out->failed) {
         snprintf(error, error_size, "critical-path: %s",
                  out->too_large ? "result too large" : "out of memory");
@@ -872,11 +892,12 @@ static bool cp_merge(const otfx_command *query, otfx_blob *into, const void *oth
     };
     follow_fields_merge(&m.follow, &b.follow);
     m.unseen = a.unseen;
-    unseen_add(&m.unseen, &b.unseen);
+    a.unseen = (unseen_report){0};
+    const bool unseen_ok = unseen_add(&m.unseen, &b.unseen);
     size_t fn = (size_t)a.function_count + b.function_count, sn = (size_t)a.segment_count + b.segment_count;
     m.functions = fn ? malloc(fn * sizeof *m.functions) : NULL;
     m.segments = sn ? malloc(sn * sizeof *m.segments) : NULL;
-    bool ok = (!fn || m.functions) && (!sn || m.segments);
+    bool ok = unseen_ok && (!fn || m.functions) && (!sn || m.segments);
     if (ok) {
         uint32_t i = 0, j = 0;
         while (i < a.function_count || j < b.function_count) {
@@ -914,10 +935,12 @@ static bool cp_merge(const otfx_command *query, otfx_blob *into, const void *oth
         write_parsed(&out, &m);
     free(m.functions);
     free(m.segments);
+    unseen_free(&m.unseen);
     free(a.functions);
     free(a.segments);
     free(b.functions);
     free(b.segments);
+    unseen_free(&b.unseen);
     if (!ok || out.failed) {
         otfx_blob_free(&out);
         snprintf(error, error_size, "critical-path: out of memory");
@@ -1028,10 +1051,12 @@ static bool cp_finish(const otfx_command *query, const void *merged, size_t leng
         otfx_kv_u64(reply, "end", s->end);
         otfx_kv_end(reply);
     }
-    unseen_line(reply, &p.unseen);
+    if (!reply->failed && !unseen_lines(reply, query, &p.unseen))
+        reply->failed = true;
     free(name);
     free(p.functions);
     free(p.segments);
+    unseen_free(&p.unseen);
     if (reply->failed) {
         snprintf(error, error_size, "critical-path: out of memory");
         return false;

@@ -168,58 +168,381 @@ const stack_frame *cpu_clock_mpi_frame(const cpu_clock *clock)
 
 /* ---- what could not be seen -------------------------------------------------------------------------- */
 
-void unseen_from_stats(unseen_counts *out, const otfx_replay_stats *stats)
+const char *unseen_why_name(uint32_t why)
 {
-    memset(out, 0, sizeof *out);
-    out->v[UNSEEN_NOT_HELD] = stats->receives_missing[OTFX_REPLAY_NOT_HELD];
-    out->v[UNSEEN_RANK_NOT_SERVED] = stats->receives_missing[OTFX_REPLAY_RANK_NOT_SERVED];
-    out->v[UNSEEN_NO_ORDINAL] = stats->receives_missing[OTFX_REPLAY_NO_ORDINAL];
-    out->v[UNSEEN_STALLED] = stats->receives_missing[OTFX_REPLAY_STALLED];
-    out->v[UNSEEN_SENDS_UNRECEIVED] = stats->sends_unreceived;
-    out->v[UNSEEN_COLLECTIVES_PARTIAL] = stats->collectives_partial;
-    out->v[UNSEEN_GAPS] = stats->gaps;
-    out->v[UNSEEN_GAP_NS] = stats->gap_time;
-    out->v[UNSEEN_RECEIVES] = stats->receives;
-    out->v[UNSEEN_COLLECTIVES] = stats->collectives_complete + stats->collectives_partial;
-    out->v[UNSEEN_STREAMS] = stats->streams;
+    return why == UNSEEN_RANK_NOT_SERVED_RANGE ? "rank-not-served"
+                                               : otfx_replay_gap_name((otfx_replay_gap)why);
 }
 
-void unseen_write(otfx_blob *out, const unseen_counts *counts)
+void unseen_free(unseen_report *report)
+{
+    free(report->held);
+    free(report->ranges);
+    memset(report, 0, sizeof *report);
+}
+
+static bool add_range(unseen_report *report, unseen_range range)
+{
+    if (!otfx_reserve((void **)&report->ranges, &report->range_capacity, report->range_count + 1,
+                      sizeof *report->ranges, 16)) {
+        report->failed = true;
+        return false;
+    }
+    report->ranges[report->range_count++] = range;
+    report->ranges_total++;
+    return true;
+}
+
+static int compare_range_stream(const void *x, const void *y)
+{
+    const unseen_range *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->why != b->why)
+        return a->why < b->why ? -1 : 1;
+    return (a->begin > b->begin) - (a->begin < b->begin);
+}
+
+static int compare_range(const void *x, const void *y)
+{
+    const unseen_range *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->begin != b->begin)
+        return a->begin < b->begin ? -1 : 1;
+    if (a->why != b->why)
+        return a->why < b->why ? -1 : 1;
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+static int compare_range_longest(const void *x, const void *y)
+{
+    const unseen_range *a = x, *b = y;
+    const otfx_time la = a->end - a->begin, lb = b->end - b->begin;
+    if (la != lb)
+        return la > lb ? -1 : 1;
+    return compare_range(a, b);
+}
+
+/* Coalesces the ranges of one stream and reason that touch or overlap, keeps the longest
+ * UNSEEN_RANGES_KEPT and sorts them by stream and time. */
+static void normalize_ranges(unseen_report *report)
+{
+    if (report->range_count > 1) {
+        qsort(report->ranges, report->range_count, sizeof *report->ranges, compare_range_stream);
+        size_t kept = 0;
+        for (size_t i = 0; i < report->range_count; i++) {
+            unseen_range r = report->ranges[i];
+            unseen_range *last = kept ? &report->ranges[kept - 1] : NULL;
+            if (last && last->rank == r.rank && last->thread == r.thread && last->why == r.why &&
+                r.begin <= last->end) {
+                if (r.end > last->end)
+                    last->end = r.end;
+                if (report->ranges_total)
+                    report->ranges_total--;
+                continue;
+            }
+            report->ranges[kept++] = r;
+        }
+        report->range_count = kept;
+    }
+    if (report->range_count > UNSEEN_RANGES_KEPT) {
+        qsort(report->ranges, report->range_count, sizeof *report->ranges, compare_range_longest);
+        for (size_t i = UNSEEN_RANGES_KEPT; i < report->range_count; i++)
+            report->left_out_ns += report->ranges[i].end - report->ranges[i].begin;
+        report->range_count = UNSEEN_RANGES_KEPT;
+    }
+    if (report->range_count > 1)
+        qsort(report->ranges, report->range_count, sizeof *report->ranges, compare_range);
+}
+
+void unseen_gap(unseen_report *report, const otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                otfx_replay_gap why)
+{
+    if (begin >= end)
+        return;
+    /* a stream with many reductions: keep the memory bounded while the replay runs */
+    if (report->range_count >= 16 * UNSEEN_RANGES_KEPT)
+        normalize_ranges(report);
+    add_range(report,
+              (unseen_range){
+                  .rank = stream->rank, .thread = stream->thread, .why = why, .begin = begin, .end = end});
+}
+
+void unseen_from_stats(unseen_report *report, const otfx_replay_stats *stats)
+{
+    uint64_t *v = report->counts.v;
+    memset(&report->counts, 0, sizeof report->counts);
+    v[UNSEEN_NOT_HELD] = stats->receives_missing[OTFX_REPLAY_NOT_HELD];
+    v[UNSEEN_RANK_NOT_SERVED] = stats->receives_missing[OTFX_REPLAY_RANK_NOT_SERVED];
+    v[UNSEEN_NO_ORDINAL] = stats->receives_missing[OTFX_REPLAY_NO_ORDINAL];
+    v[UNSEEN_STALLED] = stats->receives_missing[OTFX_REPLAY_STALLED];
+    v[UNSEEN_SENDS_UNRECEIVED] = stats->sends_unreceived;
+    v[UNSEEN_COLLECTIVES_PARTIAL] = stats->collectives_partial;
+    v[UNSEEN_GAPS] = stats->gaps;
+    v[UNSEEN_GAP_NS] = stats->gap_time;
+    v[UNSEEN_RECEIVES] = stats->receives;
+    v[UNSEEN_COLLECTIVES] = stats->collectives_complete + stats->collectives_partial;
+    v[UNSEEN_STREAMS] = stats->streams;
+    normalize_ranges(report);
+}
+
+void unseen_write(otfx_blob *out, const unseen_report *report)
 {
     otfx_blob_u32(out, UNSEEN_COUNT);
     for (int i = 0; i < UNSEEN_COUNT; i++)
-        otfx_blob_u64(out, counts->v[i]);
+        otfx_blob_u64(out, report->counts.v[i]);
+    otfx_blob_u32(out, report->app_ranks);
+    otfx_blob_u32(out, report->oldest_rank);
+    otfx_blob_u64(out, report->held_until_min);
+    otfx_blob_u64(out, report->held_until_max);
+    otfx_blob_u32(out, report->held_pairs);
+    for (uint32_t i = 0; i < 2 * report->held_pairs; i++)
+        otfx_blob_u32(out, report->held[i]);
+    otfx_blob_u64(out, report->ranges_total);
+    otfx_blob_u64(out, report->left_out_ns);
+    otfx_blob_u32(out, (uint32_t)report->range_count);
+    for (size_t i = 0; i < report->range_count; i++) {
+        const unseen_range *r = &report->ranges[i];
+        otfx_blob_u32(out, r->rank);
+        otfx_blob_u32(out, r->thread);
+        otfx_blob_u32(out, r->why);
+        otfx_blob_u64(out, r->begin);
+        otfx_blob_u64(out, r->end);
+    }
 }
 
-void unseen_read(otfx_blob_reader *reader, unseen_counts *counts)
+void unseen_read(otfx_blob_reader *reader, unseen_report *report)
 {
+    memset(report, 0, sizeof *report);
     if (otfx_blob_read_u32(reader) != UNSEEN_COUNT)
         reader->failed = true;
     for (int i = 0; i < UNSEEN_COUNT && !reader->failed; i++)
-        counts->v[i] = otfx_blob_read_u64(reader);
+        report->counts.v[i] = otfx_blob_read_u64(reader);
+    report->app_ranks = otfx_blob_read_u32(reader);
+    report->oldest_rank = otfx_blob_read_u32(reader);
+    report->held_until_min = otfx_blob_read_u64(reader);
+    report->held_until_max = otfx_blob_read_u64(reader);
+    uint32_t pairs = otfx_blob_read_u32(reader);
+    if (reader->failed || pairs > (reader->length - reader->offset) / 8) {
+        reader->failed = true;
+        return;
+    }
+    report->held = pairs ? malloc((size_t)pairs * 2 * sizeof *report->held) : NULL;
+    if (pairs && !report->held) {
+        reader->failed = true;
+        return;
+    }
+    report->held_pairs = report->held_capacity = pairs;
+    for (uint32_t i = 0; i < 2 * pairs && !reader->failed; i++) {
+        report->held[i] = otfx_blob_read_u32(reader);
+        /* sorted, disjoint and not touching: [first, last] pairs in increasing order */
+        if (i > 0 && (i % 2 ? report->held[i] < report->held[i - 1]
+                            : report->held[i] <= (uint64_t)report->held[i - 1] + 1))
+            reader->failed = true;
+    }
+    report->ranges_total = otfx_blob_read_u64(reader);
+    report->left_out_ns = otfx_blob_read_u64(reader);
+    uint32_t count = otfx_blob_read_u32(reader);
+    if (reader->failed || count > UNSEEN_RANGES_KEPT || count > (reader->length - reader->offset) / 28 ||
+        count > report->ranges_total) {
+        reader->failed = true;
+        unseen_free(report);
+        return;
+    }
+    report->ranges = count ? malloc(count * sizeof *report->ranges) : NULL;
+    if (count && !report->ranges) {
+        reader->failed = true;
+        unseen_free(report);
+        return;
+    }
+    report->range_count = report->range_capacity = count;
+    for (uint32_t i = 0; i < count && !reader->failed; i++) {
+        unseen_range *r = &report->ranges[i];
+        r->rank = otfx_blob_read_u32(reader);
+        r->thread = otfx_blob_read_u32(reader);
+        r->why = otfx_blob_read_u32(reader);
+        r->begin = otfx_blob_read_u64(reader);
+        r->end = otfx_blob_read_u64(reader);
+        if (r->why >= UNSEEN_WHY_COUNT || r->begin >= r->end ||
+            (i > 0 && compare_range(&report->ranges[i - 1], r) >= 0))
+            reader->failed = true;
+    }
+    if (reader->failed)
+        unseen_free(report);
 }
 
-void unseen_add(unseen_counts *into, const unseen_counts *other)
+/* Adds [first, last] to the held ranks (kept sorted, disjoint, not touching). */
+static bool add_held(unseen_report *report, uint32_t first, uint32_t last)
+{
+    uint32_t n = report->held_pairs;
+    uint32_t *merged = malloc(((size_t)n + 1) * 2 * sizeof *merged);
+    if (!merged) {
+        report->failed = true;
+        return false;
+    }
+    uint32_t count = 0;
+    bool placed = false;
+    for (uint32_t i = 0; i <= n; i++) {
+        uint32_t a, b;
+        if (i < n && (placed || report->held[2 * i] < first)) {
+            a = report->held[2 * i];
+            b = report->held[2 * i + 1];
+        } else if (!placed) {
+            a = first;
+            b = last;
+            placed = true;
+            i--; /* the pair at i still comes */
+        } else {
+            break;
+        }
+        if (count && a <= merged[2 * count - 1] + 1ull) {
+            if (b > merged[2 * count - 1])
+                merged[2 * count - 1] = b;
+        } else {
+            merged[2 * count] = a;
+            merged[2 * count + 1] = b;
+            count++;
+        }
+    }
+    free(report->held);
+    report->held = merged;
+    report->held_pairs = report->held_capacity = count;
+    return true;
+}
+
+static uint64_t held_rank_count(const unseen_report *report)
+{
+    uint64_t count = 0;
+    for (uint32_t i = 0; i < report->held_pairs; i++)
+        count += (uint64_t)report->held[2 * i + 1] - report->held[2 * i] + 1;
+    return count;
+}
+
+/* A selected rank holding events, the last one received at `until`. */
+static void add_freshness(unseen_report *report, uint32_t rank, otfx_time until, bool first)
+{
+    if (first || until < report->held_until_min ||
+        (until == report->held_until_min && rank < report->oldest_rank)) {
+        report->held_until_min = until;
+        report->oldest_rank = rank;
+    }
+    if (first || until > report->held_until_max)
+        report->held_until_max = until;
+}
+
+bool unseen_add(unseen_report *into, const unseen_report *other)
 {
     for (int i = 0; i < UNSEEN_COUNT; i++)
-        into->v[i] += other->v[i];
+        into->counts.v[i] += other->counts.v[i];
+    if (other->app_ranks > into->app_ranks)
+        into->app_ranks = other->app_ranks;
+    if (other->held_pairs && !into->held_pairs) {
+        into->held_until_min = other->held_until_min;
+        into->held_until_max = other->held_until_max;
+        into->oldest_rank = other->oldest_rank;
+    } else if (other->held_pairs) {
+        add_freshness(into, other->oldest_rank, other->held_until_min, false);
+        if (other->held_until_max > into->held_until_max)
+            into->held_until_max = other->held_until_max;
+    }
+    for (uint32_t i = 0; i < other->held_pairs; i++)
+        if (!add_held(into, other->held[2 * i], other->held[2 * i + 1]))
+            return false;
+    /* the totals count every range once; coalescing below takes those that meet off again */
+    const uint64_t total = into->ranges_total + other->ranges_total;
+    for (size_t i = 0; i < other->range_count; i++)
+        if (!add_range(into, other->ranges[i]))
+            return false;
+    into->ranges_total = total;
+    into->left_out_ns += other->left_out_ns;
+    normalize_ranges(into);
+    return !into->failed;
 }
 
-void unseen_line(otfx_text *reply, const unseen_counts *counts)
+static bool rank_held(const unseen_report *report, uint32_t rank)
 {
+    uint32_t low = 0, high = report->held_pairs;
+    while (low < high) {
+        uint32_t mid = low + (high - low) / 2;
+        if (report->held[2 * mid + 1] < rank)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low < report->held_pairs && report->held[2 * low] <= rank;
+}
+
+bool unseen_lines(otfx_text *reply, const otfx_command *query, const unseen_report *merged)
+{
+    unseen_report report = *merged;
+    report.ranges = NULL;
+    report.range_count = report.range_capacity = 0;
+    report.held = NULL;
+    report.ranges_total = 0;
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < merged->range_count; i++) {
+        /* a stream of a rank that holds nothing: the whole window is rank-not-served, below */
+        if (!rank_held(merged, merged->ranges[i].rank)) {
+            dropped++;
+            continue;
+        }
+        add_range(&report, merged->ranges[i]);
+    }
+    report.ranges_total = merged->ranges_total - dropped;
+    /* selected ranks that no place holds events of: the whole window */
+    for (uint32_t rank = 0, pair = 0; rank < merged->app_ranks && !report.failed; rank++) {
+        while (pair < merged->held_pairs && merged->held[2 * pair + 1] < rank)
+            pair++;
+        const bool held = pair < merged->held_pairs && merged->held[2 * pair] <= rank;
+        if (!held && otfx_rank_set_contains(&query->ranks, rank) && query->from < query->to)
+            add_range(&report, (unseen_range){.rank = rank,
+                                              .why = UNSEEN_RANK_NOT_SERVED_RANGE,
+                                              .begin = query->from,
+                                              .end = query->to});
+    }
+    normalize_ranges(&report);
+    const uint64_t *v = report.counts.v;
     otfx_kv_begin(reply, "unseen");
-    otfx_kv_u64(reply, "streams", counts->v[UNSEEN_STREAMS]);
-    otfx_kv_u64(reply, "receives", counts->v[UNSEEN_RECEIVES]);
-    otfx_kv_u64(reply, "receives_not_held", counts->v[UNSEEN_NOT_HELD]);
-    otfx_kv_u64(reply, "receives_rank_not_served", counts->v[UNSEEN_RANK_NOT_SERVED]);
-    otfx_kv_u64(reply, "receives_no_ordinal", counts->v[UNSEEN_NO_ORDINAL]);
-    otfx_kv_u64(reply, "receives_stalled", counts->v[UNSEEN_STALLED]);
-    otfx_kv_u64(reply, "sends_unreceived", counts->v[UNSEEN_SENDS_UNRECEIVED]);
-    otfx_kv_u64(reply, "collectives", counts->v[UNSEEN_COLLECTIVES]);
-    otfx_kv_u64(reply, "collectives_partial", counts->v[UNSEEN_COLLECTIVES_PARTIAL]);
-    otfx_kv_u64(reply, "gaps", counts->v[UNSEEN_GAPS]);
-    otfx_kv_u64(reply, "gap_ns", counts->v[UNSEEN_GAP_NS]);
+    otfx_kv_u64(reply, "streams", v[UNSEEN_STREAMS]);
+    otfx_kv_u64(reply, "receives", v[UNSEEN_RECEIVES]);
+    otfx_kv_u64(reply, "receives_not_held", v[UNSEEN_NOT_HELD]);
+    otfx_kv_u64(reply, "receives_rank_not_served", v[UNSEEN_RANK_NOT_SERVED]);
+    otfx_kv_u64(reply, "receives_no_ordinal", v[UNSEEN_NO_ORDINAL]);
+    otfx_kv_u64(reply, "receives_stalled", v[UNSEEN_STALLED]);
+    otfx_kv_u64(reply, "sends_unreceived", v[UNSEEN_SENDS_UNRECEIVED]);
+    otfx_kv_u64(reply, "collectives", v[UNSEEN_COLLECTIVES]);
+    otfx_kv_u64(reply, "collectives_partial", v[UNSEEN_COLLECTIVES_PARTIAL]);
+    otfx_kv_u64(reply, "gaps", v[UNSEEN_GAPS]);
+    otfx_kv_u64(reply, "gap_ns", v[UNSEEN_GAP_NS]);
+    const uint64_t held_ranks = held_rank_count(merged);
+    otfx_kv_u64(reply, "held_ranks", held_ranks);
+    otfx_kv_u64(reply, "held_until_min", held_ranks ? merged->held_until_min : 0);
+    otfx_kv_u64(reply, "held_until_max", held_ranks ? merged->held_until_max : 0);
+    if (held_ranks)
+        otfx_kv_u64(reply, "held_until_oldest_rank", merged->oldest_rank);
+    otfx_kv_u64(reply, "ranges", report.range_count);
+    otfx_kv_u64(reply, "ranges_total", report.ranges_total);
+    otfx_kv_u64(reply, "ranges_left_out", report.ranges_total - report.range_count);
+    otfx_kv_u64(reply, "ranges_left_out_ns", report.left_out_ns);
     otfx_kv_end(reply);
+    for (size_t i = 0; i < report.range_count; i++) {
+        const unseen_range *r = &report.ranges[i];
+        otfx_kv_begin(reply, "unseen-range");
+        otfx_kv_u64(reply, "rank", r->rank);
+        otfx_kv_u64(reply, "thread", r->thread);
+        otfx_kv_u64(reply, "begin", r->begin);
+        otfx_kv_u64(reply, "end", r->end);
+        otfx_kv_str(reply, "why", unseen_why_name(r->why));
+        otfx_kv_end(reply);
+    }
+    const bool ok = !report.failed;
+    free(report.ranges);
+    return ok;
 }
 
 /* ---- a leaf's replay ------------------------------------------------------------------------------- */
@@ -227,6 +550,37 @@ void unseen_line(otfx_text *reply, const unseen_counts *counts)
 static bool selects_rank(void *user, uint32_t rank)
 {
     return otfx_rank_set_contains(user, rank);
+}
+
+/* Which selected ranks hold events at this place, and the time of the last event each sent. */
+bool unseen_record_held(unseen_report *unseen, const otfx_command *query, const otfx_leaf_input *input)
+{
+    unseen->app_ranks = input->app_ranks;
+    otfx_time *until = input->rank_count ? calloc(input->rank_count, sizeof *until) : NULL;
+    bool *holds = input->rank_count ? calloc(input->rank_count, sizeof *holds) : NULL;
+    bool ok = !input->rank_count || (until && holds);
+    for (size_t i = 0; ok && i < input->trace_count; i++) {
+        uint32_t index = input->rank_of_trace[i];
+        otfx_trace_status status;
+        if (index >= input->rank_count || otfx_trace_status_get(input->traces[i], &status) != OTFX_OK ||
+            status.first_time > status.last_time)
+            continue;
+        holds[index] = true;
+        if (status.last_time > until[index])
+            until[index] = status.last_time;
+    }
+    bool first = unseen->held_pairs == 0;
+    for (size_t index = 0; ok && index < input->rank_count; index++) {
+        uint32_t rank = input->ranks[index].rank;
+        if (!holds[index] || rank >= input->app_ranks || !otfx_rank_set_contains(&query->ranks, rank))
+            continue;
+        ok = add_held(unseen, rank, rank);
+        add_freshness(unseen, rank, until[index], first);
+        first = false;
+    }
+    free(until);
+    free(holds);
+    return ok;
 }
 
 otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input *input,

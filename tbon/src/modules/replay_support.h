@@ -79,12 +79,56 @@ enum {
 typedef struct unseen_counts {
     uint64_t v[UNSEEN_COUNT];
 } unseen_counts;
-void unseen_from_stats(unseen_counts *out, const otfx_replay_stats *stats);
-void unseen_write(otfx_blob *out, const unseen_counts *counts);
-void unseen_read(otfx_blob_reader *reader, unseen_counts *counts);
-void unseen_add(unseen_counts *into, const unseen_counts *other);
-/* The `unseen` record line. */
-void unseen_line(otfx_text *reply, const unseen_counts *counts);
+
+/* Why a range of a stream has no detail: the replay's reasons (otfx_replay_gap), then a selected rank
+ * that no event place serves or that holds nothing (the whole window). */
+enum { UNSEEN_RANK_NOT_SERVED_RANGE = OTFX_REPLAY_GAP_COUNT, UNSEEN_WHY_COUNT };
+const char *unseen_why_name(uint32_t why); /* "reduced", "before-held", "after-held", "rank-not-served" */
+
+/* The ranges an answer lists: the longest ones (a bound independent of --limit). */
+#define UNSEEN_RANGES_KEPT 100u
+
+typedef struct unseen_range {
+    uint32_t rank, thread, why;
+    otfx_time begin, end;
+} unseen_range;
+
+/* What a replay-based answer could not see: the replay's counters, how fresh the held data of the
+ * selected ranks is, and the ranges without detail per stream. Merged by union, order-independently
+ * (a stream is served by one place): ranges of one stream and reason that touch or overlap coalesce,
+ * and of the result the UNSEEN_RANGES_KEPT longest are kept (ties: by rank, thread, begin, reason),
+ * the others counted. */
+typedef struct unseen_report {
+    unseen_counts counts;
+    uint32_t app_ranks;
+    /* the selected ranks holding events (sorted disjoint [first, last] pairs of held_pairs) */
+    uint32_t *held;
+    uint32_t held_pairs, held_capacity;
+    /* the time of the last event each of them sent its place: the oldest (its rank) and the newest */
+    otfx_time held_until_min, held_until_max;
+    uint32_t oldest_rank;
+    unseen_range *ranges; /* sorted by (rank, thread, begin, why) once normalized */
+    size_t range_count, range_capacity;
+    uint64_t ranges_total; /* ranges known (after coalescing), those left out included */
+    otfx_time left_out_ns; /* the length of those left out */
+    bool failed;           /* out of memory */
+} unseen_report;
+
+void unseen_free(unseen_report *report);
+/* The pass's `gap` feeds it: stream `stream` has no detail over [begin, end). */
+void unseen_gap(unseen_report *report, const otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                otfx_replay_gap why);
+/* The replay's counters, at the end of a leaf (the ranges are coalesced and bounded too). */
+void unseen_from_stats(unseen_report *report, const otfx_replay_stats *stats);
+void unseen_write(otfx_blob *out, const unseen_report *report);
+/* Reads what unseen_write wrote into an empty report (it owns its arrays then); sets reader->failed
+ * (and leaves the report empty) when malformed or out of memory. */
+void unseen_read(otfx_blob_reader *reader, unseen_report *report);
+/* into = into ∪ other. False when out of memory. */
+bool unseen_add(unseen_report *into, const unseen_report *other);
+/* The `unseen` record line and an `unseen-range` line per kept range, the ranks the query selects that
+ * no place holds added (rank-not-served over the query's window). False when out of memory. */
+bool unseen_lines(otfx_text *reply, const otfx_command *query, const unseen_report *report);
 
 /* ---- small pieces both modules use --------------------------------------------------------------- */
 
@@ -97,10 +141,15 @@ int name_compare(const char *a, uint32_t a_length, const char *b, uint32_t b_len
 /* ---- a leaf's replay ------------------------------------------------------------------------------- */
 
 /* Builds a replay of `pass` over the leaf's traces of the ranks `query` selects, in its window, and runs
- * it with the leaf's exchange (NULL: this place alone). On success the replay is returned for its
- * stats (destroy it); NULL with why in `error`. */
+ * it with the leaf's exchange (NULL: this place alone). Records in `unseen` which selected ranks hold
+ * events and how fresh they are (the pass's `gap` adds the ranges with unseen_gap). On success the
+ * replay is returned for its stats (destroy it); NULL with why in `error`. */
 otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *input,
                              const otfx_replay_pass *pass, void *pass_user, char *error, size_t error_size);
+/* Records in `unseen` which selected ranks hold events at this place and how fresh they are (the time
+ * of the last event each sent). Asked when an answer is made, so a follow's round says how fresh the
+ * data is now. False when out of memory. */
+bool unseen_record_held(unseen_report *unseen, const otfx_command *query, const otfx_leaf_input *input);
 /* The two halves of replay_leaf_run: the replay built (`follow`: config.follow, to be run round after
  * round), and one run of it (false with why in `error`; the replay is the caller's either way). */
 otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input *input,

@@ -106,6 +106,7 @@ typedef struct ws_run {
     ws_pair *pairs; /* open addressing on (waiting, causing); wait 0 and waiting UINT32_MAX: empty */
     size_t pair_capacity, pair_count;
     uint64_t late_receiver_unknown;
+    unseen_report unseen;
     bool failed;
 } ws_run;
 
@@ -392,6 +393,13 @@ static void ws_complete(void *user, otfx_replay_stream *stream, const otfx_repla
     }
 }
 
+static void ws_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx_time end,
+                   otfx_replay_gap why)
+{
+    ws_run *run = user;
+    unseen_gap(&run->unseen, stream, begin, end, why);
+}
+
 static const otfx_replay_pass ws_pass = {
     .name = "wait-states",
     .value_size = sizeof(ws_value),
@@ -401,10 +409,12 @@ static const otfx_replay_pass ws_pass = {
     .receive = ws_receive,
     .arrive = ws_arrive,
     .complete = ws_complete,
+    .gap = ws_gap,
 };
 
 static void run_free(ws_run *run)
 {
+    unseen_free(&run->unseen);
     for (size_t i = 0; i < run->stream_capacity; i++) {
         cpu_clock_free(&run->streams[i].clock);
         free(run->streams[i].pending);
@@ -434,7 +444,7 @@ typedef struct ws_parsed {
     ws_function *functions;
     ws_rank *ranks;
     ws_pair *pairs;
-    unseen_counts unseen;
+    unseen_report unseen;
 } ws_parsed;
 
 static int compare_function(const void *x, const void *y)
@@ -488,6 +498,7 @@ static void parsed_free(ws_parsed *p)
     free(p->functions);
     free(p->ranks);
     free(p->pairs);
+    unseen_free(&p->unseen);
     memset(p, 0, sizeof *p);
 }
 
@@ -557,14 +568,17 @@ static bool parse(const void *data, size_t length, ws_parsed *p)
 
 /* This place's partial result from what `run` accumulated (after a replay's run); `run` stays as it is
  * (a follow's next round goes on from it). */
-static bool ws_answer(ws_run *run, const otfx_replay_stats *stats, const follow_fields *follow,
-                      otfx_blob *out, char *error, size_t error_size)
+static bool ws_answer(ws_run *run, const otfx_leaf_input *input, const otfx_replay_stats *stats,
+                      const follow_fields *follow, otfx_blob *out, char *error, size_t error_size)
 {
     ws_parsed p = {.leaves = 1, .late_receiver_unknown = run->late_receiver_unknown, .follow = *follow};
+    const bool unseen_ok =
+        unseen_add(&p.unseen, &run->unseen) && unseen_record_held(&p.unseen, run->query, input);
     unseen_from_stats(&p.unseen, stats);
     p.ranks = run->app_ranks ? calloc(run->app_ranks, sizeof *p.ranks) : NULL;
     p.pairs = run->pair_count ? calloc(run->pair_count, sizeof *p.pairs) : NULL;
-    if (run->failed || run->facts.failed || (run->app_ranks && !p.ranks) || (run->pair_count && !p.pairs)) {
+    if (run->failed || run->facts.failed || !unseen_ok || p.unseen.failed || (run->app_ranks && !p.ranks) ||
+        (run->pair_count && !p.pairs)) {
         parsed_free(&p);
         snprintf(error, error_size, "wait-states: out of memory");
         return false;
@@ -627,7 +641,7 @@ static bool ws_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
         otfx_replay_get_stats(replay, &stats);
         otfx_replay_destroy(replay);
         const follow_fields none = {0};
-        bool ok = ws_answer(&run, &stats, &none, out, error, error_size);
+        bool ok = ws_answer(&run, input, &stats, &none, out, error, error_size);
         run_free(&run);
         return ok;
     }
@@ -658,7 +672,7 @@ static bool ws_leaf(const otfx_command *query, const otfx_leaf_input *input, otf
     otfx_replay_get_stats(state->replay, &stats);
     const follow_fields fields = {
         .round = state->round, .restarted = state->restarted, .events = stats.events_last_run};
-    if (!ws_answer(state->run, &stats, &fields, out, error, error_size)) {
+    if (!ws_answer(state->run, input, &stats, &fields, out, error, error_size)) {
         follow_drop(state);
         return false;
     }
@@ -680,13 +694,14 @@ static bool ws_merge(const otfx_command *query, otfx_blob *into, const void *oth
                    .follow = a.follow};
     follow_fields_merge(&m.follow, &b.follow);
     m.unseen = a.unseen;
-    unseen_add(&m.unseen, &b.unseen);
+    a.unseen = (unseen_report){0};
+    const bool unseen_ok = unseen_add(&m.unseen, &b.unseen);
     size_t fn = (size_t)a.function_count + b.function_count, rn = (size_t)a.rank_count + b.rank_count,
            pn = (size_t)a.pair_count + b.pair_count;
     m.functions = fn ? malloc(fn * sizeof *m.functions) : NULL;
     m.ranks = rn ? malloc(rn * sizeof *m.ranks) : NULL;
     m.pairs = pn ? malloc(pn * sizeof *m.pairs) : NULL;
-    bool ok = (!fn || m.functions) && (!rn || m.ranks) && (!pn || m.pairs);
+    bool ok = unseen_ok && (!fn || m.functions) && (!rn || m.ranks) && (!pn || m.pairs);
     if (ok) {
         uint32_t i = 0, j = 0;
         while (i < a.function_count || j < b.function_count) {
@@ -847,7 +862,8 @@ static bool ws_finish(const otfx_command *query, const void *merged, size_t leng
         otfx_kv_f64(reply, "share", total ? (double)p.pairs[i].wait / (double)total : 0.0);
         otfx_kv_end(reply);
     }
-    unseen_line(reply, &p.unseen);
+    if (!reply->failed && !unseen_lines(reply, query, &p.unseen))
+        reply->failed = true;
     parsed_free(&p);
     if (reply->failed) {
         snprintf(error, error_size, "wait-states: out of memory");

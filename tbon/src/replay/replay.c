@@ -7,6 +7,7 @@
 
 #include "../error_text.h"
 
+#include <otfx/analysis.h>
 #include <otfx/support/growth.h>
 
 #include <stdarg.h>
@@ -448,7 +449,14 @@ static void publish_arrival(otfx_replay *replay, replay_stream *stream, otfx_ref
 
 enum step_result { STEP_MOVED, STEP_WAIT, STEP_FINISHED, STEP_CAUGHT_UP, STEP_FAILED };
 
-static void report_gap(otfx_replay *replay, replay_stream *stream, otfx_time begin, otfx_time end)
+const char *otfx_replay_gap_name(otfx_replay_gap why)
+{
+    static const char *const names[OTFX_REPLAY_GAP_COUNT] = {"reduced", "before-held", "after-held"};
+    return (unsigned)why < OTFX_REPLAY_GAP_COUNT ? names[why] : "unknown";
+}
+
+static void report_gap(otfx_replay *replay, replay_stream *stream, otfx_time begin, otfx_time end,
+                       otfx_replay_gap why)
 {
     if (begin < replay->config.from)
         begin = replay->config.from;
@@ -459,7 +467,7 @@ static void report_gap(otfx_replay *replay, replay_stream *stream, otfx_time beg
     replay->stats.gaps++;
     replay->stats.gap_time += end - begin;
     if (replay->pass.gap)
-        replay->pass.gap(replay->config.pass_user, &stream->public, begin, end);
+        replay->pass.gap(replay->config.pass_user, &stream->public, begin, end, why);
 }
 
 static void finish_stream(otfx_replay *replay, replay_stream *stream)
@@ -468,7 +476,7 @@ static void finish_stream(otfx_replay *replay, replay_stream *stream)
     stream->nbc_count = 0;
     if (replay->config.to != OTFX_TIME_MAX) {
         otfx_time last = stream->seen_held ? stream->last_time : replay->config.from;
-        report_gap(replay, stream, last, replay->config.to);
+        report_gap(replay, stream, last, replay->config.to, OTFX_REPLAY_GAP_AFTER_HELD);
     }
     if (replay->pass.finish)
         replay->pass.finish(replay->config.pass_user, &stream->public);
@@ -646,12 +654,75 @@ static void publish_nbc_arrival(otfx_replay *replay, replay_stream *stream, cons
             memcpy(value, starter->nbc[i].value, replay->value_size);
             memcpy(stream->own_arrival, value, replay->value_size);
             stream->own_arrival_known = true;
+            const bool published = starter->nbc[i].published;
             starter->nbc[i] = starter->nbc[--starter->nbc_count];
-            publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN, value);
+            if (!published)
+                publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN,
+                                value);
             return;
         }
     }
     publish_arrival(replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_NOT_HELD, NULL);
+}
+
+/* A started nonblocking collective's arrival goes out once its completion names the instance. A stream
+ * that waits before it got there (point-to-point traffic between start and completion that depends on
+ * other ranks, which may in turn wait for this arrival) looks ahead in its own events for the
+ * completions of the collectives it started, and publishes their arrivals now: MPI lets every member
+ * complete once all started, so nothing it does between start and completion may hold the others back. */
+typedef struct nbc_lookahead {
+    otfx_replay *replay;
+    replay_stream *stream;
+    size_t unresolved;
+} nbc_lookahead;
+
+static void resolve_nbc(nbc_lookahead *ahead, const otfx_event *event)
+{
+    if (event->type != OTFX_EV_NBC_COMPLETE)
+        return;
+    replay_stream *stream = ahead->stream;
+    for (size_t i = 0; i < stream->nbc_count; i++) {
+        pending_nbc *started = &stream->nbc[i];
+        if (started->published || started->request != event->u.coll.request)
+            continue;
+        started->published = true;
+        ahead->unresolved--;
+        publish_arrival(ahead->replay, stream, event->u.coll.comm, event->u.coll.seq, OTFX_REPLAY_SEEN,
+                        started->value);
+        return;
+    }
+}
+
+static int look_ahead_event(const otfx_event *event, void *user)
+{
+    nbc_lookahead *ahead = user;
+    resolve_nbc(ahead, event);
+    return ahead->unresolved == 0;
+}
+
+/* Publishes the arrivals of the collectives this waiting stream started whose completions lie ahead in
+ * its own events (searched once per start). True when any was published. */
+static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
+{
+    nbc_lookahead ahead = {.replay = replay, .stream = stream};
+    for (size_t i = 0; i < stream->nbc_count; i++)
+        if (!stream->nbc[i].published && !stream->nbc[i].looked_up) {
+            stream->nbc[i].looked_up = true;
+            ahead.unresolved++;
+        }
+    if (!ahead.unresolved)
+        return false;
+    const size_t before = ahead.unresolved;
+    for (size_t i = stream->pos + 1; i < stream->count && ahead.unresolved; i++)
+        resolve_nbc(&ahead, &stream->events[i]);
+    if (ahead.unresolved && !stream->exhausted && stream->sliced) {
+        otfx_status status = otfx_analysis_query_events(stream->trace, stream->resume_time, replay->config.to,
+                                                        false, look_ahead_event, &ahead);
+        if (status != OTFX_OK)
+            replay_fail(replay, "reading ahead in the trace of rank %u thread %u: %s (%s)",
+                        stream->public.rank, stream->public.thread, otfx_strerror(status), otfx_last_error());
+    }
+    return ahead.unresolved < before;
 }
 
 static enum step_result step(otfx_replay *replay, replay_stream *stream)
@@ -680,7 +751,7 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
                 otfx_time begin = replay->config.from;
                 if (otfx_trace_status_get(stream->trace, &held) == OTFX_OK && held.first_time > begin)
                     begin = held.first_time;
-                report_gap(replay, stream, begin, event->time);
+                report_gap(replay, stream, begin, event->time, OTFX_REPLAY_GAP_BEFORE_HELD);
             }
         }
         if (event->time > stream->last_time)
@@ -790,7 +861,7 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
     }
     case OTFX_EV_REDUCTION:
         hand_over_send(replay, stream);
-        report_gap(replay, stream, event->u.reduction.begin, event->u.reduction.end);
+        report_gap(replay, stream, event->u.reduction.begin, event->u.reduction.end, OTFX_REPLAY_GAP_REDUCED);
         break;
     default:
         break;
@@ -822,6 +893,10 @@ otfx_status otfx_replay_advance(otfx_replay *replay, bool *progressed)
                     return replay->fail_status ? replay->fail_status : OTFX_ERR_INVALID;
                 if (result == STEP_WAIT) {
                     stream->waiting = true;
+                    if (stream->nbc_count && publish_started_nbcs(replay, stream))
+                        moved = true;
+                    if (replay->failed)
+                        return replay->fail_status ? replay->fail_status : OTFX_ERR_INVALID;
                     break;
                 }
                 if (result == STEP_CAUGHT_UP)

@@ -51,6 +51,8 @@ typedef struct pending_nbc {
     _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE];
     uint64_t request;
     otfx_time time;
+    bool published; /* its completion was found ahead and the arrival published (replay.c) */
+    bool looked_up; /* searched ahead for its completion already */
 } pending_nbc;
 
 typedef struct replay_stream {

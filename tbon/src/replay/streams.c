@@ -111,7 +111,7 @@ otfx_time replay_stream_watermark(const replay_stream *stream)
     if (stream->send.active && stream->send.time < mark)
         mark = stream->send.time;
     for (size_t i = 0; i < stream->nbc_count; i++)
-        if (stream->nbc[i].time < mark)
+        if (!stream->nbc[i].published && stream->nbc[i].time < mark)
             mark = stream->nbc[i].time;
     return mark;
 }

@@ -1,9 +1,10 @@
 /*
  * leaf.c — the own part of a request at a place serving ranks, carried out through the host
  * (otfx_tree_host): a query's leaf on the host's worker thread (a loaded module's in a helper process,
- * modules.c) within the module time limit; a command's steering message to the ranks, then, once they
- * answered, what the place does itself and its line, or the snapshot (written after the ranks flushed);
- * the ranks that died and the end of the ranks. load-module's own part is every place's (modules.c).
+ * modules.c) within the module time limit, a replay analysis's once the ranks flushed; a command's
+ * steering message to the ranks, then, once they answered, what the place does itself and its line, or
+ * the snapshot (written after the ranks flushed); the ranks that died and the end of the ranks. load-module's
+ * own part is every place's (modules.c).
  */
 #include "tree_internal.h"
 
@@ -47,7 +48,8 @@ static void final_line(otfx_tree *tree, struct tree_request *request)
     otfx_text_free(&fields);
 }
 
-static void start_query(otfx_tree *tree, struct tree_request *request)
+/* The query's leaf: on the host's worker, or a loaded module's in a helper process. */
+static void start_leaf(otfx_tree *tree, struct tree_request *request)
 {
     const char *problem = NULL;
     if (request->loaded)
@@ -62,6 +64,22 @@ static void start_query(otfx_tree *tree, struct tree_request *request)
         return;
     }
     request->progress.own_pending = true;
+}
+
+/* A query that flushes first (otfx_command_flushes_first) asks the running ranks to send what they
+ * buffered and starts its leaf once they answered (poll_flushing_queries), so that it sees up to now. */
+static void start_query(otfx_tree *tree, struct tree_request *request)
+{
+    if (!request->loaded && request->module && otfx_command_flushes_first(&request->command)) {
+        const uint64_t steering = tree->host.steer(tree->host.context, &request->command, request->argument);
+        if (steering && steering != OTFX_TREE_NO_RANK_RUNNING) {
+            request->steering = steering;
+            request->leaf_after_flush = true;
+            request->progress.own_pending = true;
+            return;
+        }
+    }
+    start_leaf(tree, request);
 }
 
 void tree_start_own_part(otfx_tree *tree, struct tree_request *request)
@@ -203,6 +221,34 @@ static bool poll_commands(otfx_tree *tree)
     return active;
 }
 
+/* Queries waiting for their ranks' flush: the leaf starts once every running rank answered (ranks that
+ * said goodbye or vanished count as answered), or at the latest after ANSWER_QUERY_FLUSH_NS (ranks that
+ * do not answer, e.g. computing without calling MPI, must not hold up the query: its answer then says
+ * how old their data is). */
+static bool poll_flushing_queries(otfx_tree *tree)
+{
+    bool active = false;
+    const uint64_t now = tree_now_ns();
+    for (size_t i = 0; i < tree->request_count; i++) {
+        struct tree_request *request = &tree->requests[i];
+        if (!request->leaf_after_flush)
+            continue;
+        if (!tree->host.steered(tree->host.context, request->steering) &&
+            !answer_query_flush_over(&request->progress, now, tree->config.module_timeout_ns))
+            continue;
+        request->leaf_after_flush = false;
+        request->steering = 0;
+        request->progress.own_pending = false;
+        start_leaf(tree, request);
+        active = true;
+        if (!request->progress.own_pending) {
+            tree_complete_if_answered(tree, request);
+            i = (size_t)-1; /* the array changed: look again from the start */
+        }
+    }
+    return active;
+}
+
 /* Served ranks that ended without MPI_Finalize, reported once each. */
 static bool report_deaths(otfx_tree *tree)
 {
@@ -226,6 +272,8 @@ bool tree_poll_leaf(otfx_tree *tree)
     if (tree_poll_module_calls(tree))
         active = true;
     if (tree->request_count && poll_commands(tree))
+        active = true;
+    if (tree->request_count && poll_flushing_queries(tree))
         active = true;
     if (report_deaths(tree))
         active = true;

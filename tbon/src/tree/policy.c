@@ -34,3 +34,11 @@ bool answer_final_flush_over(const struct answer_progress *progress, uint64_t no
 {
     return now_ns - progress->started_ns >= ANSWER_FINAL_FLUSH_NS;
 }
+
+bool answer_query_flush_over(const struct answer_progress *progress, uint64_t now_ns,
+                             uint64_t module_timeout_ns)
+{
+    const uint64_t bound =
+        module_timeout_ns / 4 < ANSWER_QUERY_FLUSH_NS ? module_timeout_ns / 4 : ANSWER_QUERY_FLUSH_NS;
+    return now_ns - progress->started_ns >= bound;
+}

@@ -18,6 +18,11 @@
 #define ANSWER_DRAIN_TIMEOUT_NS (10ull * 1000u * 1000u * 1000u)
 /* The last command of a failed job: how long a place waits for its ranks' answers to the flush. */
 #define ANSWER_FINAL_FLUSH_NS (2ull * 1000u * 1000u * 1000u)
+/* A query that flushes the ranks first (otfx_command_flushes_first): how long a place waits for their
+ * answers before it starts its leaf anyway, at most a quarter of the module time limit: the event places
+ * wait for each other inside the replay with the leaf's deadline, so every one must start well within
+ * it. */
+#define ANSWER_QUERY_FLUSH_NS (2ull * 1000u * 1000u * 1000u)
 /* ... and how long after its part a place waits for the root to end the job before ending it itself. */
 #define ANSWER_FAILED_END_WAIT_NS (60ull * 1000u * 1000u * 1000u)
 
@@ -46,5 +51,9 @@ bool answer_admits_query(size_t waiting_before, size_t queries_in_tree);
 bool answer_drained(size_t requests_in_flight, uint64_t draining_since_ns, uint64_t now_ns);
 /* The last command of a failed job: whether a place stops waiting for its ranks' answers to the flush. */
 bool answer_final_flush_over(const struct answer_progress *progress, uint64_t now_ns);
+/* A query's flush: whether a place stops waiting for its ranks' answers and starts the leaf
+ * (ANSWER_QUERY_FLUSH_NS, or a quarter of `module_timeout_ns` when that is shorter). */
+bool answer_query_flush_over(const struct answer_progress *progress, uint64_t now_ns,
+                             uint64_t module_timeout_ns);
 
 #endif

@@ -64,6 +64,7 @@ struct tree_request {
     uint64_t steering;         /* the steering message whose answers it waits for (0: not waiting) */
     bool snapshot_after_flush; /* snapshot: write it once the ranks answered the flush */
     bool snapshot_running;
+    bool leaf_after_flush; /* a query that flushes first: start its leaf once the ranks answered */
     /* a loaded module's query (its calls run in helper processes): the results waiting for the merge,
      * and the helper working for the request */
     const struct loaded_module *loaded;
