@@ -88,7 +88,7 @@ static void check_windows(otfx_trace *trace, uint64_t seed)
     const otfx_time first = status.first_time, last = status.last_time;
     const size_t capacities[] = {1, 2, 7, 64, 1000, 1u << 20};
     uint64_t random = seed;
-    for (int w = 0; w < 24; w++) {
+    for (int w = 0; w < 12; w++) {
         otfx_time from = 0, to = OTFX_TIME_MAX;
         if (w > 0) {
             random = random * 6364136223846793005ull + 1442695040888963407ull;
@@ -101,7 +101,7 @@ static void check_windows(otfx_trace *trace, uint64_t seed)
             assert_int_equal(collect_events(trace, from, to, context, &expected), OTFX_OK);
             for (size_t c = 0; c < sizeof capacities / sizeof *capacities; c++) {
                 /* small arrays on a few windows only: they take long on many events */
-                if (capacities[c] < 64 && w % 6 != 0)
+                if (capacities[c] < 64 && w % 4 != 0)
                     continue;
                 event_log got = {0};
                 read_all(trace, from, to, context, capacities[c], &got);
@@ -125,7 +125,7 @@ static void test_equals_query(void **state)
                                          OTFX_REDUCE_DEPTH};
     for (size_t s = 0; s < sizeof strategies / sizeof *strategies; s++) {
         fixture *f = fixture_open(RANDOM_STREAM_MIXED, 100 + s, strategies[s], 96 * 1024, true);
-        assert_int_equal(feed(f->trace, f->stream, 60000, NULL), OTFX_OK);
+        assert_int_equal(feed(f->trace, f->stream, 40000, NULL), OTFX_OK);
         otfx_trace_status status;
         assert_int_equal(otfx_trace_status_get(f->trace, &status), OTFX_OK);
         assert_true(status.reductions > 0);
