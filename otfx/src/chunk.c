@@ -210,6 +210,11 @@ uint8_t chunk_sealed_flags(const uint8_t *blob)
     return blob[AT_FLAGS];
 }
 
+uint32_t chunk_stored_checksum(const uint8_t *blob)
+{
+    return get_u32(blob + AT_CHECKSUM);
+}
+
 otfx_status chunk_parse(const uint8_t *blob, size_t size, bool verify_checksum, chunk_info *info)
 {
     if (size < CHUNK_HEADER_BYTES)

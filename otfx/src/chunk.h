@@ -78,6 +78,10 @@ otfx_status chunk_seal(const chunk_contents *contents, chunk_scratch *scratch, u
 /* The flags of a chunk chunk_seal() produced (COMPRESSED tells whether LZ4 paid off). */
 uint8_t chunk_sealed_flags(const uint8_t *blob);
 
+/* The checksum a sealed chunk carries (not verified): with its address and size it tells a chunk apart
+ * from one rewritten at the same address. */
+uint32_t chunk_stored_checksum(const uint8_t *blob);
+
 /* Checks the header (magic, version, sizes) and, if asked, the checksum. Reports OTFX_ERR_CORRUPT. */
 otfx_status chunk_parse(const uint8_t *blob, size_t size, bool verify_checksum, chunk_info *info);
 /* Reads the context into frames[OTFX_MAX_CALL_DEPTH]. */

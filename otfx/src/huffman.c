@@ -179,22 +179,43 @@ bool huffman_decode(const uint8_t *src, size_t stored, uint8_t *dst, size_t size
             table[codes[s] | high << lengths[s]] = (decode_entry){(uint8_t)s, lengths[s]};
     }
     const uint8_t *in = src + HUFFMAN_TABLE_BYTES, *end = src + stored;
-    uint64_t buffer = 0;
+    const uint64_t bits_total = (uint64_t)(end - in) * 8;
+    uint64_t buffer = 0, bits_used = 0;
     unsigned filled = 0; /* valid bits in buffer, zeros past the input's end count as padding */
-    uint64_t bits_left = (uint64_t)(end - in) * 8;
-    for (size_t i = 0; i < size; i++) {
+    const uint32_t mask = (1u << HUFFMAN_MAX_BITS) - 1;
+    size_t i = 0;
+    /* While 8 input bytes remain: one unaligned load tops the buffer up to >= 56 bits, enough for five
+     * codes of at most HUFFMAN_MAX_BITS bits. */
+    while (i + 5 <= size && end - in >= 8) {
+        uint64_t word = 0;
+        for (int b = 7; b >= 0; b--)
+            word = word << 8 | in[b];
+        buffer |= word << filled;
+        in += (63 - filled) >> 3;
+        filled |= 56;
+        for (int k = 0; k < 5; k++) {
+            decode_entry entry = table[buffer & mask];
+            if (entry.length == 0)
+                return false;
+            dst[i++] = entry.symbol;
+            buffer >>= entry.length;
+            filled -= entry.length;
+            bits_used += entry.length;
+        }
+    }
+    for (; i < size; i++) {
         while (filled <= 56 && in < end) {
             buffer |= (uint64_t)*in++ << filled;
             filled += 8;
         }
-        decode_entry entry = table[buffer & ((1u << HUFFMAN_MAX_BITS) - 1)];
-        if (entry.length == 0 || entry.length > bits_left)
+        decode_entry entry = table[buffer & mask];
+        if (entry.length == 0)
             return false;
         dst[i] = entry.symbol;
         buffer >>= entry.length;
         filled = filled > entry.length ? filled - entry.length : 0;
-        bits_left -= entry.length;
+        bits_used += entry.length;
     }
-    /* What remains must be the final byte's padding. */
-    return bits_left < 8;
+    /* Codes may not run past the input, and what remains must be the final byte's padding. */
+    return bits_used <= bits_total && bits_total - bits_used < 8;
 }

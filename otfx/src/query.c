@@ -790,3 +790,397 @@ otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_t
     scratch_close(&scratch);
     return status;
 }
+
+/* ---- readers ---- */
+
+typedef enum reader_position {
+    READER_START,    /* nothing read yet: the context at the window's start comes first */
+    READER_BETWEEN,  /* before the walk's next piece */
+    READER_IN_PIECE, /* inside the sealed piece `entered`, its cursor kept */
+    READER_IN_OPEN,  /* inside the open chunk: its cursor cannot be kept, the appender changes it */
+    READER_TAIL,     /* everything held was read; more may be appended */
+    READER_DONE      /* an event at or after `to` was met, or reading failed */
+} reader_position;
+
+/* A sealed chunk as the reader met it: the same range, address, size and checksum is the same chunk. */
+typedef struct piece_identity {
+    otfx_time begin, end;
+    const uint8_t *blob;
+    uint32_t blob_size, checksum;
+    uint8_t flags;
+} piece_identity;
+
+struct otfx_trace_reader {
+    otfx_trace *trace;
+    otfx_time from, to;
+    query_scratch scratch;
+    event_sink sink;    /* what the consumer was told: its stack, the ENTERs still to report */
+    call_frame *frames; /* with context: the next detail's context at a range without detail */
+    reader_position position;
+    otfx_status failure;
+    piece_walk walk;
+    uint64_t epoch; /* the trace's layout_epoch when the position was last valid */
+    event_cursor cursor;
+    /* The last piece entered (its reduction records delivered); the open chunk counts as
+     * [open_begin, OTFX_TIME_MAX]. */
+    bool entered_any;
+    piece_identity entered;
+    /* The walk was moved (a re-seek): pieces up to the entered one are met again, and only those after
+     * it deliver their records. */
+    bool repositioned;
+    bool seen_detail, gap_prepared;
+    /* The stored events passed (delivered, or skipped for lying before `from`): the latest time and how
+     * many at that time. A re-seek skips them again; skipped_at_time counts the ones met again. */
+    bool passed_any, skipping;
+    otfx_time passed_time;
+    uint64_t passed_at_time, skipped_at_time;
+    /* Events made while the caller's array was full (context ENTERs, LEAVEs before a range without
+     * detail, reduction records): handed out first next time. */
+    otfx_event *overflow;
+    size_t overflow_count, overflow_next, overflow_capacity;
+    /* The caller's array during a call. */
+    otfx_event *out;
+    size_t out_count, out_capacity;
+};
+
+static int reader_take(const otfx_event *event, void *user)
+{
+    otfx_trace_reader *r = user;
+    if (r->out_count < r->out_capacity && r->overflow_next == r->overflow_count) {
+        r->out[r->out_count++] = *event;
+        return 0;
+    }
+    if (r->overflow_count == r->overflow_capacity) {
+        size_t capacity = r->overflow_capacity ? 2 * r->overflow_capacity : 64;
+        otfx_event *grown = realloc(r->overflow, capacity * sizeof *grown);
+        if (!grown) {
+            r->failure = otfx_fail(OTFX_ERR_NOMEM, "out of memory in a trace reader");
+            return 1;
+        }
+        r->overflow = grown;
+        r->overflow_capacity = capacity;
+    }
+    r->overflow[r->overflow_count++] = *event;
+    return 0;
+}
+
+static piece_identity identity_of(const piece *p)
+{
+    return (piece_identity){p->begin, p->end, p->blob, p->blob_size, chunk_stored_checksum(p->blob),
+                            p->flags};
+}
+
+static bool same_piece(const piece *p, const piece_identity *id)
+{
+    return p->begin == id->begin && p->end == id->end && p->blob == id->blob &&
+           p->blob_size == id->blob_size && p->flags == id->flags &&
+           chunk_stored_checksum(p->blob) == id->checksum;
+}
+
+/* Whether the walk meets a piece [begin, end] for the first time: it comes after the last one entered. */
+static bool after_entered(const otfx_trace_reader *r, otfx_time begin, otfx_time end)
+{
+    return !r->entered_any || begin > r->entered.begin || (begin == r->entered.begin && end > r->entered.end);
+}
+
+/* Whether a piece lies wholly before what the reader passed (a re-seek starts after it). */
+static bool piece_passed(const otfx_trace_reader *r, const piece *p)
+{
+    if (r->passed_any)
+        return p->end < r->passed_time;
+    return r->entered_any &&
+           (p->begin < r->entered.begin || (p->begin == r->entered.begin && p->end < r->entered.end));
+}
+
+/* The position of the chunk the reader was inside, if the trace still holds it unchanged. */
+static bool find_entered(otfx_trace_reader *r)
+{
+    const otfx_trace *trace = r->trace;
+    for (uint32_t s = 0; s < trace->segment_count; s++) {
+        const segment *seg = trace->segments[s];
+        if (seg->count == 0 || seg->pieces[seg->count - 1].end < r->entered.begin)
+            continue;
+        for (uint32_t i = 0; i < seg->count; i++) {
+            const piece *p = &seg->pieces[i];
+            if (p->begin > r->entered.begin)
+                return false;
+            if (same_piece(p, &r->entered)) {
+                r->walk.segment = s;
+                r->walk.index = i + 1;
+                r->walk.open_done = false;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Starts the walk again at the first piece not wholly passed; its stored events up to the last one
+ * passed are skipped. */
+static void reader_reseek(otfx_trace_reader *r)
+{
+    const otfx_trace *trace = r->trace;
+    r->walk = (piece_walk){trace, r->from, r->to, trace->segment_count, 0, false};
+    for (uint32_t s = 0; s < trace->segment_count; s++) {
+        const segment *seg = trace->segments[s];
+        if (seg->count == 0 || piece_passed(r, &seg->pieces[seg->count - 1]))
+            continue;
+        uint32_t i = 0;
+        while (piece_passed(r, &seg->pieces[i]))
+            i++;
+        r->walk.segment = s;
+        r->walk.index = i;
+        break;
+    }
+    r->skipping = r->passed_any;
+    r->skipped_at_time = 0;
+    r->repositioned = true;
+    r->position = READER_BETWEEN;
+}
+
+/* Brings the position kept since the last call up to date with the trace. */
+static otfx_status reader_resume(otfx_trace_reader *r)
+{
+    otfx_trace *trace = r->trace;
+    bool changed = trace->layout_epoch != r->epoch;
+    r->epoch = trace->layout_epoch;
+    switch (r->position) {
+    case READER_START:
+        r->walk = (piece_walk){trace, r->from, r->to, 0, 0, false};
+        r->position = READER_BETWEEN;
+        if (r->sink.context)
+            return initial_context(r->walk, &r->scratch, r->sink.pending, &r->sink.pending_count);
+        return OTFX_OK;
+    case READER_BETWEEN:
+        if (changed && r->entered_any && !r->entered.blob)
+            reader_reseek(r); /* the open chunk's events may be in a piece now */
+        else if (changed && r->entered_any)
+            piece_after(trace, r->entered.begin, r->entered.end, &r->walk.segment, &r->walk.index);
+        return OTFX_OK;
+    case READER_IN_PIECE:
+        if (changed && !find_entered(r))
+            reader_reseek(r);
+        return OTFX_OK;
+    case READER_IN_OPEN:
+    case READER_TAIL:
+        reader_reseek(r);
+        return OTFX_OK;
+    case READER_DONE:
+        return OTFX_OK;
+    }
+    return OTFX_OK;
+}
+
+/* Enters the walk's next piece: its reduction records (and before a range without detail, with
+ * context, the LEAVEs and ENTERs to the next detail's stack), then a cursor on its events. *more is
+ * false at the walk's end. */
+static otfx_status reader_enter_next(otfx_trace_reader *r, bool *more)
+{
+    const otfx_trace *trace = r->trace;
+    const piece *p;
+    bool open_chunk;
+    *more = walk_next(&r->walk, &p, &open_chunk);
+    if (!*more)
+        return OTFX_OK;
+    event_sink *sink = &r->sink;
+    if (open_chunk) {
+        r->entered_any = true;
+        r->entered = (piece_identity){.begin = trace->open_begin, .end = OTFX_TIME_MAX};
+        cursor_on_open_chunk(trace, &r->scratch, &r->cursor);
+        r->position = READER_IN_OPEN;
+    } else {
+        chunk_info info;
+        otfx_status status = chunk_parse(p->blob, p->blob_size, true, &info);
+        if (status != OTFX_OK)
+            return status;
+        if (!r->repositioned || after_entered(r, p->begin, p->end)) {
+            r->repositioned = false;
+            status = chunk_read_summary(&info, &r->scratch.piece_stats);
+            if (status != OTFX_OK)
+                return status;
+            if ((p->flags & CHUNK_SUMMARY_ONLY) && sink->context && r->seen_detail && !r->gap_prepared) {
+                uint32_t depth;
+                bool found;
+                status = next_detail_context(r->walk, &r->scratch, r->frames, &depth, &found);
+                if (status != OTFX_OK)
+                    return status;
+                if (found)
+                    prepare_gap(sink, r->frames, depth, p->begin > r->from ? p->begin : r->from);
+                r->gap_prepared = true;
+            }
+            /* No earlier than what was delivered: a range rewritten since it was read comes after. */
+            otfx_time earliest = sink->last_time > r->from ? sink->last_time : r->from;
+            deliver_records(sink, &r->scratch.piece_stats, p->begin, p->end, earliest);
+        }
+        r->entered_any = true;
+        r->entered = identity_of(p);
+        if (p->flags & CHUNK_SUMMARY_ONLY) {
+            r->position = READER_BETWEEN;
+            return r->failure;
+        }
+        const uint8_t *raw;
+        uint32_t depth;
+        status = chunk_read_payload(&info, &r->scratch.payload, &raw);
+        if (status == OTFX_OK)
+            status = chunk_read_context(&info, r->scratch.frames, &depth);
+        if (status != OTFX_OK)
+            return status;
+        event_cursor_init(&r->cursor, info.begin, info.flags & CHUNK_PREDICTED_TIME, raw, info.event_count,
+                          raw + info.event_count, info.raw_bytes - info.event_count, r->scratch.frames,
+                          depth);
+        r->position = READER_IN_PIECE;
+    }
+    flush_pending(sink, OTFX_TIME_MAX);
+    r->seen_detail = true;
+    r->gap_prepared = false;
+    return r->failure;
+}
+
+/* Decodes the current chunk's events straight into the caller's array. */
+static otfx_status reader_run_cursor(otfx_trace_reader *r)
+{
+    event_sink *sink = &r->sink;
+    event_cursor *cursor = &r->cursor;
+    otfx_event *out = r->out;
+    size_t n = r->out_count;
+    const size_t capacity = r->out_capacity;
+    const otfx_time from = r->from, to = r->to;
+    otfx_status status = OTFX_OK;
+    while (n < capacity) {
+        otfx_event *event = &out[n];
+        int next = event_cursor_next(cursor, event);
+        if (next <= 0) {
+            if (next < 0)
+                status = otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor->index);
+            else
+                r->position = r->position == READER_IN_OPEN ? READER_TAIL : READER_BETWEEN;
+            break;
+        }
+        const otfx_time time = event->time;
+        if (time >= to) {
+            r->position = READER_DONE;
+            break;
+        }
+        if (r->skipping) {
+            if (time < r->passed_time)
+                continue;
+            if (time == r->passed_time && r->skipped_at_time < r->passed_at_time) {
+                r->skipped_at_time++;
+                continue;
+            }
+            r->skipping = false;
+        }
+        if (r->passed_any && time == r->passed_time) {
+            r->passed_at_time++;
+        } else {
+            r->passed_any = true;
+            r->passed_time = time;
+            r->passed_at_time = 1;
+        }
+        if (time < from)
+            continue;
+        if (sink->context) {
+            if (event->type == OTFX_EV_ENTER && sink->depth < OTFX_MAX_CALL_DEPTH)
+                sink->stack[sink->depth++] = (call_frame){event->u.region.region, 0, time, 0};
+            else if (event->type == OTFX_EV_LEAVE && sink->depth > 0)
+                sink->depth--;
+        }
+        if (time > sink->last_time)
+            sink->last_time = time;
+        n++;
+    }
+    sink->delivered += n - r->out_count;
+    r->out_count = n;
+    return status;
+}
+
+otfx_status otfx_trace_reader_open(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                   otfx_trace_reader **out)
+{
+    if (!trace || !out)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_reader_open: NULL argument");
+    *out = NULL;
+    otfx_trace_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return otfx_fail(OTFX_ERR_NOMEM, "out of memory for a trace reader");
+    otfx_status status = scratch_open(trace, &r->scratch);
+    if (status != OTFX_OK) {
+        free(r);
+        return status;
+    }
+    r->trace = trace;
+    r->from = from;
+    r->to = to;
+    r->position = from < to ? READER_START : READER_DONE;
+    r->sink = (event_sink){.fn = reader_take, .user = r, .context = context, .last_time = from};
+    if (context) {
+        r->sink.stack = malloc(sizeof *r->sink.stack * OTFX_MAX_CALL_DEPTH);
+        r->sink.pending = malloc(sizeof *r->sink.pending * OTFX_MAX_CALL_DEPTH);
+        r->frames = malloc(sizeof *r->frames * OTFX_MAX_CALL_DEPTH);
+        if (!r->sink.stack || !r->sink.pending || !r->frames) {
+            otfx_trace_reader_close(r);
+            return otfx_fail(OTFX_ERR_NOMEM, "out of memory for a trace reader");
+        }
+    }
+    *out = r;
+    return OTFX_OK;
+}
+
+otfx_status otfx_trace_reader_next(otfx_trace_reader *r, otfx_event *events, size_t capacity, size_t *count)
+{
+    if (!r || !count || (capacity && !events))
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_reader_next: NULL argument");
+    *count = 0;
+    if (r->failure != OTFX_OK)
+        return otfx_fail(r->failure, "the trace reader failed before");
+    r->out = events;
+    r->out_capacity = capacity;
+    r->out_count = 0;
+    while (r->overflow_next < r->overflow_count && r->out_count < capacity)
+        events[r->out_count++] = r->overflow[r->overflow_next++];
+    if (r->overflow_next == r->overflow_count)
+        r->overflow_next = r->overflow_count = 0;
+    otfx_status status = OTFX_OK;
+    if (r->position != READER_DONE && r->out_count < capacity && r->overflow_count == 0) {
+        otfx_trace *trace = r->trace;
+        pthread_rwlock_rdlock(&trace->lock);
+        status = reader_resume(r);
+        while (status == OTFX_OK && r->out_count < capacity && r->overflow_count == 0) {
+            if (r->position == READER_IN_PIECE || r->position == READER_IN_OPEN) {
+                status = reader_run_cursor(r);
+            } else if (r->position == READER_BETWEEN) {
+                bool more;
+                status = reader_enter_next(r, &more);
+                if (status == OTFX_OK && !more)
+                    r->position = READER_TAIL;
+            } else {
+                break; /* caught up, or the window's end */
+            }
+        }
+        pthread_rwlock_unlock(&trace->lock);
+    }
+    *count = r->out_count;
+    r->out = NULL;
+    if (status != OTFX_OK) {
+        r->failure = status;
+        r->position = READER_DONE;
+    }
+    return status;
+}
+
+bool otfx_trace_reader_finished(const otfx_trace_reader *r)
+{
+    return !r || r->position == READER_DONE;
+}
+
+void otfx_trace_reader_close(otfx_trace_reader *r)
+{
+    if (!r)
+        return;
+    scratch_close(&r->scratch);
+    free(r->sink.stack);
+    free(r->sink.pending);
+    free(r->frames);
+    free(r->overflow);
+    free(r);
+}

@@ -88,6 +88,7 @@ void piece_blob_release(uint8_t *blob, blob_share *share)
 void trace_piece_replace_blob(otfx_trace *trace, piece *p, uint8_t *blob, uint32_t size, uint8_t flags)
 {
     if (p->blob) {
+        trace->layout_epoch++;
         trace->bytes_used -= trace_piece_cost(p->blob_size);
         if (p->flags & CHUNK_SUMMARY_ONLY)
             trace->summary_only_bytes -= trace_piece_cost(p->blob_size);
@@ -149,6 +150,7 @@ static void segment_destroy(otfx_trace *trace, segment *seg)
 
 static void segment_remove(otfx_trace *trace, uint32_t index)
 {
+    trace->layout_epoch++;
     segment_destroy(trace, trace->segments[index]);
     memmove(&trace->segments[index], &trace->segments[index + 1],
             (trace->segment_count - index - 1) * sizeof *trace->segments);
@@ -245,6 +247,7 @@ static void compact_segments(otfx_trace *trace, uint32_t first)
     if (trace_segment_add(trace, a, &b->total) != OTFX_OK)
         return; /* out of memory: the segments simply stay apart */
     memcpy(&a->pieces[a->count], b->pieces, b->count * sizeof *b->pieces);
+    trace->layout_epoch++;
     a->count += b->count;
     a->end = b->end;
     b->count = 0; /* the pieces moved; destroying b must not free their blobs */
@@ -256,6 +259,7 @@ static void compact_segments(otfx_trace *trace, uint32_t first)
 void trace_remove_piece(otfx_trace *trace, piece_position position, const summary *s)
 {
     segment *seg = trace->segments[position.segment];
+    trace->layout_epoch++;
     size_t before = summary_allocations(&seg->total);
     summary_subtract(&seg->total, s);
     trace->bytes_used -= before - summary_allocations(&seg->total);

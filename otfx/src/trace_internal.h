@@ -71,6 +71,10 @@ struct otfx_trace {
     size_t summary_only_bytes; /* of which summary-only pieces */
     uint64_t events_in_pieces;
     uint32_t detail_pieces;
+    /* Counts the changes that rewrite, move or remove pieces already held (appending one does not), so
+     * that a reader (otfx_trace_reader) knows whether the position it kept between its calls still
+     * names the same piece. */
+    uint64_t layout_epoch;
 
     /* The open chunk: tokens and operands as appended, the context at its start. */
     uint8_t *tokens, *operands;

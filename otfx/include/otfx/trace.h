@@ -309,6 +309,36 @@ OTFX_API otfx_status otfx_query_events(otfx_trace *trace, otfx_time from, otfx_t
 OTFX_API otfx_status otfx_query_events_yielding(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
                                                 otfx_event_fn fn, void *user, uint64_t events_per_lock);
 
+/* A reader: otfx_query_events in pieces, for consumers that take a long window a slice at a time (the
+ * replay of the analyses). It hands out the events of otfx_query_events(trace, from, to, context) in
+ * arrays and keeps its place in between: the chunk and its decoded payload, and the position inside
+ * it, so no chunk is decoded twice and nothing goes through a callback. It holds the trace's read lock
+ * only inside otfx_trace_reader_next, never between calls, so appends and reductions go on.
+ *
+ * While the trace does not change, the concatenated arrays are exactly otfx_query_events' events.
+ * Appends between calls are seen (the window permitting). When a reduction or a ring eviction rewrote
+ * or removed chunks between calls, the reader finds its chunk again if it is still held unchanged;
+ * otherwise it goes on after the last stored event it passed, known by its time and the number of
+ * stored events at that time it passed: no event is delivered twice and none still held is skipped
+ * (unless a `type` or `depth` thinning removed some events at that very time), the output stays in time
+ * order (a reduction record of a range rewritten meanwhile comes no earlier than what was delivered).
+ *
+ * A reader keeps a chunk's decoded payload and calling context: about 3 chunk sizes plus 24 KiB (100
+ * KiB with the context) of memory. One thread uses a reader; close it before destroying its trace. */
+typedef struct otfx_trace_reader otfx_trace_reader;
+
+OTFX_API otfx_status otfx_trace_reader_open(otfx_trace *trace, otfx_time from, otfx_time to, bool context,
+                                            otfx_trace_reader **out);
+/* Up to `capacity` next events into `events`; *count says how many. *count < capacity: the reader has
+ * caught up with what the trace holds now (a later call may find events appended since, unless the
+ * window's end was reached: otfx_trace_reader_finished). A failure (OTFX_ERR_CORRUPT, OTFX_ERR_NOMEM)
+ * ends the reader: every later call reports it again. */
+OTFX_API otfx_status otfx_trace_reader_next(otfx_trace_reader *reader, otfx_event *events, size_t capacity,
+                                            size_t *count);
+/* True once an event at or after the window's end was met (nothing more will come) or reading failed. */
+OTFX_API bool otfx_trace_reader_finished(const otfx_trace_reader *reader);
+OTFX_API void otfx_trace_reader_close(otfx_trace_reader *reader);
+
 /* Profiles: per region, exact statistics over a window, whether its events are still held or were
  * reduced. A region instance contributes the part of its duration inside the window (an instance still
  * open ends at the last event's time); exclusive time is the time the region is on top of the stack; a

@@ -201,8 +201,8 @@ otfx_replay *otfx_replay_create(const otfx_replay_config *config, otfx_defs *def
                                 size_t error_size);
 void otfx_replay_destroy(otfx_replay *replay);
 /* A stream: the trace of (rank, thread). Streams of ranks the config does not select are ignored. The
- * trace is read in slices with otfx_analysis_query_events (the read lock is released between them), so
- * appends go on while the replay runs. */
+ * trace is read in slices with an otfx_trace_reader (it holds the read lock only while it fills a slice),
+ * so appends go on while the replay runs. */
 otfx_status otfx_replay_add_trace(otfx_replay *replay, otfx_trace *trace, uint32_t rank, uint32_t thread);
 
 /* Runs the replay over the window to its end, with the other places of `exchange` (NULL: this place

@@ -525,18 +525,42 @@ static void on_path_piece(void *user, otfx_ref function, otfx_time begin, otfx_t
     }
 }
 
-static int on_path_event(const otfx_event *event, void *user)
+/* Events per call of the reader while reading the path's pieces. */
+#define CP_PATH_SLICE 4096u
+
+/* Reads [from, to) of a stream on the path with the context, cutting the pieces at its intervals. */
+static otfx_status read_path_range(cp_run *run, cp_stream *s, otfx_trace *trace, otfx_time from, otfx_time to,
+                                   size_t first_interval, otfx_event *events, bool *failed)
 {
-    path_reader *p = user;
-    cpu_clock_event(&p->clock, &p->run->facts, event, on_path_piece, p);
-    return p->failed || p->clock.failed;
+    path_reader reader = {.run = run, .stream = s, .cursor = first_interval};
+    cpu_clock_init(&reader.clock, from, run->query->to);
+    otfx_trace_reader *events_reader;
+    otfx_status status = otfx_trace_reader_open(trace, from, to, true, &events_reader);
+    size_t count = CP_PATH_SLICE;
+    while (status == OTFX_OK && count == CP_PATH_SLICE && !reader.failed && !reader.clock.failed) {
+        status = otfx_trace_reader_next(events_reader, events, CP_PATH_SLICE, &count);
+        for (size_t i = 0; i < count && !reader.failed && !reader.clock.failed; i++)
+            cpu_clock_event(&reader.clock, &run->facts, &events[i], on_path_piece, &reader);
+    }
+    otfx_trace_reader_close(events_reader);
+    *failed = reader.failed || reader.clock.failed;
+    cpu_clock_free(&reader.clock);
+    return status;
 }
 
-/* Reads each stream on the path again over the part of the window the path covers. */
+/* Reads each stream on the path again over the parts of the window the path covers: intervals close
+ * together in one read, one read per group apart by more than a few chunks (a read starting at an
+ * interval decodes the chunk before it from its start). */
 static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_input *input, char *error,
                       size_t error_size)
 {
-    for (size_t t = 0; t < input->trace_count; t++) {
+    otfx_event *events = malloc(CP_PATH_SLICE * sizeof *events);
+    if (!events) {
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
+    bool ok = true;
+    for (size_t t = 0; t < input->trace_count && ok; t++) {
         uint32_t index = input->rank_of_trace[t];
         if (index >= input->rank_count)
             continue;
@@ -545,25 +569,39 @@ static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_in
         if (!s || !s->interval_count)
             continue;
         qsort(s->intervals, s->interval_count, sizeof *s->intervals, compare_interval);
-        otfx_time begin = s->intervals[0].begin, end = s->intervals[s->interval_count - 1].end;
-        /* the clock starts at the first event at or after `begin`: a node's time, or the window's
-         * start, so the pieces are the forward pass's */
-        otfx_time from = begin > run->query->from ? begin : run->query->from;
-        otfx_time to = end < run->query->to ? end + 1 : run->query->to;
-        path_reader reader = {.run = run, .stream = s};
-        cpu_clock_init(&reader.clock, from, run->query->to);
-        otfx_status status = otfx_analysis_query_events(traces[t], from, to, true, on_path_event, &reader);
-        cpu_clock_free(&reader.clock);
-        if (reader.failed || reader.clock.failed || run->failed) {
-            snprintf(error, error_size, "critical-path: out of memory");
-            return false;
-        }
-        if (status != OTFX_OK) {
-            snprintf(error, error_size, "critical-path: reading rank %u: %s", s->rank, otfx_last_error());
-            return false;
+        /* a gap worth a read of its own: a few chunks' time */
+        otfx_time gap = OTFX_TIME_MAX;
+        otfx_trace_status held;
+        if (otfx_trace_status_get(traces[t], &held) == OTFX_OK && held.chunks > 0 &&
+            held.last_time > held.first_time)
+            gap = (held.last_time - held.first_time) / held.chunks * 4;
+        for (size_t i = 0; i < s->interval_count && ok;) {
+            otfx_time begin = s->intervals[i].begin, end = s->intervals[i].end;
+            size_t next = i + 1;
+            while (next < s->interval_count &&
+                   (s->intervals[next].begin <= end || s->intervals[next].begin - end <= gap)) {
+                if (s->intervals[next].end > end)
+                    end = s->intervals[next].end;
+                next++;
+            }
+            /* the clock starts at the first event at or after `begin`: a node's time, or the window's
+             * start, so the pieces are the forward pass's */
+            otfx_time from = begin > run->query->from ? begin : run->query->from;
+            otfx_time to = end < run->query->to ? end + 1 : run->query->to;
+            bool failed = false;
+            otfx_status status = read_path_range(run, s, traces[t], from, to, i, events, &failed);
+            if (failed || run->failed) {
+                snprintf(error, error_size, "critical-path: out of memory");
+                ok = false;
+            } else if (status != OTFX_OK) {
+                snprintf(error, error_size, "critical-path: reading rank %u: %s", s->rank, otfx_last_error());
+                ok = false;
+            }
+            i = next;
         }
     }
-    return true;
+    free(events);
+    return ok;
 }
 
 /* ---- partial results ---------------------------------------------------------------------------------- */

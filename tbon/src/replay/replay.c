@@ -116,6 +116,7 @@ void otfx_replay_destroy(otfx_replay *replay)
         return;
     for (uint32_t i = 0; i < replay->stream_count; i++) {
         replay_stream *stream = replay->streams[i];
+        replay_stream_close_reader(stream);
         free(stream->events);
         free(stream->nbc);
         free(stream->state);
@@ -481,6 +482,7 @@ static void finish_stream(otfx_replay *replay, replay_stream *stream)
     if (replay->pass.finish)
         replay->pass.finish(replay->config.pass_user, &stream->public);
     stream->done = true;
+    replay_stream_close_reader(stream);
     free(stream->events);
     stream->events = NULL;
     stream->count = stream->pos = 0;

@@ -58,6 +58,7 @@ typedef struct pending_nbc {
 typedef struct replay_stream {
     otfx_replay_stream public;
     otfx_trace *trace;
+    otfx_trace_reader *reader; /* open from the first slice until the stream is exhausted */
     /* The slice buffer: events [pos, count) not processed yet. */
     otfx_event *events;
     size_t count, pos, capacity;
@@ -189,6 +190,8 @@ typedef struct message_entry {
 /* Makes events[pos] available: reads the next slice when the buffer is used up. False: the stream has
  * no more events (exhausted) or the read failed (replay->failed). */
 bool replay_stream_fill(otfx_replay *replay, replay_stream *stream);
+/* Lets go of the stream's reader (its decoded chunk and context). */
+void replay_stream_close_reader(replay_stream *stream);
 /* The time of the stream's next unprocessed event, held back by values it has not handed over yet. */
 otfx_time replay_stream_watermark(const replay_stream *stream);
 

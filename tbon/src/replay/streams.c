@@ -1,51 +1,35 @@
-/* streams.c — reading a stream's trace in slices. The replay never holds a stream's whole window: it
- * reads up to `capacity` events with otfx_analysis_query_events (which releases the trace's read lock
- * between chunks), and the next slice starts at the latest time delivered, skipping the events at that
- * time it delivered already. Only the first slice asks for the calling context; later ones would
- * repeat it. */
+/* streams.c — reading a stream's trace in slices. The replay never holds a stream's whole window: a
+ * reader (otfx_trace_reader) decodes up to `capacity` events straight into the stream's slice buffer and
+ * keeps its place in the chunk it is decoding for the next slice; it holds the trace's read lock only
+ * while it fills a slice, so appends go on. The first events are the calling context at the window's
+ * start. */
 #include "replay_internal.h"
-
-#include <otfx/analysis.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct slice_reader {
-    replay_stream *stream;
-    otfx_time from;
-    bool first;
-    otfx_time resume_time;
-    uint64_t skip, seen_at_resume;
-    bool full;
-} slice_reader;
-
-static int take_event(const otfx_event *event, void *user)
+/* The latest time delivered and how many events at it, after a slice of `count` events. */
+static void note_resume_point(replay_stream *stream, size_t count)
 {
-    slice_reader *reader = user;
-    replay_stream *stream = reader->stream;
-    if (!reader->first) {
-        /* A reduction record that began before the resume point was delivered at its begin already;
-         * later queries report it again at their start. */
-        if (event->type == OTFX_EV_REDUCTION && event->u.reduction.begin < reader->resume_time &&
-            event->time <= reader->resume_time)
-            return 0;
-        if (event->time == reader->resume_time && reader->seen_at_resume < reader->skip) {
-            reader->seen_at_resume++;
-            return 0;
-        }
+    if (count == 0)
+        return;
+    const otfx_time last = stream->events[count - 1].time;
+    uint64_t at_last = 0;
+    size_t i = count;
+    while (i > 0 && stream->events[i - 1].time == last) {
+        at_last++;
+        i--;
     }
-    stream->events[stream->count++] = *event;
-    if (event->time > stream->resume_time) {
-        stream->resume_time = event->time;
-        stream->resume_skip = 1;
-    } else if (event->time == stream->resume_time) {
-        stream->resume_skip++;
-    }
-    if (stream->count == stream->capacity) {
-        reader->full = true;
-        return 1;
-    }
-    return 0;
+    if (i == 0 && stream->resume_time == last)
+        at_last += stream->resume_skip;
+    stream->resume_time = last;
+    stream->resume_skip = at_last;
+}
+
+void replay_stream_close_reader(replay_stream *stream)
+{
+    otfx_trace_reader_close(stream->reader);
+    stream->reader = NULL;
 }
 
 bool replay_stream_fill(otfx_replay *replay, replay_stream *stream)
@@ -66,34 +50,30 @@ bool replay_stream_fill(otfx_replay *replay, replay_stream *stream)
         }
         stream->capacity = capacity;
     }
-    const otfx_time from = replay->config.from, to = replay->config.to;
-    slice_reader reader = {.stream = stream, .from = from, .first = !stream->sliced};
-    otfx_time start = from;
-    if (stream->sliced) {
-        /* Context ENTERs lie before `from`: a first slice that ended among them resumes at `from`. */
-        if (stream->resume_time < from) {
-            stream->resume_time = from;
-            stream->resume_skip = 0;
-        }
-        start = stream->resume_time;
-        reader.resume_time = stream->resume_time;
-        reader.skip = stream->resume_skip;
-    } else {
+    otfx_status status = OTFX_OK;
+    if (!stream->sliced) {
         stream->resume_time = 0;
         stream->resume_skip = 0;
+        status = otfx_trace_reader_open(stream->trace, replay->config.from, replay->config.to, true,
+                                        &stream->reader);
     }
-    stream->count = stream->pos = 0;
-    otfx_status status =
-        otfx_analysis_query_events(stream->trace, start, to, !stream->sliced, take_event, &reader);
     stream->sliced = true;
+    size_t count = 0;
+    if (status == OTFX_OK)
+        status = otfx_trace_reader_next(stream->reader, stream->events, stream->capacity, &count);
+    stream->count = count;
+    stream->pos = 0;
     if (status != OTFX_OK) {
         replay_fail(replay, "reading the trace of rank %u thread %u: %s (%s)", stream->public.rank,
                     stream->public.thread, otfx_strerror(status), otfx_last_error());
         return false;
     }
-    if (!reader.full)
+    note_resume_point(stream, count);
+    if (count < stream->capacity) {
         stream->exhausted = true;
-    return stream->count > 0;
+        replay_stream_close_reader(stream);
+    }
+    return count > 0;
 }
 
 otfx_time replay_stream_watermark(const replay_stream *stream)
