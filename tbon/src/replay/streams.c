@@ -71,7 +71,10 @@ bool replay_stream_fill(otfx_replay *replay, replay_stream *stream)
     note_resume_point(stream, count);
     if (count < stream->capacity) {
         stream->exhausted = true;
-        replay_stream_close_reader(stream);
+        /* A follow's next run reads on from here: the reader keeps its place and sees what is appended
+         * meanwhile. */
+        if (!stream->follow)
+            replay_stream_close_reader(stream);
     }
     return count > 0;
 }
