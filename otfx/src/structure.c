@@ -259,6 +259,33 @@ static void free_graph(otfx_structure *s)
     otfx_hash_free(&s->path_index);
 }
 
+void otfx_structure_reset(otfx_structure *s)
+{
+    if (!s)
+        return;
+    free_graph(s);
+    free(s->last_visit);
+    s->nodes = NULL;
+    s->edges = NULL;
+    s->peers = NULL;
+    s->completions = NULL;
+    s->paths = NULL;
+    s->path_nodes = NULL;
+    s->last_visit = NULL;
+    s->node_capacity = s->edge_capacity = s->peer_capacity = s->completion_capacity = s->path_capacity = 0;
+    s->path_node_capacity = s->last_visit_capacity = 0;
+    s->node_count = s->edge_count = s->peer_count = s->completion_count = s->path_count = 0;
+    s->path_node_count = 0;
+    s->events = s->untracked = 0;
+    /* What referred to the dropped nodes goes too: the open call (its LEAVE still closes it, unrecorded),
+     * the previous node, the open requests and the recent visits. The stack of open regions stays. */
+    s->call_node = UINT32_MAX;
+    s->last_node = UINT32_MAX;
+    s->last_end = 0;
+    s->request_count = 0;
+    s->visit_position = 0;
+}
+
 void otfx_structure_destroy(otfx_structure *s)
 {
     if (!s)
