@@ -580,8 +580,6 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         }
         if (trace->open_events == 0)
             trace->open_first_event = event->time;
-        if (trace->config.structure)
-            otfx_structure_feed(trace->structure, trace->defs, event, 1);
         otfx_ref top = trace->depth ? trace->stack[trace->depth - 1].region : OTFX_REF_NONE;
         trace->open_operand_bytes +=
             (uint32_t)codec_encode(&trace->encoder, event, top, &trace->tokens[trace->open_events],
@@ -599,6 +597,9 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         trace->any_time = true;
         refused |= trace->open_refused;
     }
+    /* The graph takes every event the trace took (stored or refused by `stop`), in one call per batch. */
+    if (trace->config.structure)
+        otfx_structure_feed(trace->structure, trace->defs, events, done);
     pthread_rwlock_unlock(&trace->lock);
     if (appended)
         *appended = done;
