@@ -3,6 +3,10 @@
  * line per figure, shape by shape; docs/benchmarks.md records the figures.
  *
  *   otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] [--budget MiB]
+ *              [--structure on|off]
+ *
+ * --structure off: the traces do not build their task activity graphs (otfx_trace_config.structure),
+ * to measure what building them costs.
  *
  * Per shape (synth.h), on one thread:
  *   events                     N events of rank 0's stream
@@ -43,6 +47,7 @@ typedef struct options {
     uint64_t events;
     size_t budget_bytes;
     bool shapes[SYNTH_SHAPE_COUNT];
+    bool structure;
 } options;
 
 static void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -76,13 +81,13 @@ static double now_seconds(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] "
-                    "[--budget MiB]\n");
+                    "[--budget MiB] [--structure on|off]\n");
     exit(2);
 }
 
 static options parse_options(int argc, char **argv)
 {
-    options opts = {.events = 4000000, .budget_bytes = (size_t)64 << 20};
+    options opts = {.events = 4000000, .budget_bytes = (size_t)64 << 20, .structure = true};
     bool any_shape = false;
     for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -95,6 +100,10 @@ static options parse_options(int argc, char **argv)
             if (mib < 1)
                 die("--budget must be at least 1 MiB, not %s", value);
             opts.budget_bytes = (size_t)mib << 20;
+        } else if (strcmp(argv[i], "--structure") == 0 && value) {
+            if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+                die("--structure is on or off, not %s", value);
+            opts.structure = strcmp(value, "on") == 0;
         } else if (strcmp(argv[i], "--shape") == 0 && value) {
             synth_shape shape;
             if (strcmp(value, "all") == 0) {
@@ -123,10 +132,12 @@ static synth *new_stream(otfx_defs *defs, synth_shape shape)
     return stream;
 }
 
-static otfx_trace *new_trace(otfx_defs *defs, const synth *stream, size_t budget, bool compress)
+static otfx_trace *new_trace(otfx_defs *defs, const synth *stream, size_t budget, bool compress,
+                             bool structure)
 {
     otfx_trace_config config = otfx_trace_config_default(budget);
     config.compress = compress;
+    config.structure = structure;
     otfx_trace *trace;
     check(otfx_trace_create(&config, defs, synth_location(stream), &trace), "otfx_trace_create");
     return trace;
@@ -384,7 +395,7 @@ static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget,
 
 static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
 {
-    printf("shape=%s\n", synth_shape_name(shape));
+    printf("shape=%s\nstructure=%s\n", synth_shape_name(shape), opts->structure ? "on" : "off");
     printf("events=%llu\n", (unsigned long long)opts->events);
 
     otfx_defs *defs = otfx_defs_create();
@@ -393,13 +404,13 @@ static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
 
     /* Ingest, then keep appending until the buffer has reduced, then profile the full buffer. */
     synth *stream = new_stream(defs, shape);
-    otfx_trace *trace = new_trace(defs, stream, opts->budget_bytes, true);
+    otfx_trace *trace = new_trace(defs, stream, opts->budget_bytes, true, opts->structure);
     ingest_result ingested = ingest(trace, stream, opts->events, batch);
     printf("otfx_ingest_events_per_s=%.0f\n", (double)opts->events / ingested.seconds);
     printf("otfx_bytes_per_event=%.3f\n", ingested.bytes_per_event);
 
     synth *raw_stream = new_stream(defs, shape);
-    otfx_trace *raw = new_trace(defs, raw_stream, (size_t)1 << 30, false);
+    otfx_trace *raw = new_trace(defs, raw_stream, (size_t)1 << 30, false, opts->structure);
     uint64_t raw_events = opts->events < 2000000 ? opts->events : 2000000;
     printf("otfx_raw_bytes_per_event=%.3f\n", ingest(raw, raw_stream, raw_events, batch).bytes_per_event);
     otfx_trace_destroy(raw);

@@ -4,8 +4,11 @@
  * Identities are built from region names, never from refs, so that graphs of locations on different
  * places (each with its own definitions) compare: a node's calling context is a hash chained over the
  * names of the open regions. Nodes, edges, peers, completions and paths live in growing arrays with a
- * hash index each (support/hash.h); the per-event work is a few lookups, and for paths one hash over
- * the nodes since the visited node's last visit (at most OTFX_STRUCTURE_PATH_WINDOW).
+ * hash index each (support/hash.h). The graph is built on the append path, so the common case is kept
+ * cheap: a program repeats itself, and a region remembers the node it was last found as (per context),
+ * a node the edge it was last left by, the partner of its last message and the path of its last return;
+ * only what differs from last time is looked up (for paths, one hash over the at most
+ * OTFX_STRUCTURE_PATH_WINDOW nodes since the node's last visit).
  */
 /* strdup, and the POSIX rwlocks of the private header that declares structure_copy. */
 #define _POSIX_C_SOURCE 200809L
@@ -31,7 +34,20 @@ typedef struct region_info {
     otfx_region_role role;
     uint64_t name_hash;
     const char *name;
+    /* The node this region was last found as, and that node's context and value: a loop visits its
+     * call sites in the same contexts over and over, so most lookups end here. */
+    uint32_t cached_node; /* UINT32_MAX: none */
+    uint64_t cached_context;
+    int64_t cached_value;
 } region_info;
+
+/* Per node, what the builder remembers of it (not part of the graph). */
+typedef struct node_state {
+    uint64_t last_visit; /* visit position + 1 (0: never) */
+    uint32_t last_path;  /* the path its last return took (UINT32_MAX: none) */
+    uint32_t last_edge;  /* the edge last taken from it (UINT32_MAX: none) */
+    uint32_t last_peer;  /* the partner its last message had (UINT32_MAX: none) */
+} node_state;
 
 typedef struct frame {
     otfx_ref region;
@@ -80,15 +96,16 @@ struct otfx_structure {
     uint64_t last_end;
     open_request *requests;
     size_t request_capacity, request_count;
-    uint64_t *last_visit; /* per node: visit position + 1 (0: never) */
-    size_t last_visit_capacity;
+    node_state *node_states;
+    size_t node_state_capacity;
     uint32_t recent[OTFX_STRUCTURE_PATH_WINDOW];
     uint64_t visit_position;
 };
 
 /* ---- statistics ---- */
 
-void otfx_structure_stat_add(otfx_structure_stat *stat, uint64_t ns)
+/* The builder's own calls stay inside the library (the exported function may be interposed). */
+static inline void stat_add(otfx_structure_stat *stat, uint64_t ns)
 {
     if (stat->count == 0 || ns < stat->min_ns)
         stat->min_ns = ns;
@@ -97,6 +114,11 @@ void otfx_structure_stat_add(otfx_structure_stat *stat, uint64_t ns)
     stat->count++;
     stat->sum_ns += ns;
     stat->sum_squares += (double)ns * (double)ns;
+}
+
+void otfx_structure_stat_add(otfx_structure_stat *stat, uint64_t ns)
+{
+    stat_add(stat, ns);
 }
 
 double otfx_structure_stat_mean(const otfx_structure_stat *stat)
@@ -259,6 +281,35 @@ static void free_graph(otfx_structure *s)
     otfx_hash_free(&s->path_index);
 }
 
+void otfx_structure_reset(otfx_structure *s)
+{
+    if (!s)
+        return;
+    free_graph(s);
+    free(s->node_states);
+    s->nodes = NULL;
+    s->edges = NULL;
+    s->peers = NULL;
+    s->completions = NULL;
+    s->paths = NULL;
+    s->path_nodes = NULL;
+    s->node_states = NULL;
+    s->node_capacity = s->edge_capacity = s->peer_capacity = s->completion_capacity = s->path_capacity = 0;
+    s->path_node_capacity = s->node_state_capacity = 0;
+    s->node_count = s->edge_count = s->peer_count = s->completion_count = s->path_count = 0;
+    s->path_node_count = 0;
+    s->events = s->untracked = 0;
+    /* What referred to the dropped nodes goes too: the open call (its LEAVE still closes it, unrecorded),
+     * the previous node, the open requests and the recent visits. The stack of open regions stays. */
+    s->call_node = UINT32_MAX;
+    s->last_node = UINT32_MAX;
+    s->last_end = 0;
+    s->request_count = 0;
+    s->visit_position = 0;
+    for (size_t r = 0; r < s->region_capacity; r++)
+        s->regions[r].cached_node = UINT32_MAX;
+}
+
 void otfx_structure_destroy(otfx_structure *s)
 {
     if (!s)
@@ -267,7 +318,7 @@ void otfx_structure_destroy(otfx_structure *s)
     free(s->regions);
     free(s->stack);
     free(s->requests);
-    free(s->last_visit);
+    free(s->node_states);
     free(s);
 }
 
@@ -282,7 +333,7 @@ static bool contains_loop(const char *name)
     return false;
 }
 
-static const region_info *region_of(otfx_structure *s, const otfx_defs *defs, otfx_ref region)
+static inline region_info *region_of(otfx_structure *s, const otfx_defs *defs, otfx_ref region)
 {
     if (region == OTFX_REF_NONE)
         return NULL;
@@ -298,8 +349,12 @@ static const region_info *region_of(otfx_structure *s, const otfx_defs *defs, ot
         otfx_region_def def;
         if (!defs || otfx_defs_get_region(defs, region, &def) != OTFX_OK || !def.name)
             return NULL;
-        *info = (region_info){true, def.role == OTFX_ROLE_USER_FUNCTION && contains_loop(def.name), def.role,
-                              text_hash(def.name), def.name};
+        *info = (region_info){.known = true,
+                              .is_loop = def.role == OTFX_ROLE_USER_FUNCTION && contains_loop(def.name),
+                              .role = def.role,
+                              .name_hash = text_hash(def.name),
+                              .name = def.name,
+                              .cached_node = UINT32_MAX};
     }
     return info;
 }
@@ -330,18 +385,18 @@ static uint64_t current_context(const otfx_structure *s)
     return s->depth ? s->stack[s->depth - 1].context : 0;
 }
 
-/* The node of (kind, name, the current context, value); UINT32_MAX when it cannot be kept. */
-static uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, const region_info *region, int64_t value)
+static uint32_t find_or_add_node(otfx_structure *s, otfx_structure_kind kind, const region_info *region,
+                                 uint64_t context, int64_t value)
 {
-    const node_key key = {kind, region->name, region->name_hash, current_context(s), value};
+    const node_key key = {kind, region->name, region->name_hash, context, value};
     const uint64_t hash = node_key_hash(kind, region->name_hash, key.context_hash, value);
     size_t at = otfx_hash_find(&s->node_index, hash, same_node, s->nodes, &key);
     if (at != OTFX_HASH_NONE)
         return (uint32_t)at;
     if (s->node_count >= OTFX_STRUCTURE_MAX_NODES ||
         !otfx_reserve((void **)&s->nodes, &s->node_capacity, s->node_count + 1, sizeof *s->nodes, 16) ||
-        !otfx_reserve((void **)&s->last_visit, &s->last_visit_capacity, s->node_count + 1,
-                      sizeof *s->last_visit, 16))
+        !otfx_reserve((void **)&s->node_states, &s->node_state_capacity, s->node_count + 1,
+                      sizeof *s->node_states, 16))
         return UINT32_MAX;
     otfx_structure_node node = {.name = strdup(region->name),
                                 .context = context_text(s),
@@ -359,8 +414,26 @@ static uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, const regio
         free(node.context);
         return UINT32_MAX;
     }
-    s->last_visit[s->node_count] = 0;
+    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, UINT32_MAX, UINT32_MAX};
     return s->node_count++;
+}
+
+/* The node of (kind, name, the current context, value); UINT32_MAX when it cannot be kept. A region's
+ * kind follows from its role, so (region, context, value) finds the node the region cached. */
+static inline uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, region_info *region,
+                               int64_t value)
+{
+    const uint64_t context = current_context(s);
+    if (region->cached_node != UINT32_MAX && region->cached_context == context &&
+        region->cached_value == value)
+        return region->cached_node;
+    const uint32_t node = find_or_add_node(s, kind, region, context, value);
+    if (node != UINT32_MAX) {
+        region->cached_node = node;
+        region->cached_context = context;
+        region->cached_value = value;
+    }
+    return node;
 }
 
 static otfx_structure_edge *edge_of(otfx_structure *s, uint32_t from, uint32_t to)
@@ -378,9 +451,52 @@ static otfx_structure_edge *edge_of(otfx_structure *s, uint32_t from, uint32_t t
     return &s->edges[s->edge_count++];
 }
 
-static void record_path(otfx_structure *s, uint32_t node)
+/* Counts a return to `node` along sequence[0, length) (the node first). */
+static inline void count_path(otfx_structure *s, uint32_t node, const uint32_t *sequence, uint32_t length)
 {
-    const uint64_t last = s->last_visit[node];
+    node_state *state = &s->node_states[node];
+    /* A loop mostly returns the way it did last time: compare with that path before hashing. */
+    if (state->last_path != UINT32_MAX) {
+        otfx_structure_path *previous = &s->paths[state->last_path];
+        if (previous->length == length) {
+            const uint32_t *nodes = s->path_nodes + previous->first;
+            uint32_t same = 0;
+            while (same < length && nodes[same] == sequence[same]) /* short: cheaper than memcmp's call */
+                same++;
+            if (same == length) {
+                previous->count++;
+                return;
+            }
+        }
+    }
+    const path_key key = {sequence, length};
+    const uint64_t hash = sequence_hash(sequence, length);
+    size_t at = otfx_hash_find(&s->path_index, hash, same_path, s, &key);
+    if (at != OTFX_HASH_NONE) {
+        s->paths[at].count++;
+        state->last_path = (uint32_t)at;
+        return;
+    }
+    if (s->path_count >= OTFX_STRUCTURE_MAX_PATHS ||
+        !otfx_reserve((void **)&s->paths, &s->path_capacity, s->path_count + 1, sizeof *s->paths, 16) ||
+        !otfx_reserve((void **)&s->path_nodes, &s->path_node_capacity, s->path_node_count + length,
+                      sizeof *s->path_nodes, 64)) {
+        s->untracked++;
+        return;
+    }
+    memcpy(s->path_nodes + s->path_node_count, sequence, length * sizeof *sequence);
+    s->paths[s->path_count] = (otfx_structure_path){node, length, (uint32_t)s->path_node_count, 1};
+    if (!otfx_hash_insert(&s->path_index, hash, s->path_count, path_hash_of, s)) {
+        s->untracked++;
+        return;
+    }
+    s->path_node_count += length;
+    state->last_path = s->path_count++;
+}
+
+static inline void record_path(otfx_structure *s, uint32_t node)
+{
+    const uint64_t last = s->node_states[node].last_visit;
     const uint64_t position = s->visit_position;
     if (last) {
         const uint64_t length = position - (last - 1);
@@ -390,48 +506,32 @@ static void record_path(otfx_structure *s, uint32_t node)
             uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
             for (uint64_t i = 0; i < length; i++)
                 sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
-            const path_key key = {sequence, (uint32_t)length};
-            const uint64_t hash = sequence_hash(sequence, (uint32_t)length);
-            size_t at = otfx_hash_find(&s->path_index, hash, same_path, s, &key);
-            if (at != OTFX_HASH_NONE) {
-                s->paths[at].count++;
-            } else if (s->path_count < OTFX_STRUCTURE_MAX_PATHS &&
-                       otfx_reserve((void **)&s->paths, &s->path_capacity, s->path_count + 1,
-                                    sizeof *s->paths, 16) &&
-                       otfx_reserve((void **)&s->path_nodes, &s->path_node_capacity,
-                                    s->path_node_count + length, sizeof *s->path_nodes, 64)) {
-                memcpy(s->path_nodes + s->path_node_count, sequence, length * sizeof(uint32_t));
-                s->paths[s->path_count] =
-                    (otfx_structure_path){node, (uint32_t)length, (uint32_t)s->path_node_count, 1};
-                if (otfx_hash_insert(&s->path_index, hash, s->path_count, path_hash_of, s)) {
-                    s->path_node_count += length;
-                    s->path_count++;
-                } else {
-                    s->untracked++;
-                }
-            } else {
-                s->untracked++;
-            }
+            count_path(s, node, sequence, (uint32_t)length);
         }
     }
     s->recent[position % OTFX_STRUCTURE_PATH_WINDOW] = node;
-    s->last_visit[node] = position + 1;
+    s->node_states[node].last_visit = position + 1;
     s->visit_position++;
 }
 
 /* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
-static void visit(otfx_structure *s, uint32_t node, uint64_t time)
+static inline void visit(otfx_structure *s, uint32_t node, uint64_t time)
 {
     if (node == UINT32_MAX) {
         s->untracked++;
         return;
     }
     if (s->last_node != UINT32_MAX) {
-        otfx_structure_edge *edge = edge_of(s, s->last_node, node);
-        if (edge)
-            otfx_structure_stat_add(&edge->compute, time > s->last_end ? time - s->last_end : 0);
-        else
+        node_state *from = &s->node_states[s->last_node];
+        otfx_structure_edge *edge = from->last_edge != UINT32_MAX && s->edges[from->last_edge].to == node
+                                        ? &s->edges[from->last_edge]
+                                        : edge_of(s, s->last_node, node);
+        if (edge) {
+            from->last_edge = (uint32_t)(edge - s->edges);
+            stat_add(&edge->compute, time > s->last_end ? time - s->last_end : 0);
+        } else {
             s->untracked++;
+        }
     }
     s->nodes[node].visits++;
     record_path(s, node);
@@ -439,14 +539,21 @@ static void visit(otfx_structure *s, uint32_t node, uint64_t time)
     s->last_end = time;
 }
 
-static void add_peer(otfx_structure *s, const otfx_event *event, bool sent)
+static inline void add_peer(otfx_structure *s, const otfx_event *event, bool sent)
 {
     if (s->call_depth == 0 || s->call_node == UINT32_MAX)
         return;
-    const otfx_structure_peer key = {
-        .node = s->call_node, .sent = sent, .offset = (int64_t)event->u.msg.peer - (int64_t)s->rank};
+    const int64_t offset = (int64_t)event->u.msg.peer - (int64_t)s->rank;
+    node_state *state = &s->node_states[s->call_node];
+    size_t at = state->last_peer;
+    if (at != UINT32_MAX && s->peers[at].sent == sent && s->peers[at].offset == offset) {
+        s->peers[at].count++;
+        s->peers[at].bytes += event->u.msg.bytes;
+        return;
+    }
+    const otfx_structure_peer key = {.node = s->call_node, .sent = sent, .offset = offset};
     const uint64_t hash = peer_key_hash(key.node, key.sent, key.offset);
-    size_t at = otfx_hash_find(&s->peer_index, hash, same_peer, s->peers, &key);
+    at = otfx_hash_find(&s->peer_index, hash, same_peer, s->peers, &key);
     if (at == OTFX_HASH_NONE) {
         if (s->peer_count >= OTFX_STRUCTURE_MAX_PEERS ||
             !otfx_reserve((void **)&s->peers, &s->peer_capacity, s->peer_count + 1, sizeof *s->peers, 16)) {
@@ -460,6 +567,7 @@ static void add_peer(otfx_structure *s, const otfx_event *event, bool sent)
         }
         at = s->peer_count++;
     }
+    state->last_peer = (uint32_t)at;
     s->peers[at].count++;
     s->peers[at].bytes += event->u.msg.bytes;
 }
@@ -514,9 +622,9 @@ static void request_completed(otfx_structure *s, uint64_t request, bool cancelle
     }
 }
 
-static void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+static inline void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
-    const region_info *info = region_of(s, defs, event->u.region.region);
+    region_info *info = region_of(s, defs, event->u.region.region);
     if (!otfx_reserve((void **)&s->stack, &s->stack_capacity, s->depth + 1, sizeof *s->stack, 32)) {
         s->untracked++;
         return;
@@ -541,14 +649,13 @@ static void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *ev
         (frame){event->u.region.region, otfx_hash_mix(parent ^ (info ? info->name_hash : 0))};
 }
 
-static void leave(otfx_structure *s, uint64_t time)
+static inline void leave(otfx_structure *s, uint64_t time)
 {
     if (s->depth == 0)
         return;
     if (s->call_depth == s->depth) {
         if (s->call_node != UINT32_MAX) {
-            otfx_structure_stat_add(&s->nodes[s->call_node].time,
-                                    time > s->call_start ? time - s->call_start : 0);
+            stat_add(&s->nodes[s->call_node].time, time > s->call_start ? time - s->call_start : 0);
             s->last_end = time;
         }
         s->call_depth = 0;
@@ -556,7 +663,7 @@ static void leave(otfx_structure *s, uint64_t time)
     s->depth--;
 }
 
-static void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+static inline void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
     s->events++;
     switch (event->type) {
@@ -592,7 +699,7 @@ static void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event 
         request_completed(s, event->u.coll.request, false);
         break;
     case OTFX_EV_PHASE: {
-        const region_info *info = region_of(s, defs, event->u.phase.region);
+        region_info *info = region_of(s, defs, event->u.phase.region);
         if (!info)
             s->untracked++;
         else if (s->call_depth == 0)
@@ -640,7 +747,7 @@ size_t otfx_structure_bytes(const otfx_structure *s)
     size_t bytes = sizeof *s + s->node_capacity * sizeof *s->nodes + s->edge_capacity * sizeof *s->edges +
                    s->peer_capacity * sizeof *s->peers + s->completion_capacity * sizeof *s->completions +
                    s->path_capacity * sizeof *s->paths + s->path_node_capacity * sizeof *s->path_nodes +
-                   s->last_visit_capacity * sizeof *s->last_visit + s->region_capacity * sizeof *s->regions +
+                   s->node_state_capacity * sizeof *s->node_states + s->region_capacity * sizeof *s->regions +
                    s->stack_capacity * sizeof *s->stack + s->request_capacity * sizeof *s->requests +
                    (s->node_index.slot_count + s->edge_index.slot_count + s->peer_index.slot_count +
                     s->completion_index.slot_count + s->path_index.slot_count) *
@@ -702,7 +809,7 @@ otfx_structure *structure_copy(const otfx_structure *s)
          copy_index(&c->peer_index, &s->peer_index) &&
          copy_index(&c->completion_index, &s->completion_index) &&
          copy_index(&c->path_index, &s->path_index) &&
-         copy_array((void **)&c->last_visit, s->last_visit, s->node_count, sizeof *s->last_visit);
+         copy_array((void **)&c->node_states, s->node_states, s->node_count, sizeof *s->node_states);
     if (!ok) {
         otfx_structure_destroy(c);
         return NULL;
@@ -712,7 +819,7 @@ otfx_structure *structure_copy(const otfx_structure *s)
     c->completion_capacity = c->completion_count = s->completion_count;
     c->path_capacity = c->path_count = s->path_count;
     c->path_node_capacity = c->path_node_count = s->path_node_count;
-    c->last_visit_capacity = s->node_count;
+    c->node_state_capacity = s->node_count;
     memcpy(c->recent, s->recent, sizeof c->recent);
     c->visit_position = s->visit_position;
     c->events = s->events;

@@ -27,6 +27,7 @@ otfx_trace_config otfx_trace_config_default(size_t budget_bytes)
         .chunk_bytes = 32 * 1024,
         .type_priority = {OTFX_CLASS_USER_FUNCTION, OTFX_CLASS_MPI_OTHER, OTFX_CLASS_MPI_P2P,
                           OTFX_CLASS_MPI_COLLECTIVE, OTFX_CLASS_COUNT},
+        .structure = true,
     };
     return config;
 }
@@ -583,7 +584,6 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         }
         if (trace->open_events == 0)
             trace->open_first_event = event->time;
-        otfx_structure_feed(trace->structure, trace->defs, event, 1);
         otfx_ref top = trace->depth ? trace->stack[trace->depth - 1].region : OTFX_REF_NONE;
         trace->open_operand_bytes +=
             (uint32_t)codec_encode(&trace->encoder, event, top, &trace->tokens[trace->open_events],
@@ -601,6 +601,9 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         trace->any_time = true;
         refused |= trace->open_refused;
     }
+    /* The graph takes every event the trace took (stored or refused by `stop`), in one call per batch. */
+    if (trace->config.structure)
+        otfx_structure_feed(trace->structure, trace->defs, events, done);
     pthread_rwlock_unlock(&trace->lock);
     if (appended)
         *appended = done;
@@ -658,6 +661,7 @@ otfx_status otfx_trace_reset(otfx_trace *trace)
     memset(trace->events_reduced, 0, sizeof trace->events_reduced);
     trace->reductions = 0;
     trace->stopped = false;
+    otfx_structure_reset(trace->structure);
     start_open_chunk(trace, trace->last_time, false);
     pthread_rwlock_unlock(&trace->lock);
     return OTFX_OK;
@@ -710,6 +714,7 @@ otfx_status otfx_trace_status_get(otfx_trace *trace, otfx_trace_status *out)
     out->chunks = trace->detail_pieces;
     out->segments = trace->segment_count;
     out->stopped = trace->stopped;
+    out->structure_bytes = otfx_structure_bytes(trace->structure);
     pthread_rwlock_unlock(&trace->lock);
     return OTFX_OK;
 }

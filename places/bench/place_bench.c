@@ -7,7 +7,10 @@
  * (64 MiB, ring reduction), one thread, no MPI message: what one place thread does per batch once it has
  * received it. Every repetition starts a fresh place and checks that its trace received every event.
  *
- *   place-bench [batches] [repetitions]        (default 200 batches of 100 KiB, 5 repetitions)
+ *   place-bench [batches] [repetitions] [structure]   (default 200 batches of 100 KiB, 5 repetitions, on)
+ *
+ * structure "off": the trace does not build its task activity graph (otfx_trace_config.structure), to
+ * measure what building it costs.
  *
  * Prints per repetition and the median (docs/benchmarks.md, "place-bench"):
  *   place_ingest_events_per_s   decoded events appended per second
@@ -106,7 +109,7 @@ struct bench_place {
     struct place_stream *stream_slot;
 };
 
-static void create_place(struct bench_place *bench)
+static void create_place(struct bench_place *bench, bool structure)
 {
     memset(bench, 0, sizeof(*bench));
     struct event_place *place = &bench->place;
@@ -120,6 +123,7 @@ static void create_place(struct bench_place *bench)
     place->events = malloc(place->event_capacity * sizeof(otfx_event));
     place->ranks = &bench->rank;
     place->trace_config = otfx_trace_config_default((size_t)64 << 20); /* OTFX_BUFFER's default */
+    place->trace_config.structure = structure;
     otfx_ref location;
     if (!place->defs || !place->events || !place_describe_functions(place) ||
         otfx_defs_region(place->defs, "MPI_Pcontrol level", OTFX_ROLE_PHASE, &place->phase_region) !=
@@ -174,9 +178,12 @@ int main(int argc, char **argv)
 {
     const long batch_count = argc > 1 ? atol(argv[1]) : 200;
     const long repetitions = argc > 2 ? atol(argv[2]) : 5;
-    if (argc > 3 || batch_count < 1 || batch_count > 100000 || repetitions < 1 || repetitions > 1000) {
+    const char *structure = argc > 3 ? argv[3] : "on";
+    if (argc > 4 || batch_count < 1 || batch_count > 100000 || repetitions < 1 || repetitions > 1000 ||
+        (strcmp(structure, "on") != 0 && strcmp(structure, "off") != 0)) {
         fprintf(stderr,
-                "usage: place-bench [batches (1-100000, default 200)] [repetitions (1-1000, default 5)]\n");
+                "usage: place-bench [batches (1-100000, default 200)] [repetitions (1-1000, default 5)] "
+                "[structure (on|off, default on)]\n");
         return 2;
     }
     unsigned char *batches = malloc((size_t)batch_count * CAPTURE_BATCH_BYTES);
@@ -191,11 +198,12 @@ int main(int argc, char **argv)
                               receives, &events);
         bytes += sizes[b];
     }
-    printf("place_bench_batches=%ld\nplace_bench_events=%llu\nplace_bench_bytes=%llu\n", batch_count,
-           (unsigned long long)events, (unsigned long long)bytes);
+    printf("place_bench_batches=%ld\nplace_bench_events=%llu\nplace_bench_bytes=%llu\nplace_bench_structure=%"
+           "s\n",
+           batch_count, (unsigned long long)events, (unsigned long long)bytes, structure);
     for (long repetition = 0; repetition < repetitions; repetition++) {
         struct bench_place bench;
-        create_place(&bench);
+        create_place(&bench, strcmp(structure, "on") == 0);
         uint64_t records = 0;
         const double start = now_ns();
         for (long b = 0; b < batch_count; b++) {

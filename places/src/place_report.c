@@ -386,6 +386,7 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
         total.bytes_used += status.bytes_used;
         total.bytes_open += status.bytes_open;
         total.budget_bytes += status.budget_bytes;
+        total.structure_bytes += status.structure_bytes;
         for (int s = 0; s < OTFX_REDUCE_COUNT; s++) {
             /* Reduction strategies thin what was stored; stop and the drops before the trace lose it. */
             if (s == OTFX_REDUCE_STOP || s == OTFX_REDUCE_SOURCE_DROP || s == OTFX_REDUCE_THROTTLE)
@@ -400,10 +401,10 @@ static void report_rank(struct event_place *place, struct served_rank *rank, con
     char report[512];
     snprintf(report, sizeof(report),
              "otfx-place: rank %d events received=%llu held=%llu reduced=%llu dropped=%llu blocked_ns=%llu "
-             "bytes_used=%zu/%zu bytes_open=%zu\n",
+             "bytes_used=%zu/%zu bytes_open=%zu structure_bytes=%zu\n",
              rank->rank, (unsigned long long)total.events_received, (unsigned long long)total.events_held,
              (unsigned long long)reduced, (unsigned long long)dropped, (unsigned long long)blocked_ns,
-             total.bytes_used, total.budget_bytes, total.bytes_open);
+             total.bytes_used, total.budget_bytes, total.bytes_open, total.structure_bytes);
     fputs(report, stdout);
     report_overhead(rank);
     report_ending(place, rank);

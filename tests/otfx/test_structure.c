@@ -1,6 +1,6 @@
 /* test_structure.c — the task activity graph a trace builds on append (otfx/structure.h): nodes,
  * edges and their statistics on synthetic streams, size independent of the iterations, survival of
- * reductions, peers, completion edges, markers and causal paths. */
+ * reductions, peers, completion edges, markers and causal paths; a reset drops it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -298,6 +298,84 @@ static void test_phase_markers_are_nodes(void **state)
     world_close(&w);
 }
 
+/* otfx_trace_reset drops the graph with the events (the user asked to drop what was recorded) and frees
+ * its memory; the regions open at the reset stay open: what follows has their context, their leaves
+ * match, and a request started before the reset completes without an edge from a dropped node. */
+static void test_reset_drops_the_graph(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 4, 1u << 20, OTFX_REDUCE_RING);
+    enter(&w, w.compute);
+    recv_compute_send(&w, 4, 50, 100);
+    enter(&w, w.isend);
+    message(&w, OTFX_EV_ISEND, 5, 8, 99);
+    leave(&w, 5);
+    enter(&w, w.wait); /* open at the reset */
+    otfx_trace_status before;
+    assert_int_equal(otfx_trace_status_get(w.trace, &before), OTFX_OK);
+    assert_int_equal(otfx_trace_reset(w.trace), OTFX_OK);
+    otfx_trace_status after;
+    assert_int_equal(otfx_trace_status_get(w.trace, &after), OTFX_OK);
+    assert_true(after.structure_bytes < before.structure_bytes);
+    otfx_structure_view view;
+    otfx_structure *graph = structure_of(&w, &view);
+    assert_int_equal(view.node_count, 0);
+    assert_int_equal(view.edge_count, 0);
+    assert_int_equal(view.peer_count, 0);
+    assert_int_equal(view.path_count, 0);
+    assert_int_equal(view.events, 0);
+    assert_true(otfx_structure_bytes(graph) < before.structure_bytes);
+    otfx_structure_destroy(graph);
+    /* the Wait open at the reset completes the request and ends; then the program goes on in compute */
+    append(&w, (otfx_event){.time = w.now + 3, .type = OTFX_EV_ISEND_COMPLETE, .u.request.request = 99});
+    leave(&w, 10);
+    recv_compute_send(&w, 4, 3, 100);
+    leave(&w, 1);
+    graph = structure_of(&w, &view);
+    assert_int_equal(view.node_count, 2);
+    const uint32_t recv = node_named(&view, "MPI_Recv");
+    assert_int_equal(view.nodes[recv].visits, 3);
+    assert_string_equal(view.nodes[recv].context, "compute");
+    assert_int_equal(view.nodes[node_named(&view, "MPI_Send")].time.count, 3);
+    assert_int_equal(view.edge_count, 2);
+    assert_int_equal(view.completion_count, 0);
+    assert_int_equal(view.events, 3 * 6 + 3);
+    assert_int_equal(view.untracked, 0);
+    otfx_structure_destroy(graph);
+    world_close(&w);
+}
+
+/* A trace configured without the graph (the benchmarks' comparison) keeps it empty. */
+static void test_graph_can_be_left_out(void **state)
+{
+    (void)state;
+    world w;
+    memset(&w, 0, sizeof w);
+    w.defs = otfx_defs_create();
+    otfx_ref location;
+    assert_int_equal(otfx_defs_location(w.defs, 2, 0, &location), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w.defs, "MPI_Recv", OTFX_ROLE_MPI_P2P, &w.recv), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w.defs, "MPI_Send", OTFX_ROLE_MPI_P2P, &w.send), OTFX_OK);
+    uint32_t members[4] = {0, 1, 2, 3};
+    assert_int_equal(otfx_defs_comm(w.defs, "MPI_COMM_WORLD", members, 4, &w.world_comm), OTFX_OK);
+    otfx_trace_config config = otfx_trace_config_default(1u << 20);
+    assert_true(config.structure);
+    config.structure = false;
+    assert_int_equal(otfx_trace_create(&config, w.defs, location, &w.trace), OTFX_OK);
+    w.now = 1000;
+    recv_compute_send(&w, 2, 10, 100);
+    otfx_structure_view view;
+    otfx_structure *graph = structure_of(&w, &view);
+    assert_int_equal(view.node_count, 0);
+    assert_int_equal(view.events, 0);
+    otfx_structure_destroy(graph);
+    otfx_trace_status status;
+    assert_int_equal(otfx_trace_status_get(w.trace, &status), OTFX_OK);
+    assert_int_equal(status.events_received, 60);
+    world_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +384,8 @@ int main(void)
         cmocka_unit_test(test_reductions_leave_the_graph_whole),
         cmocka_unit_test(test_context_loop_marker_and_completions),
         cmocka_unit_test(test_phase_markers_are_nodes),
+        cmocka_unit_test(test_reset_drops_the_graph),
+        cmocka_unit_test(test_graph_can_be_left_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,6 +258,10 @@ static void test_status(void **state)
     expect(text, " paused_ranks=3 not_recording_ranks=3 finished_ranks=none ");
     expect(text, " first_time=1000 last_time=10000 ");
     expect(text, "summary places=2 places_answered=4 places_total=4 ranks=4 events_per_s=46 ");
+    /* the task activity graphs' memory, beside the budget: every rank made MPI calls */
+    const char *graphs = strstr(strstr(text, "summary "), " structure_bytes=");
+    assert_non_null(graphs);
+    assert_true(strtoull(graphs + strlen(" structure_bytes="), NULL, 10) > 0);
     expect(text, " events_received=36 events_held=36 ");
     expect(text, " recording=mixed app_state=mixed ranks_recording=3 ranks_paused=1 ");
     assert_true(strstr(text, "place index=0") < strstr(text, "place index=1"));

@@ -122,6 +122,9 @@ OTFX_API void otfx_structure_destroy(otfx_structure *structure);
  * kept (bounds, memory, unknown regions) is counted in `untracked`. */
 OTFX_API void otfx_structure_feed(otfx_structure *structure, const otfx_defs *defs, const otfx_event *events,
                                   size_t count);
+/* Drops the graph (nodes, edges, peers, completions, paths, the counts) and frees its memory; the
+ * regions still open stay open, so the stream goes on where it was (otfx_trace_reset calls it). */
+OTFX_API void otfx_structure_reset(otfx_structure *structure);
 OTFX_API void otfx_structure_view_get(const otfx_structure *structure, otfx_structure_view *out);
 /* Bytes the graph takes (its arrays and names): a function of the structure, not of the run time. */
 OTFX_API size_t otfx_structure_bytes(const otfx_structure *structure);

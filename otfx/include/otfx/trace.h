@@ -242,10 +242,13 @@ typedef struct otfx_trace_config {
     uint32_t chunk_bytes;    /* encoded bytes per chunk before sealing (default 32 KiB; 1 KiB .. 1 MiB) */
     /* `type` strategy: classes dropped first to last; OTFX_CLASS_COUNT ends the list early. */
     otfx_event_class type_priority[OTFX_CLASS_COUNT];
+    /* Build the task activity graph on append (otfx/structure.h; default true). Off, the graph stays
+     * empty: for benchmarks that measure what building it costs. */
+    bool structure;
 } otfx_trace_config;
 
 /* Defaults: ring, compression on, 32 KiB chunks, type order user functions, other MPI, p2p,
- * collectives. */
+ * collectives, the task activity graph built. */
 OTFX_API otfx_trace_config otfx_trace_config_default(size_t budget_bytes);
 
 /* The trace refers to defs (not owned; must outlive the trace) and records one location. */
@@ -263,8 +266,9 @@ OTFX_API void otfx_trace_destroy(otfx_trace *trace);
 OTFX_API otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_t count,
                                        size_t *appended);
 OTFX_API otfx_status otfx_trace_set_strategy(otfx_trace *trace, otfx_reduction strategy);
-/* Drops everything held (events, summaries, counters); definitions and the open calling context stay,
- * so leaves of regions entered before the reset still match. Times still may not go backwards. */
+/* Drops everything held (events, summaries, counters, the task activity graph of otfx/structure.h);
+ * definitions and the open calling context stay, so leaves of regions entered before the reset still
+ * match. Times still may not go backwards. */
 OTFX_API otfx_status otfx_trace_reset(otfx_trace *trace);
 OTFX_API otfx_ref otfx_trace_location(const otfx_trace *trace);
 OTFX_API otfx_defs *otfx_trace_defs(const otfx_trace *trace);
@@ -280,6 +284,7 @@ typedef struct otfx_trace_status {
     otfx_time oldest_detail;         /* oldest time still held in detail (OTFX_TIME_MAX if none) */
     otfx_reduction strategy;
     uint32_t chunks, segments; /* sealed chunks holding detail; segments of the hierarchy */
+    size_t structure_bytes;    /* the task activity graph (otfx_structure_bytes): outside the budget */
     bool stopped;              /* `stop` strategy has cut off recording */
 } otfx_trace_status;
 

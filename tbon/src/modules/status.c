@@ -1,6 +1,6 @@
 /* status.c — the `status` module: what every event place holds and how its ranks are doing.
  *
- * Partial result: "STA4", u32 number of places, then per place (sorted by place index, no duplicates)
+ * Partial result: "STA5", u32 number of places, then per place (sorted by place index, no duplicates)
  * PLACE_FIELDS u64 values (enum below), u32 ranks (= the F_RANKS value) and per rank (sorted, each once)
  * u32 rank, u32 flags (RANK_*), u64 events held, u64 events received, u64 buffer bytes used (over the
  * rank's threads), u64 estimated intrusion (ns). Merging concatenates and re-sorts, so it is associative and
@@ -8,8 +8,9 @@
  *
  * Record lines of the reply (times in ns on the job's clock, sizes in bytes):
  *   place index=P ranks=R first_rank=A last_rank=B threads=T events_per_s=E buffer_used=U
- *         buffer_budget=G buffer_open=O fill=F(0..1) strategy=ring|time|type|depth|stop|mixed
- *         reductions=K events_received=N events_held=H events_reduced=D reduced_fraction=F(0..1)
+ *         buffer_budget=G buffer_open=O structure_bytes=S fill=F(0..1)
+ *         strategy=ring|time|type|depth|stop|mixed reductions=K events_received=N events_held=H
+ *         events_reduced=D reduced_fraction=F(0..1)
  *         reduced_<strategy>=D (ring, time, type, depth: one per strategy with D > 0) dropped_events=X
  *         dropped_<cause>=D (stop, source-drop, throttle: one per cause with D > 0) blocked_ns=W
  *         intrusion_ns=I (the ranks' estimated measurement intrusion: records received × measured cost)
@@ -19,16 +20,18 @@
  *         module_crashes=C (what the place's queries ran into: results over the query memory bound,
  *         module calls over the time limit, loaded modules' helpers that died; also summed in summary)
  *   summary places=n places_answered=k places_total=n ranks=R events_per_s=E buffer_used=U
- *           buffer_budget=G fill=F events_received=N events_held=H events_reduced=D reductions=K
- *           dropped_events=X blocked_ns=W intrusion_ns=I recording=on|off|mixed
- * app_state=running|paused|mixed|finished ranks_recording=k ranks_paused=k ranks_finished=k first_time=T0
- * last_time=T1 rank rank=R place=P events_held=H events_received=N buffer_used=U intrusion_ns=I
- * recording=on|off app_state=running|paused|finished          (one per application rank, after the places)
+ *           buffer_budget=G fill=F structure_bytes=S events_received=N events_held=H
+ *           events_reduced=D reductions=K dropped_events=X blocked_ns=W intrusion_ns=I recording=on|off|mixed
+ *           app_state=running|paused|mixed|finished ranks_recording=k ranks_paused=k ranks_finished=k
+ *           first_time=T0 last_time=T1
+ *   rank rank=R place=P events_held=H events_received=N buffer_used=U intrusion_ns=I recording=on|off
+ *        app_state=running|paused|finished          (one per application rank, after the places)
  * recording and app_state look only at ranks still running (not finished): "on"/"running" when all of
  * them record / run, "off"/"paused" when none / all are paused, "mixed" otherwise; app_state is
  * "finished" when every rank finished. SET lists ranks like "0-3,7" ("none" when empty): paused_ranks and
  * not_recording_ranks name the running ranks (not finished) that are paused / do not record.
- * first_time/last_time are omitted when nothing was received.
+ * first_time/last_time are omitted when nothing was received. structure_bytes is the memory of the
+ * traces' task activity graphs (otfx/structure.h), which the buffer budget does not include.
  */
 #include <otfx/analysis.h>
 
@@ -36,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STATUS_MAGIC 0x34415453u /* "STA4" */
+#define STATUS_MAGIC 0x35415453u /* "STA5" */
 
 enum {
     F_PLACE,
@@ -66,6 +69,7 @@ enum {
     F_TIMEOUTS,   /* module calls stopped at the time limit */
     F_CRASHES,    /* loaded modules' helpers that died */
     F_INTRUSION,  /* the ranks' estimated measurement intrusion (ns) */
+    F_STRUCTURE,  /* bytes of the traces' task activity graphs */
     F_REDUCED_BY, /* OTFX_REDUCE_COUNT values */
     PLACE_FIELDS = F_REDUCED_BY + OTFX_REDUCE_COUNT
 };
@@ -170,6 +174,7 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
         e.v[F_BYTES_USED] += s.bytes_used;
         e.v[F_BUDGET] += s.budget_bytes;
         e.v[F_BYTES_OPEN] += s.bytes_open;
+        e.v[F_STRUCTURE] += s.structure_bytes;
         e.v[F_RECEIVED] += s.events_received;
         e.v[F_HELD] += s.events_held;
         for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
@@ -393,6 +398,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
         otfx_kv_u64(reply, "buffer_used", v[F_BYTES_USED]);
         otfx_kv_u64(reply, "buffer_budget", v[F_BUDGET]);
         otfx_kv_u64(reply, "buffer_open", v[F_BYTES_OPEN]);
+        otfx_kv_u64(reply, "structure_bytes", v[F_STRUCTURE]);
         otfx_kv_f64(reply, "fill", v[F_BUDGET] ? (double)v[F_BYTES_USED] / (double)v[F_BUDGET] : 0.0);
         otfx_kv_str(reply, "strategy", strategy_text(v[F_STRATEGIES]));
         otfx_kv_u64(reply, "reductions", v[F_REDUCTIONS]);
@@ -467,6 +473,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
     otfx_kv_u64(reply, "buffer_used", total[F_BYTES_USED]);
     otfx_kv_u64(reply, "buffer_budget", total[F_BUDGET]);
     otfx_kv_f64(reply, "fill", total[F_BUDGET] ? (double)total[F_BYTES_USED] / (double)total[F_BUDGET] : 0.0);
+    otfx_kv_u64(reply, "structure_bytes", total[F_STRUCTURE]);
     otfx_kv_u64(reply, "events_received", total[F_RECEIVED]);
     otfx_kv_u64(reply, "events_held", total[F_HELD]);
     otfx_kv_u64(reply, "events_reduced", total[F_REDUCED]);
