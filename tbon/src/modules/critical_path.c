@@ -79,15 +79,13 @@ typedef struct cp_interval {
     bool joins; /* its first segment continues the previous non-empty interval's last */
 } cp_interval;
 
-/* The function log: one entry per run of pieces of one function (gaps inside MPI included), with the
- * stream's own CPU time at its start kept as an offset from a block's base. */
+/* The function log: one entry per run of pieces of one function (gaps inside MPI included), in bytes:
+ * the function (its reference + 1, 0 outside every region) and the stream's own CPU time from the
+ * previous run's start to this one's, both as LEB128. Every CP_RUN_BLOCK runs a block says where a run's
+ * entry begins and the own time at its start, so a reading starts there. */
 #define CP_RUN_BLOCK 64u
-typedef struct cp_function_run {
-    otfx_ref function;
-    uint32_t offset;
-} cp_function_run;
 typedef struct cp_block {
-    uint64_t base, first;
+    uint64_t base, first, offset;
 } cp_block;
 
 typedef struct cp_stream {
@@ -106,8 +104,10 @@ typedef struct cp_stream {
     otfx_ref piece_function;
     const char *piece_name;
     size_t pending_node; /* 1 + the node whose first piece is still to come, 0: none */
-    cp_function_run *runs;
-    size_t run_count, run_capacity;
+    uint8_t *log;
+    size_t log_length, log_capacity, run_count;
+    otfx_ref run_function; /* of the last run */
+    uint64_t run_own;      /* the own time at the last run's start */
     cp_block *blocks;
     size_t block_count, block_capacity;
 } cp_stream;
@@ -194,24 +194,52 @@ static const char *segment_name(cp_run *run, otfx_ref function)
     return name[0] ? name : CP_OUTSIDE;
 }
 
+static size_t put_leb128(uint8_t *out, uint64_t value)
+{
+    size_t n = 0;
+    while (value >= 0x80) {
+        out[n++] = (uint8_t)(value | 0x80);
+        value >>= 7;
+    }
+    out[n++] = (uint8_t)value;
+    return n;
+}
+
+static uint64_t get_leb128(const uint8_t *in, size_t *at)
+{
+    uint64_t value = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        uint8_t byte = in[(*at)++];
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            break;
+    }
+    return value;
+}
+
 static bool log_run(cp_stream *s, otfx_ref function)
 {
-    if (s->run_count % CP_RUN_BLOCK == 0 || s->own - s->blocks[s->block_count - 1].base > UINT32_MAX) {
+    if (s->run_count % CP_RUN_BLOCK == 0) {
         if (!otfx_reserve((void **)&s->blocks, &s->block_capacity, s->block_count + 1, sizeof *s->blocks, 16))
             return false;
-        s->blocks[s->block_count++] = (cp_block){.base = s->own, .first = s->run_count};
+        s->blocks[s->block_count++] =
+            (cp_block){.base = s->own, .first = s->run_count, .offset = s->log_length};
     }
-    if (!otfx_reserve((void **)&s->runs, &s->run_capacity, s->run_count + 1, sizeof *s->runs, 64))
+    if (!otfx_reserve((void **)&s->log, &s->log_capacity, s->log_length + 20, 1, 4096))
         return false;
-    s->runs[s->run_count++] = (cp_function_run){
-        .function = function, .offset = (uint32_t)(s->own - s->blocks[s->block_count - 1].base)};
+    s->log_length +=
+        put_leb128(s->log + s->log_length, function == OTFX_REF_NONE ? 0 : (uint64_t)function + 1);
+    s->log_length += put_leb128(s->log + s->log_length, s->run_count ? s->own - s->run_own : 0);
+    s->run_count++;
+    s->run_function = function;
+    s->run_own = s->own;
     return true;
 }
 
 /* Keeps the marks and the function log up to the piece. */
 static void mark_piece(cp_run *run, cp_stream *s, otfx_ref function, otfx_time begin, otfx_time end)
 {
-    if ((!s->run_count || s->runs[s->run_count - 1].function != function) && !log_run(s, function)) {
+    if ((!s->run_count || s->run_function != function) && !log_run(s, function)) {
         run->failed = true;
         return;
     }
@@ -381,7 +409,7 @@ static void run_free(cp_run *run)
         cpu_clock_free(&run->streams[i].clock);
         free(run->streams[i].nodes);
         free(run->streams[i].intervals);
-        free(run->streams[i].runs);
+        free(run->streams[i].log);
         free(run->streams[i].blocks);
     }
     free(run->streams);
@@ -717,8 +745,24 @@ static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_in
     return ok;
 }
 
-/* The stream's own CPU time at the start of run r of its function log. */
-static uint64_t run_start(const cp_stream *s, size_t r)
+/* A reading of a stream's function log: run `run`, its function and the own time at its start. */
+typedef struct log_cursor {
+    const cp_stream *stream;
+    size_t at, run;
+    otfx_ref function;
+    uint64_t start;
+} log_cursor;
+
+static void log_next(log_cursor *c)
+{
+    uint64_t function = get_leb128(c->stream->log, &c->at);
+    c->function = function ? (otfx_ref)(function - 1) : OTFX_REF_NONE;
+    c->start += get_leb128(c->stream->log, &c->at);
+    c->run++;
+}
+
+/* A cursor at run r (< run_count). */
+static log_cursor log_seek(const cp_stream *s, size_t r)
 {
     size_t lo = 0, hi = s->block_count;
     while (hi - lo > 1) {
@@ -728,7 +772,12 @@ static uint64_t run_start(const cp_stream *s, size_t r)
         else
             hi = mid;
     }
-    return s->blocks[lo].base + s->runs[r].offset;
+    log_cursor c = {.stream = s, .at = s->blocks[lo].offset, .run = s->blocks[lo].first - 1};
+    log_next(&c);
+    c.start = s->blocks[lo].base;
+    while (c.run < r)
+        log_next(&c);
+    return c;
 }
 
 /* Adds the stream's CPU time per function between two marks to the path's. False when the marks do
@@ -740,19 +789,25 @@ static bool add_between(cp_run *run, const cp_stream *s, cp_mark a, cp_mark b)
     if (!b.runs || b.runs > s->run_count || (!a.runs && a.own))
         return false;
     uint64_t at = a.own;
-    for (size_t r = a.runs ? a.runs - 1 : 0; r < b.runs; r++) {
-        uint64_t until = r + 1 < b.runs ? run_start(s, r + 1) : b.own;
+    log_cursor c = log_seek(s, a.runs ? a.runs - 1 : 0);
+    for (;;) {
+        otfx_ref function = c.function;
+        bool last = c.run + 1 >= b.runs;
+        if (!last)
+            log_next(&c);
+        uint64_t until = last ? b.own : c.start;
         if (until < at)
             return false;
         if (until > at) {
-            uint64_t *slot = region_slot(run, &run->cp_by_region, s->runs[r].function);
+            uint64_t *slot = region_slot(run, &run->cp_by_region, function);
             if (!slot)
                 return false;
             *slot += until - at;
         }
         at = until;
+        if (last)
+            return true;
     }
-    return true;
 }
 
 /* The path's time per function and its segment count from the marks at its intervals' ends, without
