@@ -8,8 +8,9 @@
  * zeroed length (the same path weights with the --zero function's exclusive CPU time counted as zero),
  * and, at every receive and collective completion where a remote path was longer, a node saying where
  * it came from. The path is then walked back from the stream with the longest length (across places
- * by token passing over the exchange), and a second read of the streams on the path cuts it into
- * pieces per function.
+ * by token passing over the exchange) and cut into time per function and segments from marks the
+ * forward pass kept (a function log per stream, and where its clock stood at every send, arrival and
+ * node); only the intervals holding the --limit earliest segments are read again.
  *
  * With --follow the place keeps the forward pass's state (lengths, clocks, nodes, CPU time per function)
  * and its replay between rounds (follow_states.h); each round walks the path back again from the
