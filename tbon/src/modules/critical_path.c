@@ -8,8 +8,9 @@
  * zeroed length (the same path weights with the --zero function's exclusive CPU time counted as zero),
  * and, at every receive and collective completion where a remote path was longer, a node saying where
  * it came from. The path is then walked back from the stream with the longest length (across places
- * by token passing over the exchange), and a second read of the streams on the path cuts it into
- * pieces per function.
+ * by token passing over the exchange) and cut into time per function and segments from marks the
+ * forward pass kept (a function log per stream, and where its clock stood at every send, arrival and
+ * node); only the intervals holding the --limit earliest segments are read again.
  *
  * With --follow the place keeps the forward pass's state (lengths, clocks, nodes, CPU time per function)
  * and its replay between rounds (follow_states.h); each round walks the path back again from the
@@ -40,13 +41,25 @@
 
 /* ---- the forward pass ------------------------------------------------------------------------------ */
 
+/* Where a stream's CPU clock stands at an event, for cutting the path without reading the stream again:
+ * the stream's own CPU time so far, the segments begun so far (as the path's reading would begin them:
+ * a piece not contiguous with the one before or of another function name, or the first after a node),
+ * and the runs of its function log. `exact`: nothing after the event's time was counted yet (an
+ * arrival handed out late, at a later event, is not). */
+typedef struct cp_mark {
+    uint64_t own, starts;
+    uint32_t runs, exact;
+} cp_mark;
+
 /* What crosses a dependency: the path to the send (or arrival) and where it is. */
 typedef struct cp_value {
     uint64_t length, zeroed;
     uint64_t ordinal; /* the event's position in its stream (1-based) */
     otfx_time time;
     uint32_t rank, thread;
+    cp_mark mark;
 } cp_value;
+_Static_assert(sizeof(cp_value) <= OTFX_REPLAY_MAX_VALUE, "a critical-path value must fit the replay's");
 
 /* A receive or collective completion where a remote path won. */
 typedef struct cp_node {
@@ -55,11 +68,26 @@ typedef struct cp_node {
     uint64_t origin_ordinal;
     otfx_time origin_time;
     uint32_t origin_rank, origin_thread;
+    cp_mark mark, origin_mark;
+    bool continues; /* its first piece continues the piece before it (same name, no gap) */
 } cp_node;
 
 typedef struct cp_interval {
     otfx_time begin, end;
+    size_t node;  /* the node it begins at (SIZE_MAX: the stream's start) */
+    cp_mark mark; /* where it ends */
+    uint64_t segments;
+    bool joins; /* its first segment continues the previous non-empty interval's last */
 } cp_interval;
+
+/* The function log: one entry per run of pieces of one function (gaps inside MPI included), in bytes:
+ * the function (its reference + 1, 0 outside every region) and the stream's own CPU time from the
+ * previous run's start to this one's, both as LEB128. Every CP_RUN_BLOCK runs a block says where a run's
+ * entry begins and the own time at its start, so a reading starts there. */
+#define CP_RUN_BLOCK 64u
+typedef struct cp_block {
+    uint64_t base, first, offset;
+} cp_block;
 
 typedef struct cp_stream {
     bool seen;
@@ -69,7 +97,20 @@ typedef struct cp_stream {
     cp_node *nodes;
     size_t node_count, node_capacity;
     cp_interval *intervals; /* the path on this stream, from the walk */
-    size_t interval_count, interval_capacity;
+    size_t interval_count, interval_capacity, interval_read;
+    /* the CPU clock's marks (cp_mark) and function log */
+    uint64_t own, starts;
+    bool has_piece, force_start;
+    otfx_time piece_end;
+    otfx_ref piece_function;
+    const char *piece_name;
+    size_t pending_node; /* 1 + the node whose first piece is still to come, 0: none */
+    uint8_t *log;
+    size_t log_length, log_capacity, run_count;
+    otfx_ref run_function; /* of the last run */
+    uint64_t run_own;      /* the own time at the last run's start */
+    cp_block *blocks;
+    size_t block_count, block_capacity;
 } cp_stream;
 
 typedef struct cp_segment {
@@ -147,10 +188,92 @@ typedef struct forward_piece {
     cp_stream *stream;
 } forward_piece;
 
+/* The name a segment of the function is listed under (pointers compare: one per name reference). */
+static const char *segment_name(cp_run *run, otfx_ref function)
+{
+    const char *name = function == OTFX_REF_NONE ? CP_OUTSIDE : region_name(&run->facts, function);
+    return name[0] ? name : CP_OUTSIDE;
+}
+
+static size_t put_leb128(uint8_t *out, uint64_t value)
+{
+    size_t n = 0;
+    while (value >= 0x80) {
+        out[n++] = (uint8_t)(value | 0x80);
+        value >>= 7;
+    }
+    out[n++] = (uint8_t)value;
+    return n;
+}
+
+static uint64_t get_leb128(const uint8_t *in, size_t *at)
+{
+    uint64_t value = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        uint8_t byte = in[(*at)++];
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            break;
+    }
+    return value;
+}
+
+static bool log_run(cp_stream *s, otfx_ref function)
+{
+    if (s->run_count % CP_RUN_BLOCK == 0) {
+        if (!otfx_reserve((void **)&s->blocks, &s->block_capacity, s->block_count + 1, sizeof *s->blocks, 16))
+            return false;
+        s->blocks[s->block_count++] =
+            (cp_block){.base = s->own, .first = s->run_count, .offset = s->log_length};
+    }
+    if (!otfx_reserve((void **)&s->log, &s->log_capacity, s->log_length + 20, 1, 4096))
+        return false;
+    s->log_length +=
+        put_leb128(s->log + s->log_length, function == OTFX_REF_NONE ? 0 : (uint64_t)function + 1);
+    s->log_length += put_leb128(s->log + s->log_length, s->run_count ? s->own - s->run_own : 0);
+    s->run_count++;
+    s->run_function = function;
+    s->run_own = s->own;
+    return true;
+}
+
+/* Keeps the marks and the function log up to the piece. */
+static void mark_piece(cp_run *run, cp_stream *s, otfx_ref function, otfx_time begin, otfx_time end)
+{
+    if ((!s->run_count || s->run_function != function) && !log_run(s, function)) {
+        run->failed = true;
+        return;
+    }
+    s->own += end - begin;
+    const char *name =
+        s->has_piece && s->piece_function == function ? s->piece_name : segment_name(run, function);
+    bool continues = s->has_piece && begin == s->piece_end && name == s->piece_name;
+    if (s->pending_node) {
+        s->nodes[s->pending_node - 1].continues = continues;
+        s->pending_node = 0;
+    }
+    if (!continues || s->force_start)
+        s->starts++;
+    s->force_start = false;
+    s->has_piece = true;
+    s->piece_end = end;
+    s->piece_function = function;
+    s->piece_name = name;
+}
+
+static cp_mark mark_of(const cp_stream *s, bool exact)
+{
+    return (cp_mark){.own = s->own,
+                     .starts = s->starts,
+                     .runs = (uint32_t)s->run_count,
+                     .exact = exact && s->run_count <= UINT32_MAX};
+}
+
 static void on_forward_piece(void *user, otfx_ref function, otfx_time begin, otfx_time end)
 {
     forward_piece *p = user;
     uint64_t time = end - begin;
+    mark_piece(p->run, p->stream, function, begin, end);
     p->stream->length += time;
     if (!region_is_zeroed(&p->run->facts, function))
         p->stream->zeroed += time;
@@ -182,7 +305,8 @@ static void fill_value(cp_run *run, otfx_replay_stream *stream, const otfx_event
                   .ordinal = s->ordinal,
                   .time = event->time,
                   .rank = s->rank,
-                  .thread = s->thread};
+                  .thread = s->thread,
+                  .mark = mark_of(s, !s->clock.started || s->clock.last <= event->time)};
     memcpy(value, &v, sizeof v);
 }
 
@@ -213,7 +337,12 @@ static void merge_remote(cp_run *run, cp_stream *s, const otfx_event *event, con
                                           .origin_ordinal = remote->ordinal,
                                           .origin_time = remote->time,
                                           .origin_rank = remote->rank,
-                                          .origin_thread = remote->thread};
+                                          .origin_thread = remote->thread,
+                                          .mark = mark_of(s, true),
+                                          .origin_mark = remote->mark};
+    /* the path's reading begins a segment at a node's first piece */
+    s->force_start = true;
+    s->pending_node = s->node_count;
 }
 
 static void cp_receive(void *user, otfx_replay_stream *stream, const otfx_event *event, const void *value,
@@ -281,6 +410,8 @@ static void run_free(cp_run *run)
         cpu_clock_free(&run->streams[i].clock);
         free(run->streams[i].nodes);
         free(run->streams[i].intervals);
+        free(run->streams[i].log);
+        free(run->streams[i].blocks);
     }
     free(run->streams);
     free(run->cpu_by_region);
@@ -305,12 +436,12 @@ static cp_stream *find_stream(cp_run *run, uint32_t rank, uint32_t thread)
     return NULL;
 }
 
-static bool add_interval(cp_stream *s, otfx_time begin, otfx_time end)
+static bool add_interval(cp_stream *s, otfx_time begin, otfx_time end, size_t node, cp_mark mark)
 {
     if (!otfx_reserve((void **)&s->intervals, &s->interval_capacity, s->interval_count + 1,
                       sizeof *s->intervals, 8))
         return false;
-    s->intervals[s->interval_count++] = (cp_interval){begin, end};
+    s->intervals[s->interval_count++] = (cp_interval){.begin = begin, .end = end, .node = node, .mark = mark};
     return true;
 }
 
@@ -318,6 +449,7 @@ typedef struct walk_position {
     uint32_t rank, thread;
     uint64_t ordinal; /* the path reaches this stream at this event (UINT64_MAX: its end) */
     otfx_time time;
+    cp_mark mark; /* the stream's clock there */
 } walk_position;
 
 /* Walks the path back over this place's streams from `at`. Returns 0 when the path began here, 1 when
@@ -341,11 +473,12 @@ static int walk_local(cp_run *run, const otfx_place_exchange *exchange, walk_pos
                 hi = mid;
         }
         const cp_node *node = lo > 0 ? &s->nodes[lo - 1] : NULL;
-        if (!add_interval(s, node ? node->time : 0, at.time))
+        if (!add_interval(s, node ? node->time : 0, at.time, node ? lo - 1 : SIZE_MAX, at.mark))
             return -1;
         if (!node)
             return 0;
-        at = (walk_position){node->origin_rank, node->origin_thread, node->origin_ordinal, node->origin_time};
+        at = (walk_position){node->origin_rank, node->origin_thread, node->origin_ordinal, node->origin_time,
+                             node->origin_mark};
         uint32_t place = exchange ? exchange->place_of_rank(exchange->context, at.rank) : 0;
         if (exchange && place != exchange->self) {
             if (place == UINT32_MAX || place >= exchange->place_count) {
@@ -405,7 +538,8 @@ static bool walk_path(cp_run *run, const otfx_place_exchange *exchange, uint64_t
 {
     if (start_key == UINT64_MAX)
         return true; /* nothing was replayed anywhere */
-    walk_position start = {(uint32_t)(start_key >> 32), (uint32_t)start_key, UINT64_MAX, 0};
+    walk_position start = {
+        .rank = (uint32_t)(start_key >> 32), .thread = (uint32_t)start_key, .ordinal = UINT64_MAX};
     cp_stream *own = find_stream(run, start.rank, start.thread);
     bool mine = exchange ? exchange->place_of_rank(exchange->context, start.rank) == exchange->self : true;
     bool done = false;
@@ -413,6 +547,8 @@ static bool walk_path(cp_run *run, const otfx_place_exchange *exchange, uint64_t
     uint32_t next_place;
     if (mine) {
         start.time = own ? own->clock.last : 0;
+        if (own)
+            start.mark = mark_of(own, true);
         int r = walk_local(run, exchange, start, &next, &next_place);
         if (r < 0) {
             snprintf(error, error_size, "critical-path: out of memory");
@@ -478,15 +614,14 @@ typedef struct path_reader {
     cp_run *run;
     cp_stream *stream;
     cpu_clock clock;
-    size_t cursor;
+    size_t cursor, count; /* the stream's intervals read: the first `count` */
+    bool count_time;      /* add the pieces to the path's time per function */
     bool failed;
 } path_reader;
 
 static bool add_segment(cp_run *run, const cp_stream *s, otfx_ref function, otfx_time begin, otfx_time end)
 {
-    const char *name = function == OTFX_REF_NONE ? CP_OUTSIDE : region_name(&run->facts, function);
-    if (!name[0])
-        name = CP_OUTSIDE;
+    const char *name = segment_name(run, function);
     if (run->segment_count > 0) {
         cp_segment *last = &run->segments[run->segment_count - 1];
         if (last->rank == s->rank && last->thread == s->thread && last->end == begin && last->name == name) {
@@ -510,14 +645,14 @@ static void on_path_piece(void *user, otfx_ref function, otfx_time begin, otfx_t
 {
     path_reader *p = user;
     cp_stream *s = p->stream;
-    while (p->cursor < s->interval_count && s->intervals[p->cursor].end <= begin)
+    while (p->cursor < p->count && s->intervals[p->cursor].end <= begin)
         p->cursor++;
-    for (size_t i = p->cursor; i < s->interval_count && s->intervals[i].begin < end; i++) {
+    for (size_t i = p->cursor; i < p->count && s->intervals[i].begin < end; i++) {
         otfx_time a = begin > s->intervals[i].begin ? begin : s->intervals[i].begin;
         otfx_time b = end < s->intervals[i].end ? end : s->intervals[i].end;
         if (a >= b)
             continue;
-        uint64_t *slot = region_slot(p->run, &p->run->cp_by_region, function);
+        uint64_t *slot = p->count_time ? region_slot(p->run, &p->run->cp_by_region, function) : NULL;
         if (slot)
             *slot += b - a;
         if (!add_segment(p->run, s, function, a, b))
@@ -530,9 +665,11 @@ static void on_path_piece(void *user, otfx_ref function, otfx_time begin, otfx_t
 
 /* Reads [from, to) of a stream on the path with the context, cutting the pieces at its intervals. */
 static otfx_status read_path_range(cp_run *run, cp_stream *s, otfx_trace *trace, otfx_time from, otfx_time to,
-                                   size_t first_interval, otfx_event *events, bool *failed)
+                                   size_t first_interval, size_t interval_count, bool count_time,
+                                   otfx_event *events, bool *failed)
 {
-    path_reader reader = {.run = run, .stream = s, .cursor = first_interval};
+    path_reader reader = {
+        .run = run, .stream = s, .cursor = first_interval, .count = interval_count, .count_time = count_time};
     cpu_clock_init(&reader.clock, from, run->query->to);
     otfx_trace_reader *events_reader;
     otfx_status status = otfx_trace_reader_open(trace, from, to, true, &events_reader);
@@ -550,9 +687,11 @@ static otfx_status read_path_range(cp_run *run, cp_stream *s, otfx_trace *trace,
 
 /* Reads each stream on the path again over the parts of the window the path covers: intervals close
  * together in one read, one read per group apart by more than a few chunks (a read starting at an
- * interval decodes the chunk before it from its start). */
-static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_input *input, char *error,
-                      size_t error_size)
+ * interval decodes the chunk before it from its start). `whole`: every interval, and the path's time
+ * per function with the segments; else only the first interval_read of each stream (sorted), for their
+ * segments. */
+static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_input *input, bool whole,
+                      char *error, size_t error_size)
 {
     otfx_event *events = malloc(CP_PATH_SLICE * sizeof *events);
     if (!events) {
@@ -566,19 +705,21 @@ static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_in
             continue;
         cp_stream *s = find_stream(run, input->ranks[index].rank,
                                    input->thread_of_trace ? input->thread_of_trace[t] : 0);
-        if (!s || !s->interval_count)
+        size_t count = !s ? 0 : whole ? s->interval_count : s->interval_read;
+        if (!count)
             continue;
-        qsort(s->intervals, s->interval_count, sizeof *s->intervals, compare_interval);
+        if (whole)
+            qsort(s->intervals, s->interval_count, sizeof *s->intervals, compare_interval);
         /* a gap worth a read of its own: a few chunks' time */
         otfx_time gap = OTFX_TIME_MAX;
         otfx_trace_status held;
         if (otfx_trace_status_get(traces[t], &held) == OTFX_OK && held.chunks > 0 &&
             held.last_time > held.first_time)
             gap = (held.last_time - held.first_time) / held.chunks * 4;
-        for (size_t i = 0; i < s->interval_count && ok;) {
+        for (size_t i = 0; i < count && ok;) {
             otfx_time begin = s->intervals[i].begin, end = s->intervals[i].end;
             size_t next = i + 1;
-            while (next < s->interval_count &&
+            while (next < count &&
                    (s->intervals[next].begin <= end || s->intervals[next].begin - end <= gap)) {
                 if (s->intervals[next].end > end)
                     end = s->intervals[next].end;
@@ -589,7 +730,8 @@ static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_in
             otfx_time from = begin > run->query->from ? begin : run->query->from;
             otfx_time to = end < run->query->to ? end + 1 : run->query->to;
             bool failed = false;
-            otfx_status status = read_path_range(run, s, traces[t], from, to, i, events, &failed);
+            otfx_status status =
+                read_path_range(run, s, traces[t], from, to, i, count, whole, events, &failed);
             if (failed || run->failed) {
                 snprintf(error, error_size, "critical-path: out of memory");
                 ok = false;
@@ -602,6 +744,224 @@ static bool read_path(cp_run *run, otfx_trace *const *traces, const otfx_leaf_in
     }
     free(events);
     return ok;
+}
+
+/* A reading of a stream's function log: run `run`, its function and the own time at its start. */
+typedef struct log_cursor {
+    const cp_stream *stream;
+    size_t at, run;
+    otfx_ref function;
+    uint64_t start;
+} log_cursor;
+
+static void log_next(log_cursor *c)
+{
+    uint64_t function = get_leb128(c->stream->log, &c->at);
+    c->function = function ? (otfx_ref)(function - 1) : OTFX_REF_NONE;
+    c->start += get_leb128(c->stream->log, &c->at);
+    c->run++;
+}
+
+/* A cursor at run r (< run_count). */
+static log_cursor log_seek(const cp_stream *s, size_t r)
+{
+    size_t lo = 0, hi = s->block_count;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (s->blocks[mid].first <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    log_cursor c = {.stream = s, .at = s->blocks[lo].offset, .run = s->blocks[lo].first - 1};
+    log_next(&c);
+    c.start = s->blocks[lo].base;
+    while (c.run < r)
+        log_next(&c);
+    return c;
+}
+
+/* Adds the stream's CPU time per function between two marks to the path's. False when the marks do
+ * not fit together. */
+static bool add_between(cp_run *run, const cp_stream *s, cp_mark a, cp_mark b)
+{
+    if (b.own == a.own)
+        return true;
+    if (!b.runs || b.runs > s->run_count || (!a.runs && a.own))
+        return false;
+    uint64_t at = a.own;
+    log_cursor c = log_seek(s, a.runs ? a.runs - 1 : 0);
+    for (;;) {
+        otfx_ref function = c.function;
+        bool last = c.run + 1 >= b.runs;
+        if (!last)
+            log_next(&c);
+        uint64_t until = last ? b.own : c.start;
+        if (until < at)
+            return false;
+        if (until > at) {
+            uint64_t *slot = region_slot(run, &run->cp_by_region, function);
+            if (!slot)
+                return false;
+            *slot += until - at;
+        }
+        at = until;
+        if (last)
+            return true;
+    }
+}
+
+/* The path's time per function and its segment count from the marks at its intervals' ends, without
+ * reading the streams: an interval's time is the difference of the stream's function log between its
+ * ends, its segments the difference of the segments begun (its first piece begins one), less one when
+ * its first segment continues the last one of the stream's previous non-empty interval (touching, same
+ * name). False when a mark is not exact. */
+static bool cut_from_marks(cp_run *run)
+{
+    run->segments_total = 0;
+    for (size_t i = 0; i < run->stream_capacity; i++) {
+        cp_stream *s = &run->streams[i];
+        if (!s->seen || !s->interval_count)
+            continue;
+        qsort(s->intervals, s->interval_count, sizeof *s->intervals, compare_interval);
+        bool previous = false;
+        otfx_time previous_end = 0;
+        for (size_t k = 0; k < s->interval_count; k++) {
+            cp_interval *v = &s->intervals[k];
+            const cp_node *node = v->node == SIZE_MAX ? NULL : &s->nodes[v->node];
+            cp_mark a = node ? node->mark : (cp_mark){.exact = 1};
+            cp_mark b = v->mark;
+            if (!a.exact || !b.exact || b.own < a.own || b.starts < a.starts || b.runs < a.runs ||
+                !add_between(run, s, a, b))
+                return false;
+            v->segments = b.starts - a.starts;
+            v->joins = v->segments && node && node->continues && previous && previous_end == v->begin;
+            if (v->segments) {
+                run->segments_total += v->segments - v->joins;
+                previous = true;
+                previous_end = v->end;
+            }
+        }
+    }
+    return true;
+}
+
+static int compare_segment(const void *x, const void *y);
+static uint32_t segment_limit(const otfx_command *query);
+
+typedef struct interval_start {
+    otfx_time begin;
+    uint64_t segments;
+} interval_start;
+
+static int compare_interval_start(const void *x, const void *y)
+{
+    const interval_start *a = x, *b = y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+/* The `limit` earliest segments of the path: the intervals beginning up to a time read again, the time
+ * raised until no interval left out begins at or before the limit-th earliest segment read (a segment
+ * begins no earlier than its interval), each stream's last interval read followed into the next ones
+ * its last segment continues into. */
+static bool list_earliest(cp_run *run, otfx_trace *const *traces, const otfx_leaf_input *input,
+                          uint32_t limit, char *error, size_t error_size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < run->stream_capacity; i++)
+        if (run->streams[i].seen)
+            n += run->streams[i].interval_count;
+    interval_start *starts = n ? malloc(n * sizeof *starts) : NULL;
+    if (n && !starts) {
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
+    n = 0;
+    for (size_t i = 0; i < run->stream_capacity; i++) {
+        const cp_stream *s = &run->streams[i];
+        for (size_t k = 0; s->seen && k < s->interval_count; k++)
+            if (s->intervals[k].segments)
+                starts[n++] = (interval_start){s->intervals[k].begin, s->intervals[k].segments};
+    }
+    if (n)
+        qsort(starts, n, sizeof *starts, compare_interval_start);
+    size_t taken = 0;
+    uint64_t sum = 0;
+    while (taken < n && sum < limit)
+        sum += starts[taken++].segments;
+    otfx_time until = taken ? starts[taken - 1].begin : 0;
+    bool ok = true;
+    while (n && ok) {
+        bool all = true;
+        otfx_time next_begin = OTFX_TIME_MAX;
+        for (size_t i = 0; i < run->stream_capacity; i++) {
+            cp_stream *s = &run->streams[i];
+            if (!s->seen)
+                continue;
+            size_t read = 0;
+            while (read < s->interval_count && s->intervals[read].begin <= until)
+                read++;
+            for (;;) {
+                size_t next = read;
+                while (next < s->interval_count && !s->intervals[next].segments)
+                    next++;
+                if (next == s->interval_count || !s->intervals[next].joins)
+                    break;
+                read = next + 1;
+            }
+            s->interval_read = read;
+            for (size_t k = read; k < s->interval_count; k++)
+                if (s->intervals[k].segments) {
+                    all = false;
+                    if (s->intervals[k].begin < next_begin)
+                        next_begin = s->intervals[k].begin;
+                    break;
+                }
+        }
+        run->segment_count = 0;
+        ok = read_path(run, traces, input, false, error, error_size);
+        if (!ok || all)
+            break;
+        if (run->segment_count >= limit) {
+            qsort(run->segments, run->segment_count, sizeof *run->segments, compare_segment);
+            otfx_time last = run->segments[limit - 1].begin;
+            if (next_begin > last)
+                break;
+            until = last;
+        } else {
+            /* fewer than counted (segments joined): take more intervals */
+            while (taken < n && starts[taken].begin <= next_begin)
+                sum += starts[taken++].segments;
+            while (taken < n && sum < (uint64_t)limit * 2)
+                sum += starts[taken++].segments;
+            until = taken ? starts[taken - 1].begin : next_begin;
+            if (until < next_begin)
+                until = next_begin;
+        }
+    }
+    free(starts);
+    return ok;
+}
+
+/* Cuts the path walked into the time per function and the segments: from the marks when every end has
+ * an exact one, listing the earliest segments from a read of the first intervals only; else by reading
+ * every interval again. */
+static bool cut_path(cp_run *run, const otfx_command *query, otfx_trace *const *traces,
+                     const otfx_leaf_input *input, char *error, size_t error_size)
+{
+    if (cut_from_marks(run) && !run->failed)
+        return list_earliest(run, traces, input, segment_limit(query), error, error_size);
+    if (run->failed) {
+        snprintf(error, error_size, "critical-path: out of memory");
+        return false;
+    }
+    if (run->cp_by_region)
+        memset(run->cp_by_region, 0, (run->region_capacity + 1) * sizeof *run->cp_by_region);
+    run->segment_count = 0;
+    if (!read_path(run, traces, input, true, error, error_size))
+        return false;
+    run->segments_total = run->segment_count;
+    return true;
 }
 
 /* ---- partial results ---------------------------------------------------------------------------------- */
@@ -789,7 +1149,7 @@ static bool cp_answer(cp_run *run, const otfx_command *query, const otfx_leaf_in
         key = start[0];
     }
     if (!walk_path(run, exchange, key, error, error_size) ||
-        !read_path(run, input->traces, input, error, error_size)) {
+        !cut_path(run, query, input->traces, input, error, error_size)) {
         return false;
     }
 
@@ -829,7 +1189,7 @@ static bool cp_answer(cp_run *run, const otfx_command *query, const otfx_leaf_in
         .leaves = 1,
         .length = best[0],
         .zeroed = query->zero[0] ? best[1] : best[0],
-        .segments_total = run->segment_count,
+        .segments_total = run->segments_total,
         .walk_breaks = run->walk_breaks,
         .function_count = unique,
         .segment_count = run->segment_count < limit ? (uint32_t)run->segment_count : limit,
