@@ -23,7 +23,6 @@
  * Merge: max of the lengths, round and restart, sums of the times and counters, the union of the segments
  * keeping the `limit` earliest: associative and order-independent.
  */
-#include "follow_states.h"
 #include "replay_support.h"
 
 #include <otfx/analysis.h>
@@ -1101,10 +1100,11 @@ static bool parse(const void *data, size_t length, cp_parsed *p)
 /* This place's partial result from the forward pass's state in `run` (after a replay's run): the path
  * walked back from the longest length and cut into pieces. The walk's results are made anew each time,
  * the forward pass's state is left as it is (a follow's next round goes on from it). */
-static bool cp_answer(cp_run *run, const otfx_command *query, const otfx_leaf_input *input,
+static bool cp_answer(void *user, const otfx_command *query, const otfx_leaf_input *input,
                       const otfx_replay_stats *stats, const follow_fields *follow, otfx_blob *out,
                       char *error, size_t error_size)
 {
+    cp_run *run = user;
     if (run->failed || run->facts.failed) {
         snprintf(error, error_size, "critical-path: out of memory");
         return false;
@@ -1217,58 +1217,23 @@ static bool cp_answer(cp_run *run, const otfx_command *query, const otfx_leaf_in
     return true;
 }
 
+static void *cp_run_create(const otfx_command *query, const otfx_leaf_input *input)
+{
+    cp_run *run = calloc(1, sizeof *run);
+    if (run) {
+        run->query = query;
+        region_facts_init(&run->facts, input->defs, query->zero);
+    }
+    return run;
+}
+
+static const replay_module cp_module = {
+    .pass = &cp_pass, .run_create = cp_run_create, .run_destroy = run_destroy, .answer = cp_answer};
+
 static bool cp_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
                     size_t error_size)
 {
-    otfx_replay_stats stats;
-    const follow_fields none = {0};
-    if (!query->follow) {
-        cp_run run = {.query = query};
-        region_facts_init(&run.facts, input->defs, query->zero);
-        otfx_replay *replay = replay_leaf_run(query, input, &cp_pass, &run, error, error_size);
-        if (!replay) {
-            run_free(&run);
-            return false;
-        }
-        otfx_replay_get_stats(replay, &stats);
-        otfx_replay_destroy(replay);
-        bool ok = cp_answer(&run, query, input, &stats, &none, out, error, error_size);
-        run_free(&run);
-        return ok;
-    }
-    follow_state *state = follow_begin(cp_pass.name, query, input, error, error_size);
-    if (!state)
-        return false;
-    if (!state->run) {
-        cp_run *run = calloc(1, sizeof *run);
-        if (!run) {
-            follow_drop(state);
-            snprintf(error, error_size, "critical-path: out of memory");
-            return false;
-        }
-        run->query = &state->query;
-        region_facts_init(&run->facts, input->defs, state->query.zero);
-        state->run = run;
-        state->free_run = run_destroy;
-    }
-    if (!state->replay && !(state->replay = replay_leaf_build(&state->query, input, &cp_pass, state->run,
-                                                              true, error, error_size))) {
-        follow_drop(state);
-        return false;
-    }
-    if (!replay_leaf_go(state->replay, input, &cp_pass, error, error_size)) {
-        follow_drop(state);
-        return false;
-    }
-    otfx_replay_get_stats(state->replay, &stats);
-    const follow_fields fields = {
-        .round = state->round, .restarted = state->restarted, .events = stats.events_last_run};
-    if (!cp_answer(state->run, &state->query, input, &stats, &fields, out, error, error_size)) {
-        follow_drop(state);
-        return false;
-    }
-    follow_keep(state, input);
-    return true;
+    return replay_leaf(&cp_module, query, input, out, error, error_size);
 }
 
 static bool cp_merge(const otfx_command *query, otfx_blob *into, const void *other, size_t other_length,

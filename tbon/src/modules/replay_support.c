@@ -1,6 +1,8 @@
 /* replay_support.c — the parts the replay-based modules share (replay_support.h). */
 #include "replay_support.h"
 
+#include "follow_states.h"
+
 #include <otfx/support/growth.h>
 
 #include <stdio.h>
@@ -583,9 +585,10 @@ bool unseen_record_held(unseen_report *unseen, const otfx_command *query, const 
     return ok;
 }
 
-otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input *input,
-                               const otfx_replay_pass *pass, void *pass_user, bool follow, char *error,
-                               size_t error_size)
+/* The replay built (`follow`: config.follow, to be run round after round). */
+static otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input *input,
+                                      const otfx_replay_pass *pass, void *pass_user, bool follow, char *error,
+                                      size_t error_size)
 {
     otfx_replay_config config = {
         .from = query->from,
@@ -621,8 +624,9 @@ otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input 
     return replay;
 }
 
-bool replay_leaf_go(otfx_replay *replay, const otfx_leaf_input *input, const otfx_replay_pass *pass,
-                    char *error, size_t error_size)
+/* One run of it (false with why in `error`; the replay is the caller's either way). */
+static bool replay_leaf_go(otfx_replay *replay, const otfx_leaf_input *input, const otfx_replay_pass *pass,
+                           char *error, size_t error_size)
 {
     char why[256] = "";
     if (otfx_replay_run(replay, input->exchange, input->deadline_ns, why, sizeof why) != OTFX_OK) {
@@ -695,4 +699,64 @@ int name_compare(const char *a, uint32_t a_length, const char *b, uint32_t b_len
     if (c)
         return c;
     return a_length < b_length ? -1 : a_length > b_length;
+}
+
+/* ---- a replay module's leaf -------------------------------------------------------------------------- */
+
+static bool leaf_once(const replay_module *module, const otfx_command *query, const otfx_leaf_input *input,
+                      otfx_blob *out, char *error, size_t error_size)
+{
+    void *run = module->run_create(query, input);
+    if (!run) {
+        snprintf(error, error_size, "%s: out of memory", module->pass->name);
+        return false;
+    }
+    otfx_replay *replay = replay_leaf_run(query, input, module->pass, run, error, error_size);
+    bool ok = replay != NULL;
+    if (ok) {
+        otfx_replay_stats stats;
+        otfx_replay_get_stats(replay, &stats);
+        otfx_replay_destroy(replay);
+        const follow_fields none = {0};
+        ok = module->answer(run, query, input, &stats, &none, out, error, error_size);
+    }
+    module->run_destroy(run);
+    return ok;
+}
+
+bool replay_leaf(const replay_module *module, const otfx_command *query, const otfx_leaf_input *input,
+                 otfx_blob *out, char *error, size_t error_size)
+{
+    if (!query->follow)
+        return leaf_once(module, query, input, out, error, error_size);
+    follow_state *state = follow_begin(module->pass->name, query, input, error, error_size);
+    if (!state)
+        return false;
+    if (!state->run) {
+        if (!(state->run = module->run_create(&state->query, input))) {
+            follow_drop(state);
+            snprintf(error, error_size, "%s: out of memory", module->pass->name);
+            return false;
+        }
+        state->free_run = module->run_destroy;
+    }
+    if (!state->replay && !(state->replay = replay_leaf_build(&state->query, input, module->pass, state->run,
+                                                              true, error, error_size))) {
+        follow_drop(state);
+        return false;
+    }
+    otfx_replay_stats stats;
+    if (!replay_leaf_go(state->replay, input, module->pass, error, error_size)) {
+        follow_drop(state);
+        return false;
+    }
+    otfx_replay_get_stats(state->replay, &stats);
+    const follow_fields fields = {
+        .round = state->round, .restarted = state->restarted, .events = stats.events_last_run};
+    if (!module->answer(state->run, &state->query, input, &stats, &fields, out, error, error_size)) {
+        follow_drop(state);
+        return false;
+    }
+    follow_keep(state, input);
+    return true;
 }

@@ -150,13 +150,6 @@ otfx_replay *replay_leaf_run(const otfx_command *query, const otfx_leaf_input *i
  * of the last event each sent). Asked when an answer is made, so a follow's round says how fresh the
  * data is now. False when out of memory. */
 bool unseen_record_held(unseen_report *unseen, const otfx_command *query, const otfx_leaf_input *input);
-/* The two halves of replay_leaf_run: the replay built (`follow`: config.follow, to be run round after
- * round), and one run of it (false with why in `error`; the replay is the caller's either way). */
-otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf_input *input,
-                               const otfx_replay_pass *pass, void *pass_user, bool follow, char *error,
-                               size_t error_size);
-bool replay_leaf_go(otfx_replay *replay, const otfx_leaf_input *input, const otfx_replay_pass *pass,
-                    char *error, size_t error_size);
 
 /* ---- following (follow_states.h) ------------------------------------------------------------------- */
 
@@ -172,5 +165,26 @@ void follow_fields_read(otfx_blob_reader *reader, follow_fields *fields);
 void follow_fields_merge(follow_fields *into, const follow_fields *other);
 /* follow=ID round=K restarted=0|1 events_this_round=E on the header line, for a follow query. */
 void follow_fields_line(otfx_text *reply, const otfx_command *query, const follow_fields *fields);
+
+/* ---- a replay module's leaf -------------------------------------------------------------------------- */
+
+/* What a module built on a replay gives replay_leaf: its pass, its per-query state (`run`, the pass's
+ * pass_user) and how to answer from it. */
+typedef struct replay_module {
+    const otfx_replay_pass *pass;
+    /* A fresh state for `query` (kept as long as the state: a follow's query lives in the follow);
+     * NULL when out of memory. */
+    void *(*run_create)(const otfx_command *query, const otfx_leaf_input *input);
+    void (*run_destroy)(void *run);
+    /* This place's partial result from `run` after a replay's run; `run` stays as it is (a follow's
+     * next round goes on from it). */
+    bool (*answer)(void *run, const otfx_command *query, const otfx_leaf_input *input,
+                   const otfx_replay_stats *stats, const follow_fields *follow, otfx_blob *out, char *error,
+                   size_t error_size);
+} replay_module;
+/* The leaf of a replay module: one replay over the window, or with query->follow the next round of the
+ * follow kept at this place (follow_states.h). */
+bool replay_leaf(const replay_module *module, const otfx_command *query, const otfx_leaf_input *input,
+                 otfx_blob *out, char *error, size_t error_size);
 
 #endif

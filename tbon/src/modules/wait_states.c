@@ -26,7 +26,6 @@
  * the unseen counters. Merge: sums by key (the follow round and restart: the greater), associative and
  * order-independent.
  */
-#include "follow_states.h"
 #include "replay_support.h"
 
 #include <otfx/analysis.h>
@@ -568,12 +567,13 @@ static bool parse(const void *data, size_t length, ws_parsed *p)
 
 /* This place's partial result from what `run` accumulated (after a replay's run); `run` stays as it is
  * (a follow's next round goes on from it). */
-static bool ws_answer(ws_run *run, const otfx_leaf_input *input, const otfx_replay_stats *stats,
-                      const follow_fields *follow, otfx_blob *out, char *error, size_t error_size)
+static bool ws_answer(void *user, const otfx_command *query, const otfx_leaf_input *input,
+                      const otfx_replay_stats *stats, const follow_fields *follow, otfx_blob *out,
+                      char *error, size_t error_size)
 {
+    ws_run *run = user;
     ws_parsed p = {.leaves = 1, .late_receiver_unknown = run->late_receiver_unknown, .follow = *follow};
-    const bool unseen_ok =
-        unseen_add(&p.unseen, &run->unseen) && unseen_record_held(&p.unseen, run->query, input);
+    const bool unseen_ok = unseen_add(&p.unseen, &run->unseen) && unseen_record_held(&p.unseen, query, input);
     unseen_from_stats(&p.unseen, stats);
     p.ranks = run->app_ranks ? calloc(run->app_ranks, sizeof *p.ranks) : NULL;
     p.pairs = run->pair_count ? calloc(run->pair_count, sizeof *p.pairs) : NULL;
@@ -611,73 +611,29 @@ static bool ws_answer(ws_run *run, const otfx_leaf_input *input, const otfx_repl
     return true;
 }
 
-static bool ws_run_init(ws_run *run, const otfx_command *query, const otfx_leaf_input *input, char *error,
-                        size_t error_size)
+static void *ws_run_create(const otfx_command *query, const otfx_leaf_input *input)
 {
+    ws_run *run = calloc(1, sizeof *run);
+    if (!run)
+        return NULL;
     run->query = query;
     run->app_ranks = input->app_ranks;
     region_facts_init(&run->facts, input->defs, NULL);
     run->ranks = input->app_ranks ? calloc(input->app_ranks, sizeof *run->ranks) : NULL;
     if (input->app_ranks && !run->ranks) {
-        snprintf(error, error_size, "wait-states: out of memory");
-        return false;
+        run_destroy(run);
+        return NULL;
     }
-    return true;
+    return run;
 }
+
+static const replay_module ws_module = {
+    .pass = &ws_pass, .run_create = ws_run_create, .run_destroy = run_destroy, .answer = ws_answer};
 
 static bool ws_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
                     size_t error_size)
 {
-    otfx_replay_stats stats;
-    if (!query->follow) {
-        ws_run run = {0};
-        if (!ws_run_init(&run, query, input, error, error_size))
-            return false;
-        otfx_replay *replay = replay_leaf_run(query, input, &ws_pass, &run, error, error_size);
-        if (!replay) {
-            run_free(&run);
-            return false;
-        }
-        otfx_replay_get_stats(replay, &stats);
-        otfx_replay_destroy(replay);
-        const follow_fields none = {0};
-        bool ok = ws_answer(&run, input, &stats, &none, out, error, error_size);
-        run_free(&run);
-        return ok;
-    }
-    follow_state *state = follow_begin(ws_pass.name, query, input, error, error_size);
-    if (!state)
-        return false;
-    if (!state->run) {
-        ws_run *run = calloc(1, sizeof *run);
-        if (!run || !ws_run_init(run, &state->query, input, error, error_size)) {
-            if (run)
-                run_destroy(run);
-            follow_drop(state);
-            snprintf(error, error_size, "wait-states: out of memory");
-            return false;
-        }
-        state->run = run;
-        state->free_run = run_destroy;
-    }
-    if (!state->replay && !(state->replay = replay_leaf_build(&state->query, input, &ws_pass, state->run,
-                                                              true, error, error_size))) {
-        follow_drop(state);
-        return false;
-    }
-    if (!replay_leaf_go(state->replay, input, &ws_pass, error, error_size)) {
-        follow_drop(state);
-        return false;
-    }
-    otfx_replay_get_stats(state->replay, &stats);
-    const follow_fields fields = {
-        .round = state->round, .restarted = state->restarted, .events = stats.events_last_run};
-    if (!ws_answer(state->run, input, &stats, &fields, out, error, error_size)) {
-        follow_drop(state);
-        return false;
-    }
-    follow_keep(state, input);
-    return true;
+    return replay_leaf(&ws_module, query, input, out, error, error_size);
 }
 
 static bool ws_merge(const otfx_command *query, otfx_blob *into, const void *other, size_t other_length,
