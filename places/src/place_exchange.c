@@ -37,6 +37,10 @@ struct place_exchange_hub {
     uint32_t newest;              /* the newest request id begun here */
     bool newest_ended;            /* and whether its leaf returned */
     struct pending_send *orphans; /* sends of exchanges that ended */
+    /* what the stale discard dropped, for the report of an exchange that did not finish */
+    uint64_t discarded;
+    uint32_t discarded_request[8]; /* the latest, from their headers (ring) */
+    int discarded_tag[8];
 };
 
 struct place_exchange {
@@ -45,7 +49,9 @@ struct place_exchange {
     uint32_t request;
     uint64_t deadline_ns;
     uint32_t allreduce_calls;
+    uint32_t next_source; /* where the next look for any place's message starts */
     struct pending_send *sends;
+    uint64_t data_sent, data_taken, foreign_dropped; /* for the report of an unfinished exchange */
     bool broken;
     char error[256];
 };
@@ -192,6 +198,11 @@ static bool discard_stale(place_exchange_hub *hub)
             unsigned char *bytes = malloc(count > 0 ? (size_t)count : 1);
             if (bytes) {
                 PMPI_Mrecv(bytes, count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+                pthread_mutex_lock(&hub->lock);
+                const unsigned slot = (unsigned)(hub->discarded++ % 8);
+                hub->discarded_request[slot] = count >= (int)HEADER_BYTES ? get_u32(bytes) : 0;
+                hub->discarded_tag[slot] = status.MPI_TAG;
+                pthread_mutex_unlock(&hub->lock);
                 free(bytes);
             } else {
                 char byte;
@@ -346,12 +357,12 @@ static bool post_send(place_exchange *exchange, uint32_t to, int kind, uint32_t 
     return true;
 }
 
-/* A message of this request from `from` (MPI_ANY_SOURCE: any place) on the tag of `kind`, taken into a
+/* A message of this request from place `from` on the tag of `kind`, taken into a
  * new buffer (*bytes, *length with the header; the caller frees it). 1 taken, 0 nothing there, -1 MPI
  * or memory failed. Messages with another request id in their header (a slot's earlier user) are
  * dropped. */
-static int take_message(place_exchange *exchange, int from, int kind, unsigned char **bytes, size_t *length,
-                        int *source)
+static int take_message_from(place_exchange *exchange, int from, int kind, unsigned char **bytes,
+                             size_t *length, int *source)
 {
     for (;;) {
         int flag = 0;
@@ -379,6 +390,7 @@ static int take_message(place_exchange *exchange, int from, int kind, unsigned c
             return -1;
         }
         if (count < (int)HEADER_BYTES || get_u32(buffer) != exchange->request) {
+            exchange->foreign_dropped++;
             free(buffer);
             continue;
         }
@@ -387,6 +399,29 @@ static int take_message(place_exchange *exchange, int from, int kind, unsigned c
         *source = status.MPI_SOURCE;
         return 1;
     }
+}
+
+/* take_message_from, `from` MPI_ANY_SOURCE: any place. That looks at each place in turn, starting after
+ * the one taken from last, rather than probing MPI_ANY_SOURCE: the places' own order is fair, and a
+ * wildcard probe with another thread probing the same communicator is the path of MPI implementations
+ * that sees the least use. */
+static int take_message(place_exchange *exchange, int from, int kind, unsigned char **bytes, size_t *length,
+                        int *source)
+{
+    if (from != MPI_ANY_SOURCE)
+        return take_message_from(exchange, from, kind, bytes, length, source);
+    const uint32_t size = exchange->hub->size;
+    for (uint32_t k = 0; k < size; k++) {
+        const uint32_t place = (exchange->next_source + k) % size;
+        if (place == exchange->hub->self)
+            continue;
+        const int taken = take_message_from(exchange, (int)place, kind, bytes, length, source);
+        if (taken != 0) {
+            exchange->next_source = (place + 1) % size;
+            return taken;
+        }
+    }
+    return 0;
 }
 
 /* Waits for take_message to find something, until `until_ns` (0: the deadline only). 1 taken, 0 the
@@ -434,7 +469,10 @@ static bool exchange_send(void *context, uint32_t to, const void *bytes, size_t 
         return fail(exchange, "a message to event place %u, which is not another place of the exchange", to);
     }
     complete_sends(&exchange->sends);
-    return post_send(exchange, to, TAG_DATA, 0, bytes, length);
+    if (!post_send(exchange, to, TAG_DATA, 0, bytes, length))
+        return false;
+    exchange->data_sent++;
+    return true;
 }
 
 static int exchange_receive(void *context, uint64_t timeout_ns,
@@ -450,6 +488,7 @@ static int exchange_receive(void *context, uint64_t timeout_ns,
         wait_message(exchange, MPI_ANY_SOURCE, TAG_DATA, now_ns() + timeout_ns, &bytes, &length, &source);
     if (taken != 1)
         return taken;
+    exchange->data_taken++;
     fn(user, (uint32_t)source, bytes + HEADER_BYTES, length - HEADER_BYTES);
     free(bytes);
     return 1;
@@ -580,6 +619,24 @@ void place_exchange_end(place_exchange *exchange)
         return;
     place_exchange_hub *hub = exchange->hub;
     pthread_mutex_lock(&hub->lock);
+    if (exchange->broken || (exchange->deadline_ns && now_ns() >= exchange->deadline_ns)) {
+        /* what this place's side of the exchange did, for whoever looks into why it did not finish */
+        char discards[160] = "";
+        size_t used = 0;
+        for (uint64_t k = hub->discarded > 8 ? hub->discarded - 8 : 0;
+             k < hub->discarded && used < sizeof discards; k++)
+            used += (size_t)snprintf(discards + used, sizeof discards - used, " %u/%d",
+                                     hub->discarded_request[k % 8], hub->discarded_tag[k % 8]);
+        fprintf(
+            stderr,
+            "otfx-place: exchange of request %u with the other event places at place %u did not finish (%s): "
+            "data messages sent %llu, taken %llu, of other requests dropped %llu; stale messages discarded "
+            "here %llu, the latest (request/tag):%s\n",
+            exchange->request, hub->self, exchange->error[0] ? exchange->error : "its deadline passed",
+            (unsigned long long)exchange->data_sent, (unsigned long long)exchange->data_taken,
+            (unsigned long long)exchange->foreign_dropped, (unsigned long long)hub->discarded,
+            discards[0] ? discards : " none");
+    }
     if (!hub->closed) {
         complete_sends(&exchange->sends);
         struct pending_send **tail = &hub->orphans;

@@ -394,15 +394,24 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
     const uint64_t events_before = replay->stats.events;
     run_state run = {.replay = replay, .exchange = exchange};
     uint64_t wait_ns = WAIT_FIRST_NS, idle_ns = 0;
+    /* the places' batch counts at the latest check, for the error when the deadline passes */
+    uint64_t checked_sent = 0, checked_received = 0, checks = 0;
     bool progressed_since_round = true;
     for (;;) {
         if (deadline_ns && now_ns() >= deadline_ns) {
+            char in_flight[160] = "";
+            if (checks && checked_sent != checked_received)
+                snprintf(
+                    in_flight, sizeof in_flight,
+                    "; at the latest check the places had sent %llu batches to each other and received %llu",
+                    (unsigned long long)checked_sent, (unsigned long long)checked_received);
             replay_fail(replay,
-                        "replay: the deadline passed with %s (%llu events replayed here, %llu rounds)",
+                        "replay: the deadline passed with %s (%llu events replayed here, %llu rounds%s)",
                         otfx_replay_done(replay) || (follow && otfx_replay_caught_up(replay))
                             ? "this place done but others not"
                             : "streams still waiting",
-                        (unsigned long long)replay->stats.events, (unsigned long long)replay->stats.rounds);
+                        (unsigned long long)replay->stats.events, (unsigned long long)replay->stats.rounds,
+                        in_flight);
             return run_failed(replay, OTFX_ERR_IO, error, error_size);
         }
         bool progressed;
@@ -472,6 +481,9 @@ otfx_status otfx_replay_run(otfx_replay *replay, const otfx_place_exchange *exch
             return run_failed(replay, OTFX_ERR_IO, error, error_size);
         }
         replay->stats.rounds++;
+        checks++;
+        checked_sent = sums[0];
+        checked_received = sums[1];
         progressed_since_round = false;
         idle_ns = 0;
         bool quiet = sums[0] == sums[1];
