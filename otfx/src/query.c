@@ -828,6 +828,7 @@ struct otfx_trace_reader {
     /* The walk was moved (a re-seek): pieces up to the entered one are met again, and only those after
      * it deliver their records. */
     bool repositioned;
+    otfx_time records_until; /* the latest end of a piece whose reduction records were delivered */
     bool seen_detail, gap_prepared;
     /* The stored events passed (delivered, or skipped for lying before `from`): the latest time and how
      * many at that time. A re-seek skips them again; skipped_at_time counts the ones met again. */
@@ -993,7 +994,13 @@ static otfx_status reader_enter_next(otfx_trace_reader *r, bool *more)
         otfx_status status = chunk_parse(p->blob, p->blob_size, true, &info);
         if (status != OTFX_OK)
             return status;
-        if (!r->repositioned || after_entered(r, p->begin, p->end)) {
+        const bool first_meeting = !r->repositioned || after_entered(r, p->begin, p->end);
+        /* `ring` and `time` merge newly dropped detail into the range without detail before it: met
+         * again after a re-seek, that range reaches past what the reader passed, and its records must
+         * say so from there on, or the events it lost unread would vanish without a word. */
+        const otfx_time told_until = r->records_until > sink->last_time ? r->records_until : sink->last_time;
+        const bool grown = !first_meeting && (p->flags & CHUNK_SUMMARY_ONLY) && p->end > told_until;
+        if (first_meeting || grown) {
             r->repositioned = false;
             status = chunk_read_summary(&info, &r->scratch.piece_stats);
             if (status != OTFX_OK)
@@ -1010,7 +1017,10 @@ static otfx_status reader_enter_next(otfx_trace_reader *r, bool *more)
             }
             /* No earlier than what was delivered: a range rewritten since it was read comes after. */
             otfx_time earliest = sink->last_time > r->from ? sink->last_time : r->from;
-            deliver_records(sink, &r->scratch.piece_stats, p->begin, p->end, earliest);
+            const otfx_time begin = grown && told_until > p->begin ? told_until : p->begin;
+            deliver_records(sink, &r->scratch.piece_stats, begin, p->end, earliest);
+            if (p->end > r->records_until)
+                r->records_until = p->end;
         }
         r->entered_any = true;
         r->entered = identity_of(p);

@@ -32,7 +32,8 @@ typedef struct follow_places {
     uint64_t now_ns, deadline_ns;
 } follow_places;
 
-static void fp_init(follow_places *f, rworld *w, uint32_t places)
+/* Each place's traces get `budget` bytes (chunks of 4 KiB when that is small, so that it reduces). */
+static void fp_init_budget(follow_places *f, rworld *w, uint32_t places, size_t budget)
 {
     memset(f, 0, sizeof *f);
     f->w = w;
@@ -55,13 +56,20 @@ static void fp_init(follow_places *f, rworld *w, uint32_t places)
                 continue;
             otfx_ref location;
             assert_int_equal(otfx_defs_location(place->defs, r, 0, &location), OTFX_OK);
-            otfx_trace_config config = otfx_trace_config_default(1 << 20);
+            otfx_trace_config config = otfx_trace_config_default(budget);
+            if (budget < (1 << 20))
+                config.chunk_bytes = 4096;
             uint32_t i = place->count++;
             assert_int_equal(otfx_trace_create(&config, place->defs, location, &place->traces[i]), OTFX_OK);
             place->info[i] = (otfx_rank_info){.rank = r, .recording = true};
             place->rank_of_trace[i] = i;
         }
     }
+}
+
+static void fp_init(follow_places *f, rworld *w, uint32_t places)
+{
+    fp_init_budget(f, w, places, 1 << 20);
 }
 
 static void fp_free(follow_places *f)
@@ -499,6 +507,110 @@ static void test_bounds(void **state)
     rw_free(&w);
 }
 
+/* The unseen-range line of (rank, why) as its begin and end (false: none). */
+static bool reduced_range(const char *reply, uint32_t rank, uint64_t *begin, uint64_t *end)
+{
+    bool found = false;
+    for (const char *p = reply; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t length = eol ? (size_t)(eol - p) : strlen(p);
+        otfx_kv_line line;
+        if (otfx_kv_parse(p, length, &line)) {
+            const char *r = otfx_kv_get(&line, "rank"), *why = otfx_kv_get(&line, "why");
+            if (strcmp(line.type, "unseen-range") == 0 && r && why && strtoul(r, NULL, 10) == rank &&
+                strcmp(why, "reduced") == 0) {
+                *begin = strtoull(otfx_kv_get(&line, "begin"), NULL, 10);
+                *end = strtoull(otfx_kv_get(&line, "end"), NULL, 10);
+                found = true;
+            }
+            otfx_kv_line_free(&line);
+        }
+        p = eol ? eol + 1 : p + length;
+    }
+    return found;
+}
+
+static int first_detail(const otfx_event *event, void *user)
+{
+    uint64_t *first = user;
+    if (event->type == OTFX_EV_ENTER && event->time < *first)
+        *first = event->time;
+    return 0;
+}
+
+/* Between two rounds the place's ring reduction removes events of rank 0 the follow had not read yet
+ * (its trace holds 64 KiB and receives far more): the next round says which range it could not see, from
+ * no later than the first event it missed to the last one lost. */
+static void test_reduced_between_rounds(void **state)
+{
+    (void)state;
+    for (uint32_t places = 1; places <= 2; places++) {
+        rworld w;
+        rw_init(&w, 2);
+        otfx_ref work = rw_region(&w, "work", OTFX_ROLE_USER_FUNCTION);
+        for (uint32_t r = 0; r < 2; r++)
+            for (uint64_t k = 0; k < 5; k++)
+                rw_compute(&w, r, work, (2 * k) * RW_MS, (2 * k + 1) * RW_MS);
+        follow_places f;
+        fp_init_budget(&f, &w, places, 64 << 10);
+        fp_feed_all(&f, 10 * RW_MS);
+        otfx_command q = rw_query(OTFX_CMD_WAIT_STATES);
+        q.follow = 300 + places;
+        char *reply = fp_round_ok(&f, ws_module(), &q);
+        uint64_t begin = 0, end = 0;
+        assert_false(reduced_range(reply, 0, &begin, &end));
+        free(reply);
+
+        /* far more than the budget, appended to rank 0's trace at its place before the next round */
+        rw_place *place = &f.place[f.place_of_rank[0]];
+        uint32_t i = 0;
+        while (place->info[i].rank != 0)
+            i++;
+        otfx_ref filler;
+        assert_int_equal(otfx_defs_region(place->defs, "filler", OTFX_ROLE_USER_FUNCTION, &filler), OTFX_OK);
+        const uint64_t first_unread = 10 * RW_MS;
+        enum { CALLS = 200000 };
+        otfx_event batch[512];
+        size_t n = 0;
+        uint64_t t = first_unread, noise = 12345;
+        for (uint64_t k = 0; k < CALLS; k++) {
+            /* irregular durations, so that it does not compress to nothing */
+            noise = noise * 6364136223846793005ull + 1442695040888963407ull;
+            const uint64_t inside = 500 + (noise >> 40) % 1000, between = 500 + (noise >> 20) % 1000;
+            batch[n++] = (otfx_event){.time = t, .type = OTFX_EV_ENTER, .u.region = {filler}};
+            batch[n++] = (otfx_event){.time = t + inside, .type = OTFX_EV_LEAVE, .u.region = {filler}};
+            t += inside + between;
+            if (n == sizeof batch / sizeof batch[0] || k + 1 == CALLS) {
+                assert_int_equal(otfx_trace_append(place->traces[i], batch, n, NULL), OTFX_OK);
+                n = 0;
+            }
+        }
+        otfx_trace_status status;
+        assert_int_equal(otfx_trace_status_get(place->traces[i], &status), OTFX_OK);
+        assert_true(status.events_reduced[OTFX_REDUCE_RING] > 0);
+        uint64_t first_held = UINT64_MAX;
+        assert_int_equal(
+            otfx_analysis_query_events(place->traces[i], 0, UINT64_MAX, false, first_detail, &first_held),
+            OTFX_OK);
+        assert_true(first_held > first_unread + 3000); /* unread events were removed */
+
+        reply = fp_round_ok(&f, ws_module(), &q);
+        assert_int_equal(rw_u64(reply, "wait-states", NULL, NULL, "round"), 2);
+        if (!reduced_range(reply, 0, &begin, &end))
+            fail_msg("%u places: no reduced range for rank 0 in\n%s", places, reply);
+        assert_true(begin <= first_unread);
+        /* up to the last event lost: the first held one comes at most one pause (< 1.5 µs) after it */
+        if (end + 1500 < first_held)
+            fail_msg("%u places: first held %llu after the reduced range in\n%s", places,
+                     (unsigned long long)first_held, reply);
+        /* every held event of rank 0 after the gap is read once */
+        assert_true(rw_u64(reply, "wait-states", NULL, NULL, "events_this_round") >= status.events_held);
+        free(reply);
+        fp_free(&f);
+        rw_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -508,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_restart_when_places_disagree),
         cmocka_unit_test(test_other_query_same_id),
         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_reduced_between_rounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
