@@ -508,7 +508,7 @@ static void test_bounds(void **state)
 }
 
 /* The unseen-range line of (rank, why) as its begin and end (false: none). */
-static bool reduced_range(const char *reply, uint32_t rank, uint64_t *begin, uint64_t *end)
+static bool unseen_range(const char *reply, uint32_t rank, const char *reason, uint64_t *begin, uint64_t *end)
 {
     bool found = false;
     for (const char *p = reply; *p;) {
@@ -518,7 +518,7 @@ static bool reduced_range(const char *reply, uint32_t rank, uint64_t *begin, uin
         if (otfx_kv_parse(p, length, &line)) {
             const char *r = otfx_kv_get(&line, "rank"), *why = otfx_kv_get(&line, "why");
             if (strcmp(line.type, "unseen-range") == 0 && r && why && strtoul(r, NULL, 10) == rank &&
-                strcmp(why, "reduced") == 0) {
+                strcmp(why, reason) == 0) {
                 *begin = strtoull(otfx_kv_get(&line, "begin"), NULL, 10);
                 *end = strtoull(otfx_kv_get(&line, "end"), NULL, 10);
                 found = true;
@@ -558,7 +558,7 @@ static void test_reduced_between_rounds(void **state)
         q.follow = 300 + places;
         char *reply = fp_round_ok(&f, ws_module(), &q);
         uint64_t begin = 0, end = 0;
-        assert_false(reduced_range(reply, 0, &begin, &end));
+        assert_false(unseen_range(reply, 0, "reduced", &begin, &end));
         free(reply);
 
         /* far more than the budget, appended to rank 0's trace at its place before the next round */
@@ -596,7 +596,7 @@ static void test_reduced_between_rounds(void **state)
 
         reply = fp_round_ok(&f, ws_module(), &q);
         assert_int_equal(rw_u64(reply, "wait-states", NULL, NULL, "round"), 2);
-        if (!reduced_range(reply, 0, &begin, &end))
+        if (!unseen_range(reply, 0, "reduced", &begin, &end))
             fail_msg("%u places: no reduced range for rank 0 in\n%s", places, reply);
         assert_true(begin <= first_unread);
         /* up to the last event lost: the first held one comes at most one pause (< 1.5 µs) after it */
@@ -605,6 +605,18 @@ static void test_reduced_between_rounds(void **state)
                      (unsigned long long)first_held, reply);
         /* every held event of rank 0 after the gap is read once */
         assert_true(rw_u64(reply, "wait-states", NULL, NULL, "events_this_round") >= status.events_held);
+        free(reply);
+
+        /* a window that starts after the reduced range but before the oldest detail: the trace holds
+         * nothing to tell what happened there, and says so */
+        otfx_command once = rw_query(OTFX_CMD_WAIT_STATES);
+        once.from = first_held - 200;
+        reply = fp_round_ok(&f, ws_module(), &once);
+        if (!unseen_range(reply, 0, "before-held", &begin, &end))
+            fail_msg("%u places: no before-held range for rank 0 in\n%s", places, reply);
+        assert_int_equal(begin, first_held - 200);
+        assert_int_equal(end, first_held);
+        assert_false(unseen_range(reply, 0, "reduced", &begin, &end));
         free(reply);
         fp_free(&f);
         rw_free(&w);

@@ -785,6 +785,34 @@ static void test_missing_sends(void **unused)
     free(o);
 }
 
+/* Calls at the top level only: nothing is open between them, so a window that starts between two of
+ * them begins with no event, though the traces hold their detail from long before. */
+static void build_top_level(builder *b)
+{
+    call_msg(b, 0, 100, OTFX_EV_SEND, 1, 1, 1);
+    call_msg(b, 0, 3000, OTFX_EV_SEND, 1, 1, 2);
+    call_msg(b, 1, 200, OTFX_EV_RECV, 0, 1, 1);
+    call_msg(b, 1, 3100, OTFX_EV_RECV, 0, 1, 2);
+}
+
+/* A window from 1000 misses nothing: the time before each rank's first event in it holds no events, and
+ * the traces' detail reaches back before the window (it is not "before-held"). */
+static void test_window_between_calls(void **unused)
+{
+    (void)unused;
+    scenario sc = {.build = build_top_level,
+                   .ranks = 2,
+                   .from = 1000,
+                   .not_selected = UINT32_MAX,
+                   .not_served = UINT32_MAX};
+    outcome *o = malloc(sizeof *o);
+    run_everywhere(&sc, o);
+    assert_int_equal(o->stats.gaps, 0);
+    assert_int_equal(o->stats.gap_time, 0);
+    assert_int_equal(rec(o, 1, 0, 0)->missing, OTFX_REPLAY_SEEN);
+    free(o);
+}
+
 /* Both ranks receive first, from each other: no send ever comes. */
 static void build_stall(builder *b)
 {
@@ -953,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_nbc_with_p2p_before_its_wait),
         cmocka_unit_test(test_two_nbcs_completed_in_opposite_order),
         cmocka_unit_test(test_missing_sends),
+        cmocka_unit_test(test_window_between_calls),
         cmocka_unit_test(test_stall),
         cmocka_unit_test(test_ranks_not_selected),
         cmocka_unit_test(test_threads),

@@ -747,13 +747,17 @@ static enum step_result step(otfx_replay *replay, replay_stream *stream)
             /* The trace's oldest detail begins inside the window (context ENTERs before `from` say it
              * holds detail there); a reduction record reports its own range. Detail is missing only
              * from the trace's first event on: before it the rank recorded nothing (a window from 0,
-             * the default, begins long before any rank started). */
-            if (event->time > replay->config.from && event->type != OTFX_EV_REDUCTION) {
-                otfx_trace_status held;
+             * the default, begins long before any rank started). A trace whose detail reaches back
+             * before that point misses nothing there: the window merely starts where the rank had
+             * nothing open, between two calls. */
+            otfx_trace_status held;
+            if (event->time > replay->config.from && event->type != OTFX_EV_REDUCTION &&
+                otfx_trace_status_get(stream->trace, &held) == OTFX_OK) {
                 otfx_time begin = replay->config.from;
-                if (otfx_trace_status_get(stream->trace, &held) == OTFX_OK && held.first_time > begin)
+                if (held.first_time > begin)
                     begin = held.first_time;
-                report_gap(replay, stream, begin, event->time, OTFX_REPLAY_GAP_BEFORE_HELD);
+                if (held.oldest_detail > begin)
+                    report_gap(replay, stream, begin, event->time, OTFX_REPLAY_GAP_BEFORE_HELD);
             }
         }
         if (event->time > stream->last_time)
