@@ -24,6 +24,7 @@
  * interrupted; never 0 for an application that did not finish or a snapshot at exit that failed).
  */
 #include "filter_file.h"
+#include "metric_table.h"
 
 #include <otfx/settings.h>
 #include <otfx/tbon.h>
@@ -107,6 +108,9 @@ static const char *setting_minimum(otfx_setting id, char *text, size_t capacity)
     "  --disable CLASSES       start with these event classes disabled (until `otfxctl enable ...`): a "     \
     "comma\n"                                                                                                \
     "                          list of p2p, collective, mpi-other, user, all (OTFX_DISABLE)\n"               \
+    "  --metrics LIST          read these metrics at every recorded MPI call's and user region's enter\n"    \
+    "                          and leave, a comma list (task-clock, page-faults, cycles, ru-maxrss, ...;\n"  \
+    "                          `--metrics help` lists them) (OTFX_METRICS)\n"                                \
     "  --start-paused          the application ranks wait right after MPI_Init until `otfxctl app resume`\n" \
     "  --listen ADDR:PORT      where the root serves clients (default %s, port 0: any free port)\n"          \
     "  --session-dir DIR       where the root writes its session file (default: $OTFX_SESSION_DIR, else "    \
@@ -167,6 +171,7 @@ struct run_options {
     long fanin;
     bool no_record;
     const char *disable; /* OTFX_DISABLE's comma list, NULL without */
+    const char *metrics; /* OTFX_METRICS's comma list, NULL without */
     bool start_paused;
     bool dry_run;
     const char *listen;
@@ -235,6 +240,24 @@ static char *existing_directory(const char *option, const char *path)
     return absolute;
 }
 
+/* `--metrics help`: the table, with what this machine can count of it. */
+static void list_metrics(void)
+{
+    static const char *const sources[] = {"perf software", "perf hardware", "getrusage"};
+    struct stat pmu;
+    const bool has_pmu = stat("/sys/bus/event_source/devices/cpu", &pmu) == 0;
+    printf("%-20s %-8s %-14s %s\n", "METRIC", "UNIT", "SOURCE", "WHAT");
+    for (size_t i = 0; i < otfx_metric_count(); i++) {
+        const struct otfx_metric_info *m = otfx_metric_at(i);
+        printf("%-20s %-8s %-14s %s%s\n", m->name, m->unit, sources[m->source], m->help,
+               m->source == OTFX_METRIC_PERF_HARDWARE && !has_pmu ? " (not on this machine: no hardware PMU)"
+                                                                  : "");
+    }
+    printf("At most %d at once. Hardware events need a PMU (/sys/bus/event_source/devices/cpu); a metric a\n"
+           "rank cannot count is left out and said on its stderr.\n",
+           OTFX_METRICS_AT_ONCE);
+}
+
 static void parse_options(int argc, char **argv, struct run_options *options)
 {
     int i = 1;
@@ -283,6 +306,16 @@ static void parse_options(int argc, char **argv, struct run_options *options)
             if (!otfx_setting_accepts(OTFX_SETTING_DISABLE, options->disable))
                 usage_error("--disable needs a comma list of p2p, collective, mpi-other, user, all, not '%s'",
                             options->disable);
+        } else if (matches(argument, "--metrics")) {
+            options->metrics = option_value(argc, argv, &i, "--metrics");
+            if (strcmp(options->metrics, "help") == 0) {
+                list_metrics();
+                exit(0);
+            }
+            uint64_t mask;
+            char why[256];
+            if (!otfx_metric_parse_list(options->metrics, &mask, why, sizeof why))
+                usage_error("--metrics: %s", why);
         } else if (strcmp(argument, "--start-paused") == 0) {
             options->start_paused = true;
         } else if (matches(argument, "--fanin")) {
@@ -1020,6 +1053,8 @@ int main(int argc, char **argv)
         GENV("OTFX_RECORD", "0");
     if (options.disable)
         GENV("OTFX_DISABLE", options.disable);
+    if (options.metrics)
+        GENV("OTFX_METRICS", options.metrics);
     if (options.start_paused)
         GENV("OTFX_START_PAUSED", "1");
     if (options.listen)

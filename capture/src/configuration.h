@@ -22,6 +22,7 @@ struct capture_configuration {
     bool start_paused;         /* OTFX_START_PAUSED */
     bool drop_when_full;       /* OTFX_BACKPRESSURE=drop */
     double clock_sync_seconds; /* OTFX_CLOCK_SYNC */
+    uint64_t metrics;          /* OTFX_METRICS: a mask over capture/metrics/metric_table.h's table */
 };
 
 /* After PMPI_Init, on every rank of the real world (MPMD places are counted with two collectives). */

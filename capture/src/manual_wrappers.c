@@ -9,6 +9,7 @@
 #include "configuration.h"
 #include "control.h"
 #include "dying.h"
+#include "metric_table.h"
 #include "nesting.h"
 #include "recorder.h"
 #include "timer.h"
@@ -172,6 +173,17 @@ static bool drop_when_full(int world_rank)
     return otfx_setting_choice(OTFX_SETTING_BACKPRESSURE) == OTFX_SETTING_BACKPRESSURE_DROP;
 }
 
+/* OTFX_METRICS=LIST: the metrics read at every recorded enter and leave (metrics.h); an unknown name stops
+ * the job, a metric this machine cannot count is said at run time and left out. */
+static uint64_t metrics_at_start(int world_rank)
+{
+    uint64_t mask = 0;
+    char why[256];
+    if (!otfx_metric_parse_list(otfx_setting_string(OTFX_SETTING_METRICS), &mask, why, sizeof why))
+        configuration_error(world_rank, "OTFX_METRICS: ", why);
+    return mask;
+}
+
 /* The configuration as the world split reads it (configuration.h). */
 void capture_read_configuration(int world_rank, int world_size, struct capture_configuration *configuration)
 {
@@ -184,6 +196,7 @@ void capture_read_configuration(int world_rank, int world_size, struct capture_c
     configuration->start_paused = start_paused(world_rank);
     configuration->drop_when_full = drop_when_full(world_rank);
     configuration->clock_sync_seconds = clock_sync_seconds(world_rank);
+    configuration->metrics = metrics_at_start(world_rank);
 }
 
 bool capture_place_before_init(void)

@@ -2,7 +2,9 @@
  * recorder.c — per-thread record buffers (see recorder.h and otfx/capture_wire.h).
  */
 #include "recorder.h"
+
 #include "communicators.h"
+#include "metrics.h"
 #include "nesting.h"
 #include "requests.h"
 #include "timer.h"
@@ -165,6 +167,7 @@ static bool must_keep(enum capture_record_kind kind)
     case CAPTURE_RECORD_RECORDING:
     case CAPTURE_RECORD_CLOCK:
     case CAPTURE_RECORD_DIED:
+    case CAPTURE_RECORD_METRIC_SET:
         return true;
     default:
         return false;
@@ -339,11 +342,38 @@ static inline void fill_header(struct capture_record_header *header, enum captur
         inject_overhead(kind);
 }
 
+/* The metrics after an ENTER or LEAVE record, with its timestamp; the thread's set first when it is new
+ * (metrics.h). */
+static __attribute__((noinline)) void write_metrics(int function_id, uint64_t timestamp)
+{
+    struct capture_metrics_reading reading;
+    capture_metrics_read(&reading);
+    if (reading.new_set) {
+        const size_t size = sizeof(struct capture_metric_set_record) +
+                            reading.count * sizeof(struct capture_metric_definition);
+        struct capture_metric_set_record *set = reserve(size, CAPTURE_RECORD_METRIC_SET);
+        fill_header(&set->header, CAPTURE_RECORD_METRIC_SET, 0, size, timestamp);
+        set->set_id = reading.set_id;
+        set->count = reading.count;
+        memcpy(set + 1, reading.definitions, reading.count * sizeof(struct capture_metric_definition));
+    }
+    if (!reading.count)
+        return;
+    const size_t size = sizeof(struct capture_metrics_record) + reading.count * sizeof(uint64_t);
+    struct capture_metrics_record *record = reserve(size, CAPTURE_RECORD_METRICS);
+    fill_header(&record->header, CAPTURE_RECORD_METRICS, function_id, size, timestamp);
+    record->set_id = reading.set_id;
+    record->count = reading.count;
+    memcpy(record + 1, reading.values, reading.count * sizeof(uint64_t));
+}
+
 void capture_enter_at(int function_id, uint64_t timestamp)
 {
     struct capture_record_header *header = reserve(sizeof(*header), CAPTURE_RECORD_ENTER);
     fill_header(header, CAPTURE_RECORD_ENTER, function_id, sizeof(*header), timestamp);
     capture_entered = timestamp;
+    if (__builtin_expect(capture_metrics_on, 0))
+        write_metrics(function_id, timestamp);
 }
 
 bool capture_enter(int function_id, uint32_t event_class)
@@ -372,7 +402,10 @@ void capture_write_recording(bool on, uint32_t reason, uint64_t timestamp)
 void capture_leave(int function_id)
 {
     struct capture_record_header *header = reserve(sizeof(*header), CAPTURE_RECORD_LEAVE);
-    fill_header(header, CAPTURE_RECORD_LEAVE, function_id, sizeof(*header), capture_now());
+    const uint64_t now = capture_now();
+    fill_header(header, CAPTURE_RECORD_LEAVE, function_id, sizeof(*header), now);
+    if (__builtin_expect(capture_metrics_on, 0))
+        write_metrics(function_id, now);
 }
 
 void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id, int32_t peer,
@@ -407,6 +440,8 @@ void capture_user_event_at(enum capture_record_kind kind, const void *address, u
     struct capture_user_record *record = reserve(sizeof(*record), kind);
     fill_header(&record->header, kind, 0, sizeof(*record), timestamp);
     record->address = (uint64_t)(uintptr_t)address;
+    if (__builtin_expect(capture_metrics_on, 0) && kind != CAPTURE_RECORD_NAMED_PHASE)
+        write_metrics(0, timestamp);
 }
 
 void capture_user_event(enum capture_record_kind kind, const void *address)

@@ -9,6 +9,7 @@
 #include "configuration.h"
 #include "control.h"
 #include "dying.h"
+#include "metrics.h"
 #include "nesting.h"
 #include "overhead.h"
 #include "place_start.h"
@@ -93,6 +94,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
     capture_recorder_start(world_rank, configuration.recording, configuration.drop_when_full,
                            &recorder_hooks);
     capture_overhead_start(); /* the first record: the place knows the costs before any event */
+    capture_metrics_start(world_rank, configuration.metrics); /* after: the measurement writes no metrics */
     capture_dying_install();
     capture_threads_concurrent = provided == MPI_THREAD_MULTIPLE; /* locks: requests.c, communicators.c */
     capture_send_load_map(); /* before any record that names a user function */

@@ -85,6 +85,8 @@ struct decoder {
     uint32_t drop_gap_count;
     bool nbc_pending;
     struct capture_collective_record nbc_payload;
+    uint32_t metric_set, metric_count;
+    otfx_ref metric_refs[CAPTURE_METRICS_MAX];
     char problem[200];
 };
 
@@ -105,7 +107,8 @@ __attribute__((format(printf, 2, 3))) static bool fail(struct decoder *decoder, 
  * scratch holds (place_ingest_records). */
 static otfx_event *next_event(struct decoder *decoder, otfx_event_type type, uint64_t time)
 {
-    if (decoder->begin_pending && type != OTFX_EV_COLL_BEGIN) {
+    /* Metrics read after a blocking collective's ENTER come before its COLL_BEGIN (same time). */
+    if (decoder->begin_pending && type != OTFX_EV_COLL_BEGIN && type != OTFX_EV_METRIC) {
         decoder->begin_pending = false;
         otfx_event *begin = next_event(decoder, OTFX_EV_COLL_BEGIN, decoder->begin_time);
         begin->u.coll.comm = OTFX_REF_NONE;
@@ -685,6 +688,62 @@ void place_rank_overhead(const struct served_rank *rank, otfx_rank_overhead *out
     out->event_ps[OTFX_EV_PHASE] = cost[CAPTURE_RECORD_PHASE];
 }
 
+/* METRIC_SET: the thread's metrics from now on, defined in the place's store. */
+static bool decode_metric_set(struct decoder *decoder, const struct capture_record_header *header,
+                              const unsigned char *record)
+{
+    struct capture_metric_set_record set;
+    memcpy(&set, record, sizeof(set));
+    if (set.count > CAPTURE_METRICS_MAX ||
+        (header->size - sizeof(set)) / sizeof(struct capture_metric_definition) < set.count)
+        return fail(decoder, "metric set of %llu metrics in %llu bytes", (unsigned long long)set.count,
+                    (unsigned long long)header->size);
+    if (set.set_id <= decoder->metric_set)
+        return fail(decoder, "metric set %llu after set %llu", (unsigned long long)set.set_id,
+                    (unsigned long long)decoder->metric_set);
+    static const otfx_metric_type types[] = {[CAPTURE_METRIC_UINT64] = OTFX_METRIC_UINT64,
+                                             [CAPTURE_METRIC_INT64] = OTFX_METRIC_INT64,
+                                             [CAPTURE_METRIC_DOUBLE] = OTFX_METRIC_DOUBLE};
+    for (uint32_t i = 0; i < set.count; i++) {
+        struct capture_metric_definition definition;
+        memcpy(&definition, record + sizeof(set) + i * sizeof(definition), sizeof(definition));
+        if (!memchr(definition.name, '\0', sizeof(definition.name)) || !definition.name[0] ||
+            !memchr(definition.unit, '\0', sizeof(definition.unit)) ||
+            definition.value_type > CAPTURE_METRIC_DOUBLE)
+            return fail(decoder, "malformed definition of metric %u in set %llu", i,
+                        (unsigned long long)set.set_id);
+        if (otfx_defs_metric(decoder->place->defs, definition.name, definition.unit,
+                             types[definition.value_type], &decoder->metric_refs[i]) != OTFX_OK)
+            return fail(decoder, "cannot define metric %s", definition.name);
+    }
+    decoder->metric_set = set.set_id;
+    decoder->metric_count = set.count;
+    return true;
+}
+
+/* METRICS: one METRIC event per value, at the event's time. */
+static bool decode_metrics(struct decoder *decoder, const struct capture_record_header *header,
+                           const unsigned char *record, uint64_t time)
+{
+    struct capture_metrics_record metrics;
+    memcpy(&metrics, record, sizeof(metrics));
+    if (metrics.set_id != decoder->metric_set || metrics.count != decoder->metric_count || metrics.count == 0)
+        return fail(decoder, "%llu metric values of set %llu, but the thread's set is %llu with %llu metrics",
+                    (unsigned long long)metrics.count, (unsigned long long)metrics.set_id,
+                    (unsigned long long)decoder->metric_set, (unsigned long long)decoder->metric_count);
+    if ((header->size - sizeof(metrics)) / sizeof(uint64_t) < metrics.count)
+        return fail(decoder, "metrics record of %llu bytes for %llu values", (unsigned long long)header->size,
+                    (unsigned long long)metrics.count);
+    if (decoder->event_count + metrics.count + 1 > decoder->place->event_capacity)
+        return fail(decoder, "more metric values than a batch holds");
+    for (uint32_t i = 0; i < metrics.count; i++) {
+        otfx_event *event = next_event(decoder, OTFX_EV_METRIC, time);
+        event->u.metric.metric = decoder->metric_refs[i];
+        memcpy(&event->u.metric.value, record + sizeof(metrics) + i * sizeof(uint64_t), sizeof(uint64_t));
+    }
+    return true;
+}
+
 static bool decode_record(struct decoder *decoder, const struct capture_record_header *header,
                           const unsigned char *record)
 {
@@ -724,6 +783,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         return decode_comm(decoder, header, record); /* definitions: no time order */
     if (header->kind == CAPTURE_RECORD_OVERHEAD)
         return decode_overhead(decoder, record);
+    if (header->kind == CAPTURE_RECORD_METRIC_SET)
+        return decode_metric_set(decoder, header, record);
     uint64_t ticks = header->timestamp;
     if (decoder->any_time && ticks < decoder->last_time) {
         /* A send carries its call's ENTER time and comes after what the call recorded meanwhile
@@ -905,6 +966,8 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         event->u.reduction.events_removed = 2 * throttle.skipped;
         return true;
     }
+    case CAPTURE_RECORD_METRICS:
+        return decode_metrics(decoder, header, record, time);
     case CAPTURE_RECORD_DROPPED:
         return decode_dropped(decoder, header, record, time);
     case CAPTURE_RECORD_DIED:
@@ -916,6 +979,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     case CAPTURE_RECORD_COMM_CREATED: /* handled above */
     case CAPTURE_RECORD_COMM_FREED:
     case CAPTURE_RECORD_OVERHEAD: /* handled above */
+    case CAPTURE_RECORD_METRIC_SET:
         return true;
     }
     return true; /* a kind this place does not know: skipped, as the format allows */
@@ -946,7 +1010,10 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .resume_floor = stream->resume_floor,
                               .drop_gap_count = stream->drop_gap_count,
                               .nbc_pending = stream->nbc_pending,
-                              .nbc_payload = stream->nbc_payload};
+                              .nbc_payload = stream->nbc_payload,
+                              .metric_set = stream->metric_set,
+                              .metric_count = stream->metric_count};
+    memcpy(decoder.metric_refs, stream->metric_refs, sizeof(decoder.metric_refs));
     memcpy(decoder.drop_gaps, stream->drop_gaps, stream->drop_gap_count * sizeof(stream->drop_gaps[0]));
     size_t offset = 0;
     bool ok = true;
@@ -1008,5 +1075,8 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     stream->drop_gap_count = decoder.drop_gap_count;
     stream->nbc_pending = decoder.nbc_pending;
     stream->nbc_payload = decoder.nbc_payload;
+    stream->metric_set = decoder.metric_set;
+    stream->metric_count = decoder.metric_count;
+    memcpy(stream->metric_refs, decoder.metric_refs, sizeof(stream->metric_refs));
     return true;
 }

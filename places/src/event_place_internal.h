@@ -55,6 +55,10 @@ struct place_stream {
     uint64_t begin_time;  /* the time it gets: its ENTER's */
     uint64_t blocked_ns;  /* the thread's blocked time as its last batch reported it */
     char **names;         /* otfx.h names by the thread's name id (NULL: not defined) */
+    /* The thread's metric set (METRIC_SET): its id (0: none yet) and its metrics' definitions, in the
+     * order of a METRICS record's values. */
+    uint32_t metric_set, metric_count;
+    otfx_ref metric_refs[CAPTURE_METRICS_MAX];
     uint32_t name_capacity;
     /* Steering (batch_decoder.c): after a RECORDING "on" record, LEAVEs at depth
      * resume_floor close regions entered before the pause: dropped and counted, not a malformed batch. */

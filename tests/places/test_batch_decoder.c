@@ -318,6 +318,115 @@ static void test_phase(void **state)
     assert_int_equal(after.events[1].u.phase.value, 3);
 }
 
+/* A METRIC_SET record naming `count` metrics "m0", "m1", … (unit "ns"). */
+static void add_metric_set(struct batch_builder *batch, uint64_t time, uint32_t set_id, uint32_t count)
+{
+    unsigned char
+        record[sizeof(struct capture_metric_set_record) + 4 * sizeof(struct capture_metric_definition)];
+    memset(record, 0, sizeof record);
+    const size_t size =
+        sizeof(struct capture_metric_set_record) + count * sizeof(struct capture_metric_definition);
+    struct capture_metric_set_record set = {
+        .header = {.kind = CAPTURE_RECORD_METRIC_SET, .size = (uint32_t)size, .timestamp = time},
+        .set_id = set_id,
+        .count = count};
+    memcpy(record, &set, sizeof set);
+    for (uint32_t i = 0; i < count; i++) {
+        struct capture_metric_definition definition = {.value_type = CAPTURE_METRIC_UINT64};
+        snprintf(definition.name, sizeof definition.name, "m%u", i);
+        snprintf(definition.unit, sizeof definition.unit, "ns");
+        memcpy(record + sizeof set + i * sizeof definition, &definition, sizeof definition);
+    }
+    batch_add_raw(batch, record, size);
+}
+
+/* A METRICS record with the values first, first + 1, … */
+static void add_metrics(struct batch_builder *batch, uint16_t function_id, uint64_t time, uint32_t set_id,
+                        uint32_t count, uint64_t first)
+{
+    unsigned char record[sizeof(struct capture_metrics_record) + 4 * sizeof(uint64_t)];
+    const size_t size = sizeof(struct capture_metrics_record) + count * sizeof(uint64_t);
+    struct capture_metrics_record metrics = {.header = {.kind = CAPTURE_RECORD_METRICS,
+                                                        .function_id = function_id,
+                                                        .size = (uint32_t)size,
+                                                        .timestamp = time},
+                                             .set_id = set_id,
+                                             .count = count};
+    memcpy(record, &metrics, sizeof metrics);
+    for (uint32_t i = 0; i < count; i++) {
+        const uint64_t value = first + i;
+        memcpy(record + sizeof metrics + i * sizeof value, &value, sizeof value);
+    }
+    batch_add_raw(batch, record, size);
+}
+
+/* Metrics after an ENTER and a LEAVE become METRIC events at their times; the set holds across batches
+ * and a new set replaces it; values of another set, or a set that does not grow, are malformed. */
+static void test_metrics(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    add_metric_set(&batch, 100, 1, 2);
+    batch_add_enter(&batch, FIXTURE_MPI_BARRIER, 100);
+    add_metrics(&batch, FIXTURE_MPI_BARRIER, 100, 1, 2, 10);
+    ingest_accepted(fixture, &batch, 3);
+    batch_begin(&batch, 2);
+    batch_add_collective(&batch, FIXTURE_MPI_BARRIER, 150, 0, -1, 0, 0);
+    batch_add_leave(&batch, FIXTURE_MPI_BARRIER, 150);
+    add_metrics(&batch, FIXTURE_MPI_BARRIER, 150, 1, 2, 20);
+    add_metric_set(&batch, 200, 2, 1);
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 200);
+    add_metrics(&batch, FIXTURE_MPI_SEND, 200, 2, 1, 30);
+    ingest_accepted(fixture, &batch, 6);
+
+    struct trace_snapshot after;
+    take_snapshot(fixture, &after);
+    /* ENTER, 2 metrics, COLL_BEGIN (after the metrics: the collective's record names it), COLL_END, LEAVE,
+     * 2 metrics, ENTER, 1 metric */
+    assert_int_equal(after.event_count, 10);
+    assert_int_equal(after.events[0].type, OTFX_EV_ENTER);
+    assert_int_equal(after.events[1].type, OTFX_EV_METRIC);
+    assert_int_equal(after.events[1].time, 100);
+    assert_int_equal(after.events[1].u.metric.value, 10);
+    assert_int_equal(after.events[2].type, OTFX_EV_METRIC);
+    assert_int_equal(after.events[2].u.metric.value, 11);
+    assert_int_not_equal(after.events[1].u.metric.metric, after.events[2].u.metric.metric);
+    assert_int_equal(after.events[3].type, OTFX_EV_COLL_BEGIN);
+    assert_int_equal(after.events[3].u.coll.comm, fixture->rank.comms[0]);
+    assert_int_equal(after.events[4].type, OTFX_EV_COLL_END);
+    assert_int_equal(after.events[5].type, OTFX_EV_LEAVE);
+    assert_int_equal(after.events[6].u.metric.value, 20);
+    assert_int_equal(after.events[6].u.metric.metric, after.events[1].u.metric.metric);
+    assert_int_equal(after.events[8].type, OTFX_EV_ENTER);
+    assert_int_equal(after.events[9].type, OTFX_EV_METRIC);
+    assert_int_equal(after.events[9].time, 200);
+    assert_int_equal(after.events[9].u.metric.metric, after.events[1].u.metric.metric); /* "m0" again */
+    otfx_metric_def definition;
+    assert_int_equal(otfx_defs_get_metric(fixture->place.defs, after.events[2].u.metric.metric, &definition),
+                     OTFX_OK);
+    assert_string_equal(definition.name, "m1");
+    assert_string_equal(definition.unit, "ns");
+
+    /* values of the old set, a count that is not the set's, a set that does not grow */
+    const struct {
+        uint32_t set_id, count, new_set;
+    } bad[] = {{1, 1, 0}, {2, 2, 0}, {0, 0, 2}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        batch_begin(&batch, 3);
+        batch_add_leave(&batch, FIXTURE_MPI_SEND, 300);
+        if (bad[k].new_set)
+            add_metric_set(&batch, 300, bad[k].new_set, 1);
+        else
+            add_metrics(&batch, FIXTURE_MPI_SEND, 300, bad[k].set_id, bad[k].count, 40);
+        batch_finish(&batch);
+        uint64_t records = 0;
+        assert_false(
+            place_fixture_ingest(fixture, batch_records(&batch), batch_record_bytes(&batch), &records));
+        batch_free(&batch);
+    }
+}
+
 static void test_unknown_kind_is_skipped(void **state)
 {
     /* otfx/capture_wire.h: `size` lets a reader skip kinds it does not know. */
@@ -1138,6 +1247,7 @@ int main(int argc, char **argv)
         DECODER_TEST(test_failed_collective_closes_without_payload),
         DECODER_TEST(test_comm_created_then_used),
         DECODER_TEST(test_phase),
+        DECODER_TEST(test_metrics),
         DECODER_TEST(test_unknown_kind_is_skipped),
         DECODER_TEST(test_region_open_across_batches),
         DECODER_TEST(test_dropped_marker_mid_nesting),

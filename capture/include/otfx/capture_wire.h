@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
-#define CAPTURE_BATCH_VERSION 6
+#define CAPTURE_BATCH_VERSION 7
 #define CAPTURE_BATCH_TAG     4242
 /* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
  * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, and its
@@ -174,7 +174,13 @@ struct capture_batch_header {
  * OVERHEAD: capture_overhead_record: what writing one record of each kind costs this rank, measured in
  *   MPI_Init (capture/src/overhead.c); the first record of the rank's first batch. The place estimates
  *   the rank's intrusion from it (records of each kind × their cost), and overhead compensation
- *   subtracts it (docs/analyses.md). */
+ *   subtracts it (docs/analyses.md).
+ * METRIC_SET: capture_metric_set_record + its metrics (capture_metric_definition each): the metrics this
+ *   thread reads from now on (at its timestamp), under a set id new in its stream; count 0: none. Written
+ *   before the first METRICS record of the set, so no value straddles two sets.
+ * METRICS: capture_metrics_record + the set's values (uint64_t each, in the set's order), read right
+ *   after the ENTER, LEAVE, USER_ENTER, USER_LEAVE, REGION_BEGIN or REGION_END record before it, with
+ *   that record's timestamp (capture/src/metrics.c). */
 #define CAPTURE_RECORD_KINDS(X)                                                                              \
     X(ENTER, 1, capture_record_header, 1, "enter")                                                           \
     X(LEAVE, 2, capture_record_header, 1, "leave")                                                           \
@@ -200,7 +206,9 @@ struct capture_batch_header {
     X(CLOCK, 22, capture_clock_record, 0, "clock")                                                           \
     X(COLLECTIVE_REQUEST, 23, capture_p2p_record, 1, "collective request")                                   \
     X(DIED, 24, capture_died_record, 1, "died")                                                              \
-    X(OVERHEAD, 25, capture_overhead_record, 0, "overhead")
+    X(OVERHEAD, 25, capture_overhead_record, 0, "overhead")                                                  \
+    X(METRIC_SET, 26, capture_metric_set_record, 0, "metric set")                                            \
+    X(METRICS, 27, capture_metrics_record, 1, "metrics")
 
 enum capture_record_kind {
 #define CAPTURE_KIND_ENUM(name, number, type, ordered, text) CAPTURE_RECORD_##name = number,
@@ -376,6 +384,43 @@ struct capture_overhead_record {
     uint16_t runs;
     uint16_t repetitions;
     uint32_t cost_ps[CAPTURE_OVERHEAD_KINDS];
+};
+
+/* The most metrics one set holds. */
+#define CAPTURE_METRICS_MAX 16
+
+enum capture_metric_value_type {
+    CAPTURE_METRIC_UINT64 = 0, /* as otfx_metric_type's OTFX_METRIC_UINT64 */
+    CAPTURE_METRIC_INT64 = 1,
+    CAPTURE_METRIC_DOUBLE = 2, /* the uint64_t holds the double's bits */
+};
+
+enum capture_metric_mode {
+    /* a counter that only grows (cycles, task-clock, page faults): the value is the total since the
+     * thread began counting, differences between two reads are what happened between them */
+    CAPTURE_METRIC_ACCUMULATED = 0,
+    CAPTURE_METRIC_ABSOLUTE = 1, /* a level read as it is (the largest resident set) */
+};
+
+struct capture_metric_definition {
+    char name[40];       /* NUL-terminated: "task-clock", "ru-maxrss", … (docs/usage.md, "Metrics") */
+    char unit[16];       /* NUL-terminated: "ns", "events", "KiB", … */
+    uint32_t value_type; /* enum capture_metric_value_type */
+    uint32_t mode;       /* enum capture_metric_mode */
+};
+
+struct capture_metric_set_record {
+    struct capture_record_header header; /* function_id 0; timestamp: when the set took effect */
+    uint32_t set_id;                     /* per thread (stream), from 1 */
+    uint32_t count;                      /* definitions that follow, at most CAPTURE_METRICS_MAX */
+    /* struct capture_metric_definition metrics[count] */
+};
+
+struct capture_metrics_record {
+    struct capture_record_header header; /* the event's function_id and timestamp */
+    uint32_t set_id;
+    uint32_t count; /* values that follow: the set's count */
+    /* uint64_t values[count] */
 };
 
 /* What the table says of a record kind: the least a record of it holds (its struct), whether its records
