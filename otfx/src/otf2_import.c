@@ -784,13 +784,19 @@ typedef struct location_import {
     bool phase_leave_due;
     OTF2_RegionRef phase_region;
     OTF2_TimeStamp phase_time;
-    /* Messages counted per channel end, for their ordinals (deliver_message). */
+    /* Messages counted per channel end, for their ordinals (deliver_message), and blocking collectives
+     * per communicator (deliver_collective). */
     struct channel_count *channels; /* open addressing; `end` 0: free */
+    /* 1 + the batch index of a COLL_BEGIN whose COLL_END (which names the communicator) has not come
+     * yet; 0: none. */
+    size_t open_collective;
     size_t channel_count, channel_slots;
     otfx_status status;
 } location_import;
 
-/* One end of a channel at this location: (communicator, peer, tag, sending 1 / receiving 2). */
+/* One end of a channel at this location: (communicator, peer, tag, sending 1 / receiving 2), or a
+ * communicator's blocking collectives (COLLECTIVE_INSTANCES). */
+enum { COLLECTIVE_INSTANCES = 3 };
 typedef struct channel_count {
     otfx_ref comm;
     uint32_t peer, tag, end;
@@ -846,8 +852,23 @@ static otfx_time to_nanoseconds(const importer *im, OTF2_TimeStamp ticks)
 
 static otfx_status append_event(location_import *li, const otfx_event *event)
 {
+    if (event->type == OTFX_EV_COLL_BEGIN)
+        li->open_collective = li->batched + 1;
     li->batch[li->batched++] = *event;
-    return li->batched == APPEND_BATCH ? flush_batch(li) : OTFX_OK;
+    if (li->batched < APPEND_BATCH)
+        return OTFX_OK;
+    if (li->open_collective > 1) {
+        /* the open COLL_BEGIN and what follows it stay for its COLL_END to complete */
+        const size_t kept_from = li->open_collective - 1, count = li->batched;
+        li->batched = kept_from;
+        otfx_status status = flush_batch(li);
+        memmove(li->batch, li->batch + kept_from, (count - kept_from) * sizeof *li->batch);
+        li->batched = count - kept_from;
+        li->open_collective = 1;
+        return status;
+    }
+    li->open_collective = 0; /* a whole batch inside one collective: its begin stays without instance */
+    return flush_batch(li);
 }
 
 /* Appends the waiting reduction records whose time lies before `time` (all of them for
@@ -1149,6 +1170,25 @@ static otfx_status deliver_collective(location_import *li, otfx_event_type type,
     event.u.coll.sent = sent;
     event.u.coll.received = received;
     event.u.coll.request = request;
+    if (type == OTFX_EV_COLL_END) {
+        /* OTF2 has no instance ordinals and its readers match the n-th collective of every member of a
+         * communicator: the n-th blocking one of this location on a communicator gets ordinal n (the
+         * members count alike as long as they count the same kind), and so does its COLL_BEGIN, which
+         * names no communicator in OTF2. Nonblocking ones keep 0 (unknown): their start does not name
+         * the communicator either, and completions need not come in the order of the starts. */
+        const channel_count key = {event.u.coll.comm, UINT32_MAX, 0, COLLECTIVE_INSTANCES, 0};
+        channel_count *instances = find_channel(li, &key);
+        if (!instances)
+            return out_of_memory();
+        event.u.coll.seq = ++instances->count;
+        if (li->open_collective) {
+            otfx_event *begin = &li->batch[li->open_collective - 1];
+            begin->u.coll.comm = event.u.coll.comm;
+            begin->u.coll.seq = event.u.coll.seq;
+            begin->u.coll.root = UINT32_MAX;
+            li->open_collective = 0;
+        }
+    }
     return deliver(li, time, &event);
 }
 

@@ -1,13 +1,14 @@
 /*
  * otfxctl — the command-line client of a running otfx job (docs/protocol.md, docs/usage.md).
  *
- *   otfxctl [--connect ADDR:PORT --token-file F | --session FILE] [--json] [--partial] [--timeout S]
- *           COMMAND...
+ *   otfxctl [--connect ADDR:PORT --token-file F | --session FILE | --archive A.otf2] [--json] [--partial]
+ *           [--timeout S] COMMAND...
  *   otfxctl [connection options] watch [--interval S] [--count N]
  *   otfxctl [connection options] critical-path|wait-states [options] --follow [--interval S] [--count N]
  *
  * The command is checked here with otfx_command_parse before anything is contacted. Exit codes:
- * 0 done, 1 the job answered with an error, 2 bad argument, 3 no session file, 4 cannot reach the job
+ * 0 done, 1 the job answered with an error, 2 bad argument, 3 no session file (or an archive that cannot
+ * be read), 4 cannot reach the job
  * (refused, gone, no answer in time), 5 the token was refused.
  *
  * This file: the options and the command. request.c talks to the job (through otfx/client.h), output.c
@@ -35,6 +36,8 @@ static const char usage_text[] =
     "  --session FILE          use this session file\n"
     "  --connect ADDR:PORT     connect there (needs --token-file)\n"
     "  --token-file FILE       the token: a session file or a file holding just the token\n"
+    "  --archive A.otf2        instead of a job: open this OTF2 archive (otfx's or Score-P's) and\n"
+    "                          answer the queries with the same analyses, in this process\n"
     "  --json                  one JSON object per record line on stdout (JSON lines); the line's type\n"
     "                          is the key \"record\", numbers are JSON numbers, all else strings\n"
     "  --partial               also print partial results (sent before the slowest places answered)\n"
@@ -83,7 +86,8 @@ static const char usage_text[] =
     "  Times and durations: 2s, 1.5s, 500ms, 10us, 100ns or plain seconds, on the job's clock.\n"
     "  Rank sets: all, or a list like 0-3,7.\n"
     "\n"
-    "exit codes: 0 done, 1 the job answered with an error, 2 bad argument, 3 no session file,\n"
+    "exit codes: 0 done, 1 the job answered with an error, 2 bad argument, 3 no session file (or\n"
+    "            an archive that cannot be read),\n"
     "            4 the job cannot be reached (refused, gone, no answer in time), 5 token refused\n";
 
 int fail(int code, const char *format, ...)
@@ -140,7 +144,8 @@ int main(int argc, char **argv)
         } else if (strcmp(arg, "--partial") == 0) {
             opts.partial = true;
         } else if (strcmp(arg, "--session") == 0 || strcmp(arg, "--connect") == 0 ||
-                   strcmp(arg, "--token-file") == 0 || strcmp(arg, "--timeout") == 0) {
+                   strcmp(arg, "--token-file") == 0 || strcmp(arg, "--timeout") == 0 ||
+                   strcmp(arg, "--archive") == 0) {
             if (!value)
                 return fail(EXIT_BAD_ARGUMENT, "%s needs a value (see otfxctl --help)", arg);
             i++;
@@ -150,6 +155,8 @@ int main(int argc, char **argv)
                 opts.connect = value;
             else if (strcmp(arg, "--token-file") == 0)
                 opts.token_file = value;
+            else if (strcmp(arg, "--archive") == 0)
+                opts.archive = value;
             else if (!parse_seconds(value, &opts.timeout_s))
                 return fail(EXIT_BAD_ARGUMENT, "bad --timeout '%s': expected seconds", value);
         } else {
@@ -158,8 +165,8 @@ int main(int argc, char **argv)
     }
     if (i == argc)
         return fail(EXIT_BAD_ARGUMENT, "no command given (see otfxctl --help)");
-    if (opts.session && opts.connect)
-        return fail(EXIT_BAD_ARGUMENT, "--session and --connect exclude each other");
+    if (!!opts.session + !!opts.connect + !!opts.archive > 1)
+        return fail(EXIT_BAD_ARGUMENT, "--session, --connect and --archive exclude each other");
 
     /* the command, checked before anything is contacted */
     bool watching = strcmp(argv[i], "watch") == 0;
@@ -319,7 +326,7 @@ int main(int argc, char **argv)
             rc = run_request(client, 1, line.data, &opts, opts.partial, NULL).exit_code;
         }
     }
-    otfx_client_close(client);
+    close_job(client);
     otfx_text_free(&line);
     return rc;
 }

@@ -24,6 +24,7 @@ typedef struct options {
     const char *session;
     const char *connect;
     const char *token_file;
+    const char *archive; /* --archive: an OTF2 archive opened and served in this process */
     bool json, partial;
     double timeout_s;
 } options;
@@ -33,10 +34,13 @@ int fail(int code, const char *format, ...) __attribute__((format(printf, 2, 3))
 
 /* ---- request.c ---------------------------------------------------------------------------------- */
 
-/* Finds the job the options name (a session file, an address and token file, or the newest session file
- * of $OTFX_SESSION_DIR / the working directory) and connects to it. EXIT_OK with *client set, or the
+/* Finds the job the options name (a session file, an address and token file, the newest session file
+ * of $OTFX_SESSION_DIR / the working directory, or an archive served by this process: otfx/archive.h)
+ * and connects to it. EXIT_OK with *client set, or the
  * exit code after saying why. */
 int open_job(const options *opts, otfx_client **client);
+/* Closes the connection and, with --archive, stops serving the archive. */
+void close_job(otfx_client *client);
 
 typedef struct request_result {
     int exit_code;

@@ -5,6 +5,8 @@
 #include "otfxctl.h"
 #include "output.h"
 
+#include <otfx/archive.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +43,27 @@ static int64_t timeout_ms(const options *opts)
     return opts->timeout_s > 0 ? (int64_t)(opts->timeout_s * 1000.0) : -1;
 }
 
+/* --archive: the archive and its server live as long as the connection (close_job). */
+static otfx_archive *served_archive;
+static otfx_archive_server *archive_server;
+
 int open_job(const options *opts, otfx_client **client)
 {
     *client = NULL;
     otfx_session session;
     char error[8192];
     otfx_client_status status;
-    if (opts->session) {
+    if (opts->archive) {
+        served_archive = otfx_archive_open(opts->archive, NULL, error, sizeof error);
+        if (served_archive)
+            archive_server = otfx_archive_serve(served_archive, 0, error, sizeof error);
+        if (!archive_server) {
+            close_job(NULL);
+            return fail(EXIT_NO_SESSION, "%s", error);
+        }
+        status = otfx_session_read(otfx_archive_server_session_path(archive_server), &session, error,
+                                   sizeof error);
+    } else if (opts->session) {
         status = otfx_session_read(opts->session, &session, error, sizeof error);
     } else if (opts->connect) {
         if (!opts->token_file)
@@ -62,6 +78,15 @@ int open_job(const options *opts, otfx_client **client)
     if (status == OTFX_CLIENT_OK)
         *client = otfx_client_connect(&session, "otfxctl", timeout_ms(opts), &status, error, sizeof error);
     return client_failure(status, error);
+}
+
+void close_job(otfx_client *client)
+{
+    otfx_client_close(client);
+    otfx_archive_server_stop(archive_server);
+    archive_server = NULL;
+    otfx_archive_close(served_archive);
+    served_archive = NULL;
 }
 
 int read_next_frame(otfx_client *client, int64_t timeout, const char *waiting_for, otfx_client_frame *frame)
