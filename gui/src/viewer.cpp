@@ -190,6 +190,8 @@ void Viewer::onReplied(quint32 id, const QString &view, const Records &records)
             m_eventsReplies++;
         return;
     }
+    if (!view.isEmpty())
+        return; // another part's view (the analyses, analyses.h) takes its answers itself
     const QString line = m_commands.take(id);
     QStringList text;
     bool ok = true;
