@@ -41,6 +41,14 @@ Analyses::Analyses(Viewer *viewer, QObject *parent) : QObject(parent), m_viewer(
     });
 }
 
+bool Analyses::ready()
+{
+    if (m_viewer->client()->state() != ProtocolClient::Connected)
+        return false;
+    m_lastError.clear(); // a new question: an older one's failure is not its answer
+    return true;
+}
+
 void Analyses::send(const QString &line, const QString &view)
 {
     const quint32 id = m_viewer->client()->send(line, view);
@@ -64,7 +72,7 @@ bool Analyses::windowBounds(quint64 *from, quint64 *to) const
 
 bool Analyses::askCriticalPath(const QString &zero)
 {
-    if (m_viewer->client()->state() != ProtocolClient::Connected)
+    if (!ready())
         return false;
     send(CriticalPathModel::command(m_viewer->timeline()->windowOptions(), zero), CriticalPathView);
     return true;
@@ -72,7 +80,7 @@ bool Analyses::askCriticalPath(const QString &zero)
 
 bool Analyses::askWaitStates(int slices)
 {
-    if (m_viewer->client()->state() != ProtocolClient::Connected)
+    if (!ready())
         return false;
     send(WaitStatesModel::command(m_viewer->timeline()->windowOptions()), WaitStatesView);
     quint64 from = 0, to = 0;
@@ -86,7 +94,7 @@ bool Analyses::askWaitStates(int slices)
 
 bool Analyses::askStructure(double tolerancePct)
 {
-    if (m_viewer->client()->state() != ProtocolClient::Connected)
+    if (!ready())
         return false;
     send(StructureModel::command(3, tolerancePct), StructureView);
     return true;
@@ -94,7 +102,7 @@ bool Analyses::askStructure(double tolerancePct)
 
 bool Analyses::askRankProfile(bool compensated)
 {
-    if (m_viewer->client()->state() != ProtocolClient::Connected)
+    if (!ready())
         return false;
     const int ranks = int(m_viewer->client()->welcome().u64("ranks"));
     const QStringList lines = m_rankProfile.start(ranks, m_viewer->timeline()->windowOptions(), compensated);
@@ -105,7 +113,7 @@ bool Analyses::askRankProfile(bool compensated)
 
 bool Analyses::askMatrix(int groups)
 {
-    if (m_viewer->client()->state() != ProtocolClient::Connected)
+    if (!ready())
         return false;
     send(MessageMatrixModel::command(m_viewer->timeline()->windowOptions(), groups), MatrixView);
     return true;

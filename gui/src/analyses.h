@@ -71,6 +71,7 @@ class Analyses : public QObject
     void failed(const QString &analysis, const QString &message);
 
   private:
+    bool ready();
     void send(const QString &line, const QString &view);
     void onAnswer(quint32 id, const QString &view, const Records &records, bool final);
     void onFailed(quint32 id, const QString &view, const QString &code, const QString &message);

@@ -1,6 +1,8 @@
 // otfx-gui — the Qt5 viewer of a running otfx job. docs/gui.md is its manual.
+#include "analyses_panel.h"
 #include "main_window.h"
 #include "script_runner.h"
+#include "theme.h"
 #include "viewer.h"
 
 #include <QApplication>
@@ -12,6 +14,10 @@
 
 int main(int argc, char **argv)
 {
+    // Sizes follow the screen's scale (high-DPI desktops), fractional factors as the desktop sets them.
+    QCoreApplication::setAttribute(Qt::AA_EnableHighDpiScaling);
+    QCoreApplication::setAttribute(Qt::AA_UseHighDpiPixmaps);
+    QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("otfx-gui"));
     QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
@@ -44,13 +50,27 @@ int main(int argc, char **argv)
                                           QStringLiteral("show single events when a pixel covers at most NS "
                                                          "nanoseconds (default 20000)"),
                                           QStringLiteral("NS"));
+    const QCommandLineOption archiveOption(
+        QStringLiteral("archive"),
+        QStringLiteral("open an OTF2 archive after the run (otfx's snapshot or Score-P's: its .otf2 file or "
+                       "its directory) instead of connecting to a job; the same views and analyses"),
+        QStringLiteral("FILE"));
+    const QCommandLineOption themeOption(
+        QStringLiteral("theme"), QStringLiteral("system (default: the desktop's colours), dark or light"),
+        QStringLiteral("NAME"));
     parser.addOptions({connectOption, tokenOption, sessionOption, dirOption, scriptOption, eventsOption});
+    parser.addOptions({archiveOption, themeOption});
     parser.process(app);
 
     auto usage = [](const QString &message) {
         std::fprintf(stderr, "otfx-gui: %s\n", message.toLocal8Bit().constData());
         return 2;
     };
+    if (!theme::apply(&app, parser.value(themeOption)))
+        return usage(
+            QStringLiteral("bad --theme '%1': system, dark or light").arg(parser.value(themeOption)));
+    if (parser.isSet(archiveOption) && (parser.isSet(connectOption) || parser.isSet(sessionOption)))
+        return usage(QStringLiteral("--archive opens a finished run: not with --connect or --session"));
     Viewer viewer;
     if (parser.isSet(eventsOption))
         viewer.timeline()->setEventsNsPerPixel(parser.value(eventsOption).toULongLong());
@@ -72,7 +92,9 @@ int main(int argc, char **argv)
     MainWindow window(&viewer);
     window.show();
 
-    if (session.valid()) {
+    if (parser.isSet(archiveOption)) {
+        window.analysesPanel()->openArchive(parser.value(archiveOption));
+    } else if (session.valid()) {
         viewer.connectToSession(session);
     } else {
         // Look for a session file now and, until one appears, every half second (a job starting up).

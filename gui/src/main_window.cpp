@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "analyses_panel.h"
 #include "connect_dialog.h"
 #include "format.h"
 #include "snapshot_dialog.h"
@@ -104,6 +105,8 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(2000);
     tabs->addTab(m_log, tr("Server log"));
+    m_analyses = new AnalysesPanel(viewer, m_timelineView);
+    tabs->addTab(m_analyses, tr("Analyses"));
 
     auto *splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(timelineBox);
@@ -152,6 +155,8 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     job->addAction(tr("&Reconnect"), m_viewer, &Viewer::reconnect);
     job->addAction(tr("&Disconnect"), m_viewer->client(), &ProtocolClient::disconnectFromServer);
     job->addSeparator();
+    m_analyses->addArchiveActions(job);
+    job->addSeparator();
     job->addAction(tr("Save &snapshot…"), this, &MainWindow::openSnapshotDialog);
     job->addAction(tr("Save screens&hot…"), this, &MainWindow::saveScreenshotInteractive);
     job->addSeparator();
@@ -161,6 +166,7 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     view->addAction(tr("&Follow live"), this, [this] { m_follow->setChecked(!m_follow->isChecked()); });
 
     // ---- wiring ----
+    connect(m_analyses, &AnalysesPanel::message, m_message, &QLabel::setText);
     TimelineModel *timeline = viewer->timeline();
     connect(m_reconnectButton, &QPushButton::clicked, m_viewer, &Viewer::reconnect);
     connect(m_follow, &QCheckBox::toggled, timeline, &TimelineModel::setFollowLive);

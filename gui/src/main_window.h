@@ -17,6 +17,7 @@ class QTableView;
 class QWidget;
 class QPushButton;
 class TimelineView;
+class AnalysesPanel;
 
 class MainWindow : public QMainWindow
 {
@@ -27,6 +28,10 @@ class MainWindow : public QMainWindow
     TimelineView *timelineView() const
     {
         return m_timelineView;
+    }
+    AnalysesPanel *analysesPanel() const
+    {
+        return m_analyses;
     }
     bool saveScreenshot(const QString &path);
     void openConnectDialog();
@@ -43,6 +48,7 @@ class MainWindow : public QMainWindow
 
     Viewer *m_viewer;
     TimelineView *m_timelineView;
+    AnalysesPanel *m_analyses;
     QTableView *m_profileView, *m_placesView;
     QPlainTextEdit *m_log, *m_answer;
     QLabel *m_banner, *m_windowLabel;

@@ -1,5 +1,6 @@
 #include "script_runner.h"
 
+#include "analyses_panel.h"
 #include "main_window.h"
 #include "timeline_view.h"
 #include "viewer.h"
@@ -53,9 +54,18 @@ static void say(const QString &text)
     std::fflush(stdout);
 }
 
+QMap<QString, QString> ScriptRunner::state() const
+{
+    QMap<QString, QString> all = m_viewer->state();
+    const QMap<QString, QString> analyses = m_window->analysesPanel()->state();
+    for (auto it = analyses.constBegin(); it != analyses.constEnd(); ++it)
+        all.insert(it.key(), it.value());
+    return all;
+}
+
 void ScriptRunner::dumpState() const
 {
-    const auto state = m_viewer->state();
+    const auto state = this->state();
     for (auto it = state.constBegin(); it != state.constEnd(); ++it)
         say(QStringLiteral("  state %1 = %2")
                 .arg(it.key(), QString(it.value()).replace(QLatin1Char('\n'), QLatin1String(" | "))));
@@ -87,7 +97,7 @@ void ScriptRunner::pass(const QString &note)
 bool ScriptRunner::compare(const QString &key, const QString &op, const QString &expected,
                            QString *actual) const
 {
-    const auto state = m_viewer->state();
+    const auto state = this->state();
     if (!state.contains(key)) {
         *actual = QStringLiteral("(no such state key)");
         return false;
@@ -272,6 +282,26 @@ void ScriptRunner::next()
             pass(path);
         else
             fail(QStringLiteral("could not write %1").arg(path));
+    } else if (verb == QLatin1String("open-archive") && args.size() == 1) {
+        m_window->analysesPanel()->openArchive(QFileInfo(args[0]).absoluteFilePath());
+        pass(args[0]);
+    } else if (verb == QLatin1String("analysis") && !args.isEmpty()) {
+        // asks like the analysis' button and waits for every answer (its failure fails the step)
+        if (!m_window->analysesPanel()->ask(args[0], args.mid(1).join(QLatin1Char(' ')))) {
+            fail(QStringLiteral("unknown analysis '%1' or not connected").arg(args[0]));
+        } else {
+            m_condition = [this](QString *why) {
+                const auto s = state();
+                *why =
+                    QStringLiteral("analyses_pending = %1").arg(s.value(QStringLiteral("analyses_pending")));
+                if (!s.value(QStringLiteral("analyses_error")).isEmpty()) {
+                    fail(s.value(QStringLiteral("analyses_error")));
+                    return false;
+                }
+                return s.value(QStringLiteral("analyses_pending")) == QLatin1String("0");
+            };
+            m_poll.start();
+        }
     } else if (verb == QLatin1String("disconnect")) {
         m_viewer->client()->disconnectFromServer();
         pass();

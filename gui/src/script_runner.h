@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QMap>
 #include <QObject>
 #include <QStringList>
 #include <QTimer>
@@ -31,6 +32,8 @@ class ScriptRunner : public QObject
     bool compare(const QString &key, const QString &op, const QString &expected, QString *actual) const;
     void sendAndWait(const QString &line, bool expectOk);
     void dumpState() const;
+    // The viewer's state and the analyses' (docs/gui.md lists the keys).
+    QMap<QString, QString> state() const;
 
     Viewer *m_viewer;
     MainWindow *m_window;

@@ -1,0 +1,189 @@
+// The analyses' widgets on the Xvfb screen: their colours come from the palette (a custom palette's Base,
+// Highlight and Text appear in the drawings, a dark one makes them dark), the matrix heat map, the bars,
+// the critical path and the wait states drawn over the timeline (recorded timeline reply, constructed
+// analysis answers) where their ranks and times are, and the Analyses tab of the main window.
+#include "analyses_panel.h"
+#include "analysis_charts.h"
+#include "main_window.h"
+#include "theme.h"
+#include "timeline_view.h"
+#include "viewer.h"
+
+#include <QApplication>
+#include <QFile>
+#include <QTabWidget>
+#include <QtTest/QtTest>
+
+static Records reply(const char *name)
+{
+    QFile file(QStringLiteral(OTFX_GUI_REPLIES "/%1.txt").arg(QLatin1String(name)));
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read recorded reply %s", name);
+    return parseRecords(file.readAll());
+}
+
+static int pixelsOf(const QImage &image, const QColor &colour, const QRect &area = QRect())
+{
+    const QRect r = area.isNull() ? image.rect() : area;
+    int count = 0;
+    for (int y = r.top(); y <= r.bottom(); y++)
+        for (int x = r.left(); x <= r.right(); x++)
+            count += QColor(image.pixel(x, y)) == colour;
+    return count;
+}
+
+static QPalette unusual()
+{
+    QPalette p = theme::lightPalette();
+    p.setColor(QPalette::Base, QColor(16, 32, 48));
+    p.setColor(QPalette::Window, QColor(20, 40, 60));
+    p.setColor(QPalette::Text, QColor(250, 250, 240));
+    p.setColor(QPalette::WindowText, QColor(250, 250, 240));
+    p.setColor(QPalette::Highlight, QColor(240, 192, 32));
+    return p;
+}
+
+class TestAnalysisViews : public QObject
+{
+    Q_OBJECT
+  private slots:
+    void themeColoursComeFromThePalette()
+    {
+        QVERIFY(theme::isDark(theme::darkPalette()));
+        QVERIFY(!theme::isDark(theme::lightPalette()));
+        const QPalette p = unusual();
+        QCOMPARE(theme::plotBackground(p), QColor(16, 32, 48));
+        QCOMPARE(theme::highlight(p), QColor(240, 192, 32));
+        QCOMPARE(theme::heat(p, 0.0), QColor(16, 32, 48));
+        QCOMPARE(theme::heat(p, 1.0), QColor(240, 192, 32));
+        QVERIFY(theme::attention(p).hsvHue() != theme::highlight(p).hsvHue());
+        // the dark palette's grid is dark too: derived, not a fixed light grey
+        QVERIFY(theme::grid(theme::darkPalette()).lightness() < 128);
+    }
+
+    void matrixHeatMapInThePalette()
+    {
+        MessageMatrixModel model;
+        QVERIFY(model.applyReply(parseRecords("matrix groups=2 grouped=0 count=10 bytes=10\n"
+                                              "messages src=0 dst=1 src_first=0 src_last=0 dst_first=1 "
+                                              "dst_last=1 count=10 bytes=10\n")));
+        MatrixView view(&model);
+        view.setPalette(unusual());
+        view.resize(300, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QImage image = view.grab().toImage();
+        const QRect plot = view.plotRect();
+        const QRect empty(plot.left() + 2, plot.top() + 2, plot.width() / 2 - 4, plot.height() / 2 - 4);
+        const QRect full(plot.center().x() + 2, plot.top() + 2, plot.width() / 2 - 4, plot.height() / 2 - 4);
+        // the pair without messages in the palette's Base, the busiest one in its Highlight
+        QCOMPARE(pixelsOf(image, QColor(16, 32, 48), empty), empty.width() * empty.height());
+        QCOMPARE(pixelsOf(image, QColor(240, 192, 32), full), full.width() * full.height());
+        QCOMPARE(view.cellAt(full.center()), QPoint(0, 1));
+        // nothing of the default light palette is left
+        QCOMPARE(pixelsOf(image, Qt::white), 0);
+    }
+
+    void barsInThePalette()
+    {
+        BarChart chart;
+        chart.setPalette(theme::darkPalette());
+        chart.resize(300, 120);
+        chart.setBars(QStringLiteral("per rank"),
+                      {{QStringLiteral("rank 0"), QStringLiteral("1 ms"), 1.0},
+                       {QStringLiteral("rank 1"), QStringLiteral("2 ms"), 2.0}},
+                      1);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        const QImage image = chart.grab().toImage();
+        QVERIFY(pixelsOf(image, theme::highlight(theme::darkPalette())) > 100); // the marked bar
+        QVERIFY(pixelsOf(image, theme::plotBackground(theme::darkPalette())) > 1000);
+        QCOMPARE(pixelsOf(image, Qt::white), 0);
+        QSignalSpy clicked(&chart, &BarChart::barClicked);
+        // the second bar is the one below the title and the first
+        int y = chart.height() - 1;
+        while (y > 0 && chart.barAt(QPoint(200, y)) != 1)
+            y--;
+        QVERIFY(y > chart.fontMetrics().height());
+        QTest::mouseClick(&chart, Qt::LeftButton, {}, QPoint(200, y));
+        QCOMPARE(clicked.count(), 1);
+        QCOMPARE(clicked[0][0].toInt(), 1);
+    }
+
+    void pathAndWaitsOverTheTimeline()
+    {
+        TimelineModel timeline;
+        TimelineView view(&timeline);
+        CriticalPathModel path;
+        WaitStatesModel waits;
+        TimelineOverlay overlay(&view, &timeline, &path, &waits);
+        view.setPalette(unusual());
+        overlay.setPalette(unusual());
+        view.resize(900, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(timeline.applyTimeline(reply("timeline")));
+        QCOMPARE(overlay.geometry(), view.rect());
+        const quint64 from = timeline.from(), to = timeline.to(), span = to - from;
+        const int firstRank = timeline.rows().first().firstRank;
+        // a path through the first row's middle fifth, then the last row's
+        const QByteArray answer = QStringLiteral("critical-path length_ns=%1 zero=-\n"
+                                                 "cp-segment rank=%2 thread=0 function=f start=%3 end=%4\n"
+                                                 "cp-segment rank=%5 thread=0 function=g start=%4 end=%6\n")
+                                      .arg(span)
+                                      .arg(firstRank)
+                                      .arg(from + span * 2 / 5)
+                                      .arg(from + span * 3 / 5)
+                                      .arg(timeline.rows().last().lastRank)
+                                      .arg(from + span * 4 / 5)
+                                      .toUtf8();
+        QVERIFY(path.applyReply(parseRecords(answer)));
+        QTRY_COMPARE(overlay.drawnSegments(), 2);
+        QImage image = view.grab().toImage();
+        const QRect plot = view.plotRect();
+        const double rowHeight = double(plot.height()) / timeline.rows().size();
+        const QRect inside(plot.left() + plot.width() * 2 / 5 + 4, plot.top() + int(rowHeight * 0.45),
+                           plot.width() / 5 - 8, 1);
+        // the path's outline is the palette's Text colour, its pieces shaded towards its Highlight
+        QVERIFY(pixelsOf(image, QColor(250, 250, 240)) > 100);
+        const QColor shaded(image.pixel(inside.center()));
+        QVERIFY2(shaded.red() > 120 && shaded.green() > 90,
+                 qPrintable(QStringLiteral("the path's piece is %1").arg(shaded.name())));
+        overlay.setShowPath(false);
+        QTRY_COMPARE(overlay.drawnSegments(), 0);
+
+        // wait states in 4 slices: the first rank waits in the second slice only
+        const QStringList lines = waits.startSlices(from, to, 4);
+        QCOMPARE(lines.size(), 4);
+        QVERIFY(waits.applySlice(
+            1, parseRecords(QStringLiteral("wait-states total_ns=5\nws-rank rank=%1 wait_ns=5\n")
+                                .arg(firstRank)
+                                .toUtf8())));
+        overlay.setShowWaits(true);
+        QTRY_COMPARE(overlay.drawnWaitCells(), 1);
+    }
+
+    void analysesTabOfTheMainWindow()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        AnalysesPanel *panel = window.analysesPanel();
+        QVERIFY(panel);
+        QCOMPARE(panel->count(), 5);
+        QVERIFY(!panel->ask(QStringLiteral("critical-path"))); // not connected: nothing asked
+        QVERIFY(!panel->ask(QStringLiteral("no-such-analysis")));
+        auto *tabs = qobject_cast<QTabWidget *>(panel->parentWidget()->parentWidget());
+        QVERIFY(tabs);
+        QCOMPARE(tabs->currentWidget(), panel); // asking brings the tab to the front
+        QCOMPARE(panel->currentIndex(), 2);
+        panel->openArchive(QStringLiteral("/no/such/archive.otf2"));
+        QVERIFY(
+            panel->state().value(QStringLiteral("archive_error")).contains(QStringLiteral("no such file")));
+    }
+};
+
+QTEST_MAIN(TestAnalysisViews)
+#include "test_analysis_views.moc"
