@@ -378,29 +378,35 @@ void TimelineOverlay::paintEvent(QPaintEvent *)
         }
     }
     if (m_showPath) {
-        // the highlight fills the path's pieces; the text colour outlines them and draws the jumps, so the
-        // path stands out against every region colour in a light or a dark palette
+        // the highlight fills the path's pieces (a band through the row's middle); the text colour outlines
+        // the pieces wide enough and draws the jumps between ranks (a message or collective on the path),
+        // so the path stands out against every region colour in a light or a dark palette
         QColor fill = theme::highlight(palette());
-        fill.setAlphaF(0.55);
-        painter.setPen(QPen(theme::text(palette()), 2.0));
+        fill.setAlphaF(0.85);
+        QColor jump = theme::text(palette());
+        jump.setAlphaF(0.7);
         QPointF previous;
-        bool hasPrevious = false;
+        int previousRow = -1;
         for (const auto &segment : m_path->segments()) {
             const int r = rowOf(segment.rank);
             if (r < 0)
                 continue;
             const double x0 = xOf(segment.start), x1 = xOf(segment.end);
-            const QRectF box(x0, plot.top() + r * rowHeight + rowHeight * 0.2, std::max(2.0, x1 - x0),
-                             std::max(2.0, rowHeight * 0.6));
-            // the jump from one rank's piece to the next: where the path follows a message or collective
-            if (hasPrevious)
+            const QRectF box(x0, plot.top() + r * rowHeight + rowHeight * 0.3, std::max(1.5, x1 - x0),
+                             std::max(2.0, rowHeight * 0.4));
+            if (previousRow >= 0 && previousRow != r) {
+                painter.setPen(QPen(jump, 1.0));
                 painter.drawLine(previous, QPointF(box.left(), box.center().y()));
+            }
             previous = QPointF(box.right(), box.center().y());
-            hasPrevious = true;
+            previousRow = r;
             if (x1 < plot.left() || x0 > plot.right())
                 continue;
             painter.fillRect(box, fill);
-            painter.drawRect(box);
+            if (box.width() >= 6.0) {
+                painter.setPen(QPen(theme::text(palette()), 1.5));
+                painter.drawRect(box);
+            }
             m_drawnSegments++;
         }
     }

@@ -2,7 +2,8 @@
 viewer (driven by its --script mode, under Xvfb) connects, shows a non-empty timeline and profile,
 pauses and resumes recording, records a 2-second window, saves a snapshot, zooms in to single events and
 writes a PNG screenshot of its window into the build tree. Then otf2-print must read the snapshot, and
-the job must end with exit 0 once the stop file exists.
+the job must end with exit 0 once the stop file exists. After the run, the viewer opens the snapshot as
+an archive (--archive: served in-process, the same views) and runs every analysis on it.
 """
 import argparse
 import os
@@ -47,6 +48,35 @@ screenshot {screenshot}
 print
 """
 
+# The snapshot after the run: every view and analysis from the archive, served in the viewer's process.
+ARCHIVE_SCRIPT = """\
+timeout 120
+wait-connected
+wait-timeline-nonempty
+wait-profile-nonempty
+wait status_replies >= 1
+assert app_state == finished
+assert job contains archive:
+assert places == 1
+analysis rank-profile
+assert rank_profile_rows > 0
+assert rank_profile_groups == 4
+analysis matrix
+assert matrix_messages > 0
+analysis wait-states
+assert ws_slices_answered > 0
+analysis structure
+assert structure_groups >= 1
+analysis compensated
+assert rank_profile_compensated == 1
+analysis critical-path
+assert cp_length_ns > 0
+wait overlay_segments > 0
+expect-fail record pause
+screenshot {screenshot}
+print
+"""
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
@@ -82,6 +112,19 @@ def main():
         check(printed.returncode == 0 and events > 0,
               f"otf2-print reads the snapshot ({events} ENTER/LEAVE records, exit {printed.returncode})")
         job.finish()
+
+        archive_script = os.path.join(job.work, "archive.script")
+        archive_screenshot = args.screenshot.replace(".png", "-archive.png")
+        with open(archive_script, "w") as handle:
+            handle.write(ARCHIVE_SCRIPT.format(screenshot=archive_screenshot))
+        command = [args.gui, "--archive", archive, "--script", archive_script]
+        print("viewer: " + " ".join(command), flush=True)
+        viewer = subprocess.run(command, cwd=job.work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, timeout=400)
+        print(viewer.stdout, flush=True)
+        check(viewer.returncode == 0, f"the viewer's script on the archive passed (exit {viewer.returncode})")
+        with open(archive_screenshot, "rb") as handle:
+            check(handle.read(8) == b"\x89PNG\r\n\x1a\n", f"the screenshot {archive_screenshot} is a PNG")
     except (Failure, subprocess.TimeoutExpired, OSError) as failure:
         print(f"FAIL: {failure}", flush=True)
         if job.process:

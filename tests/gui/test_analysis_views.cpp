@@ -142,7 +142,7 @@ class TestAnalysisViews : public QObject
         QImage image = view.grab().toImage();
         const QRect plot = view.plotRect();
         const double rowHeight = double(plot.height()) / timeline.rows().size();
-        const QRect inside(plot.left() + plot.width() * 2 / 5 + 4, plot.top() + int(rowHeight * 0.45),
+        const QRect inside(plot.left() + plot.width() * 2 / 5 + 4, plot.top() + int(rowHeight * 0.5),
                            plot.width() / 5 - 8, 1);
         // the path's outline is the palette's Text colour, its pieces shaded towards its Highlight
         QVERIFY(pixelsOf(image, QColor(250, 250, 240)) > 100);
