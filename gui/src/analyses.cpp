@@ -51,6 +51,9 @@ bool Analyses::ready()
 
 void Analyses::send(const QString &line, const QString &view)
 {
+    // a newer request of a view supersedes the older one, whose answer the client then drops
+    for (auto it = m_pending.begin(); it != m_pending.end();)
+        it = it.value() == view ? m_pending.erase(it) : std::next(it);
     const quint32 id = m_viewer->client()->send(line, view);
     m_pending.insert(id, view);
     emit pendingChanged(pending());

@@ -250,8 +250,9 @@ void StructureGraphView::paintEvent(QPaintEvent *)
     const int columns =
         std::max(1, int(std::ceil(std::sqrt(double(count) * width() / std::max(1, height())))));
     const int rows = (count + columns - 1) / columns;
-    const double cellW = double(width()) / columns, cellH = double(height() - 20) / std::max(1, rows);
-    const double boxW = std::min(150.0, cellW * 0.8), boxH = std::min(40.0, cellH * 0.6);
+    const double cellW = double(width()) / columns,
+                 cellH = double(height() - 24 - fontMetrics().height()) / std::max(1, rows);
+    const double boxW = std::min(150.0, cellW * 0.8), boxH = std::min(54.0, cellH * 0.7);
     auto centre = [&](int id) {
         const int i = position.value(id);
         const int row = i / columns, column = row % 2 ? columns - 1 - i % columns : i % columns; // snake
@@ -289,6 +290,12 @@ void StructureGraphView::paintEvent(QPaintEvent *)
         arrow.closeSubpath();
         painter.fillPath(arrow, edgeColour);
     }
+    QHash<int, QStringList> partners; // node → "send +1", "recv −1 (g2)"
+    for (const auto &peer : group->peers)
+        partners[peer.node] << QStringLiteral("%1 %2%3")
+                                   .arg(peer.send ? tr("send") : tr("recv"))
+                                   .arg(peer.offset > 0 ? QStringLiteral("+") : QString())
+                                   .arg(peer.offset);
     for (const auto &n : group->nodes) {
         const QPointF c = centre(n.id);
         const QRectF box(c.x() - boxW / 2, c.y() - boxH / 2, boxW, boxH);
@@ -300,7 +307,26 @@ void StructureGraphView::paintEvent(QPaintEvent *)
         painter.drawRoundedRect(box, 4, 4);
         painter.drawText(box.adjusted(3, 1, -3, -1), Qt::AlignCenter,
                          fontMetrics().elidedText(n.name, Qt::ElideRight, int(boxW) - 6) + QLatin1Char('\n') +
-                             tr("%1× %2").arg(n.visits).arg(formatDuration(double(n.meanNs))));
+                             tr("%1× %2").arg(n.visits).arg(formatDuration(double(n.meanNs))) +
+                             (partners.contains(n.id)
+                                  ? QLatin1Char('\n') + partners[n.id].join(QLatin1Char(' '))
+                                  : QString()));
+    }
+    // the most frequent causal path between two visits of the anchor, by node names
+    if (!group->paths.isEmpty()) {
+        QHash<int, QString> names;
+        for (const auto &n : group->nodes)
+            names.insert(n.id, n.name);
+        QStringList steps;
+        for (int id : group->paths[0].nodes)
+            steps << names.value(id, QString::number(id));
+        painter.setPen(theme::text(p));
+        painter.drawText(QRect(4, height() - fontMetrics().height() - 2, width() - 8, fontMetrics().height()),
+                         Qt::AlignLeft,
+                         fontMetrics().elidedText(tr("most frequent path (%1×): %2")
+                                                      .arg(group->paths[0].count)
+                                                      .arg(steps.join(QStringLiteral(" → "))),
+                                                  Qt::ElideRight, width() - 8));
     }
 }
 

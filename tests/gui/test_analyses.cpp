@@ -417,6 +417,8 @@ class TestAnalyses : public QObject
         QTRY_VERIFY_WITH_TIMEOUT(viewer.status()->lastTime() == 131 * MS, 30000);
         QCOMPARE(viewer.status()->appState(), QStringLiteral("finished"));
 
+        // asked twice at once: the newer question supersedes the older one, whose answer is dropped
+        QVERIFY(analyses.askCriticalPath(QStringLiteral("g")));
         QVERIFY(analyses.askCriticalPath(QStringLiteral("f")));
         QVERIFY(analyses.askWaitStates(4));
         QVERIFY(analyses.askRankProfile());
