@@ -111,6 +111,9 @@ int main(int argc, char **argv)
             return true;
         };
         QObject::connect(discovery, &QTimer::timeout, &app, tryDiscover);
+        // an archive opened meanwhile (Job ▸ Open archive) is what the user looks at now
+        QObject::connect(window.analysesPanel()->archive(), &ArchiveBackend::opened, discovery,
+                         &QTimer::stop);
         if (!tryDiscover()) {
             std::fprintf(stderr, "otfx-gui: no otfx-session-*.txt in %s yet; waiting for one\n",
                          sessionDir.toLocal8Bit().constData());

@@ -125,6 +125,11 @@ def main():
         check(viewer.returncode == 0, f"the viewer's script on the archive passed (exit {viewer.returncode})")
         with open(archive_screenshot, "rb") as handle:
             check(handle.read(8) == b"\x89PNG\r\n\x1a\n", f"the screenshot {archive_screenshot} is a PNG")
+        # the command line asks the archive the same way
+        asked = subprocess.run([args.otfxctl, "--json", "--archive", archive, "wait-states"], capture_output=True,
+                               text=True, timeout=300)
+        check(asked.returncode == 0 and '"record":"wait-states"' in asked.stdout and "ws-rank" in asked.stdout,
+              f"otfxctl --archive answers wait-states (exit {asked.returncode}): {asked.stderr.strip()}")
     except (Failure, subprocess.TimeoutExpired, OSError) as failure:
         print(f"FAIL: {failure}", flush=True)
         if job.process:
