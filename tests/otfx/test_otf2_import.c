@@ -468,6 +468,13 @@ static void test_foreign_archive(void **state)
     assert_int_equal(comm.size, 1);
 
     assert_int_equal(nth_of_type(&rank0, OTFX_EV_COLL_END, 0)->u.coll.root, UINT32_MAX);
+    /* OTF2 has no collective ordinals: the n-th blocking collective on a communicator gets n, and its
+     * begin (which names no communicator in OTF2) the end's communicator and ordinal */
+    const otfx_event *begin = nth_of_type(&rank0, OTFX_EV_COLL_BEGIN, 0);
+    const otfx_event *end = nth_of_type(&rank0, OTFX_EV_COLL_END, 0);
+    assert_int_equal(end->u.coll.seq, 1);
+    assert_int_equal(begin->u.coll.seq, 1);
+    assert_int_equal(begin->u.coll.comm, end->u.coll.comm);
     const otfx_event *cycles = nth_of_type(&rank0, OTFX_EV_METRIC, 0);
     const otfx_event *instructions = nth_of_type(&rank0, OTFX_EV_METRIC, 1);
     assert_int_equal(cycles->u.metric.value, 123456);
