@@ -108,7 +108,9 @@ bool Analyses::askRankProfile(bool compensated)
     if (!ready())
         return false;
     const int ranks = int(m_viewer->client()->welcome().u64("ranks"));
-    const QStringList lines = m_rankProfile.start(ranks, m_viewer->timeline()->windowOptions(), compensated);
+    // a compensated profile is a replay across every event place per question: fewer, larger groups
+    const QStringList lines =
+        m_rankProfile.start(ranks, m_viewer->timeline()->windowOptions(), compensated, compensated ? 8 : 64);
     for (int i = 0; i < lines.size(); i++)
         send(lines[i], RankProfileView + QString::number(i));
     return true;
