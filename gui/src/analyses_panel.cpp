@@ -330,6 +330,8 @@ QWidget *AnalysesPanel::buildWaitStates()
     auto *body = new QSplitter(Qt::Horizontal);
     body->addWidget(m_waitTable);
     body->addWidget(charts);
+    body->setStretchFactor(0, 3);
+    body->setStretchFactor(1, 2);
     connect(ask, &QPushButton::clicked, this, [this, show] {
         m_analyses.askWaitStates();
         show->setChecked(true);

@@ -29,11 +29,18 @@ void BarChart::setBars(const QString &title, const QVector<Bar> &bars, int marke
     update();
 }
 
+int BarChart::visibleBars() const
+{
+    // as many as fit with their labels readable; the title says how many more there are
+    const int room = height() - (fontMetrics().height() + 4) - 2;
+    return std::min(int(m_bars.size()), std::max(1, room / (fontMetrics().height() + 2)));
+}
+
 QRectF BarChart::barRect(int index) const
 {
     const int titleHeight = fontMetrics().height() + 4;
     const double rowHeight =
-        m_bars.isEmpty() ? 0.0 : std::min(22.0, double(height() - titleHeight - 2) / m_bars.size());
+        m_bars.isEmpty() ? 0.0 : std::min(22.0, double(height() - titleHeight - 2) / visibleBars());
     const int labelWidth = std::min(width() / 3, 160);
     const int valueWidth = fontMetrics().horizontalAdvance(QStringLiteral("000.00 ms ")) + 4;
     double maximum = 0.0;
@@ -47,7 +54,7 @@ QRectF BarChart::barRect(int index) const
 
 int BarChart::barAt(const QPoint &pos) const
 {
-    for (int i = 0; i < m_bars.size(); i++) {
+    for (int i = 0; i < visibleBars(); i++) {
         const QRectF r = barRect(i);
         if (pos.y() >= r.top() && pos.y() < r.bottom() + 2)
             return i;
@@ -68,13 +75,16 @@ void BarChart::paintEvent(QPaintEvent *)
     const QPalette &p = palette();
     painter.fillRect(rect(), theme::plotBackground(p));
     painter.setPen(theme::text(p));
+    const int shown = visibleBars();
     painter.drawText(QRect(4, 2, width() - 8, fontMetrics().height()), Qt::AlignLeft | Qt::AlignVCenter,
-                     m_title);
+                     shown < m_bars.size()
+                         ? tr("%1 (the first %2 of %3)").arg(m_title).arg(shown).arg(m_bars.size())
+                         : m_title);
     if (m_bars.isEmpty())
         return;
     const int labelWidth = std::min(width() / 3, 160);
     const bool labels = barRect(0).height() >= fontMetrics().height() * 0.7;
-    for (int i = 0; i < m_bars.size(); i++) {
+    for (int i = 0; i < shown; i++) {
         const QRectF r = barRect(i);
         const QColor fill = i == m_marked ? theme::highlight(p) : theme::heat(p, 0.55);
         painter.fillRect(r, fill);

@@ -44,6 +44,7 @@ class BarChart : public QWidget
 
   private:
     QRectF barRect(int index) const;
+    int visibleBars() const;
     QString m_title;
     QVector<Bar> m_bars;
     int m_marked = -1;
