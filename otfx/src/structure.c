@@ -43,10 +43,11 @@ typedef struct region_info {
 
 /* Per node, what the builder remembers of it (not part of the graph). */
 typedef struct node_state {
-    uint64_t last_visit; /* visit position + 1 (0: never) */
-    uint32_t last_path;  /* the path its last return took (UINT32_MAX: none) */
-    uint32_t last_edge;  /* the edge last taken from it (UINT32_MAX: none) */
-    uint32_t last_peer;  /* the partner its last message had (UINT32_MAX: none) */
+    uint64_t last_visit;   /* visit position + 1 (0: never) */
+    uint32_t last_path;    /* the path its last return took (UINT32_MAX: none) */
+    uint32_t last_edge;    /* the edge last taken from it (UINT32_MAX: none) */
+    uint32_t last_peer;    /* the partner its last message had (UINT32_MAX: none) */
+    uint32_t last_channel; /* the channel of its last message (UINT32_MAX: none) */
 } node_state;
 
 typedef struct frame {
@@ -77,6 +78,10 @@ struct otfx_structure {
     size_t completion_capacity;
     uint32_t completion_count;
     otfx_hash_index completion_index;
+    otfx_structure_channel *channels;
+    size_t channel_capacity;
+    uint32_t channel_count;
+    otfx_hash_index channel_index;
     otfx_structure_path *paths;
     size_t path_capacity;
     uint32_t path_count;
@@ -87,6 +92,8 @@ struct otfx_structure {
     /* the builder's state: not part of the graph (not copied) */
     region_info *regions;
     size_t region_capacity;
+    uint64_t *comm_keys; /* per communicator ref: its identity (0: not looked up yet) */
+    size_t comm_key_capacity;
     frame *stack;
     size_t stack_capacity, depth;
     size_t call_depth; /* stack depth of the open MPI call's region (0: none) */
@@ -207,6 +214,31 @@ static bool same_peer(const void *items, size_t item, const void *key)
     return peer->node == k->node && peer->sent == k->sent && peer->offset == k->offset;
 }
 
+typedef struct channel_key {
+    bool sent;
+    int64_t offset;
+    uint64_t comm;
+    uint32_t tag;
+} channel_key;
+
+static uint64_t channel_key_hash(bool sent, int64_t offset, uint64_t comm, uint32_t tag)
+{
+    return otfx_hash_mix(otfx_hash_mix(comm ^ (uint64_t)offset) ^ ((uint64_t)tag << 1 | sent));
+}
+
+static uint64_t channel_hash_of(const void *items, size_t item)
+{
+    const otfx_structure_channel *c = &((const otfx_structure_channel *)items)[item];
+    return channel_key_hash(c->sent, c->offset, c->comm, c->tag);
+}
+
+static bool same_channel(const void *items, size_t item, const void *key)
+{
+    const otfx_structure_channel *c = &((const otfx_structure_channel *)items)[item];
+    const channel_key *k = key;
+    return c->sent == k->sent && c->offset == k->offset && c->comm == k->comm && c->tag == k->tag;
+}
+
 static uint64_t completion_hash_of(const void *items, size_t item)
 {
     const otfx_structure_completion *c = &((const otfx_structure_completion *)items)[item];
@@ -272,8 +304,10 @@ static void free_graph(otfx_structure *s)
     free(s->edges);
     free(s->peers);
     free(s->completions);
+    free(s->channels);
     free(s->paths);
     free(s->path_nodes);
+    otfx_hash_free(&s->channel_index);
     otfx_hash_free(&s->node_index);
     otfx_hash_free(&s->edge_index);
     otfx_hash_free(&s->peer_index);
@@ -291,12 +325,14 @@ void otfx_structure_reset(otfx_structure *s)
     s->edges = NULL;
     s->peers = NULL;
     s->completions = NULL;
+    s->channels = NULL;
     s->paths = NULL;
     s->path_nodes = NULL;
     s->node_states = NULL;
     s->node_capacity = s->edge_capacity = s->peer_capacity = s->completion_capacity = s->path_capacity = 0;
-    s->path_node_capacity = s->node_state_capacity = 0;
+    s->channel_capacity = s->path_node_capacity = s->node_state_capacity = 0;
     s->node_count = s->edge_count = s->peer_count = s->completion_count = s->path_count = 0;
+    s->channel_count = 0;
     s->path_node_count = 0;
     s->events = s->untracked = 0;
     /* What referred to the dropped nodes goes too: the open call (its LEAVE still closes it, unrecorded),
@@ -316,6 +352,7 @@ void otfx_structure_destroy(otfx_structure *s)
         return;
     free_graph(s);
     free(s->regions);
+    free(s->comm_keys);
     free(s->stack);
     free(s->requests);
     free(s->node_states);
@@ -414,7 +451,7 @@ static uint32_t find_or_add_node(otfx_structure *s, otfx_structure_kind kind, co
         free(node.context);
         return UINT32_MAX;
     }
-    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
     return s->node_count++;
 }
 
@@ -539,11 +576,94 @@ static inline void visit(otfx_structure *s, uint32_t node, uint64_t time)
     s->last_end = time;
 }
 
-static inline void add_peer(otfx_structure *s, const otfx_event *event, bool sent)
+/* The identity of communicator `comm` across places (each place has its own refs): its name and members.
+ * 0 when unknown (then no channel is kept). */
+static uint64_t comm_key_of(otfx_structure *s, const otfx_defs *defs, otfx_ref comm)
+{
+    if (comm < s->comm_key_capacity && s->comm_keys[comm])
+        return s->comm_keys[comm];
+    otfx_comm_def def;
+    if (comm == OTFX_REF_NONE || !defs || otfx_defs_get_comm(defs, comm, &def) != OTFX_OK || !def.name)
+        return 0;
+    uint64_t key = otfx_hash_mix(text_hash(def.name) ^ def.size);
+    for (uint32_t i = 0; i < def.size; i++)
+        key = otfx_hash_mix(key ^ def.world_ranks[i]);
+    key |= 1; /* never 0 */
+    if (comm >= s->comm_key_capacity) {
+        const size_t known = s->comm_key_capacity;
+        if (!otfx_reserve((void **)&s->comm_keys, &s->comm_key_capacity, (size_t)comm + 1,
+                          sizeof *s->comm_keys, 16))
+            return key;
+        memset(s->comm_keys + known, 0, (s->comm_key_capacity - known) * sizeof *s->comm_keys);
+    }
+    s->comm_keys[comm] = key;
+    return key;
+}
+
+static otfx_structure_channel *channel_of(otfx_structure *s, const channel_key *key)
+{
+    const uint64_t hash = channel_key_hash(key->sent, key->offset, key->comm, key->tag);
+    size_t at = otfx_hash_find(&s->channel_index, hash, same_channel, s->channels, key);
+    if (at != OTFX_HASH_NONE)
+        return &s->channels[at];
+    if (s->channel_count >= OTFX_STRUCTURE_MAX_CHANNELS ||
+        !otfx_reserve((void **)&s->channels, &s->channel_capacity, s->channel_count + 1, sizeof *s->channels,
+                      16))
+        return NULL;
+    s->channels[s->channel_count] = (otfx_structure_channel){.node = s->call_node,
+                                                             .sent = key->sent,
+                                                             .ordered = true,
+                                                             .offset = key->offset,
+                                                             .comm = key->comm,
+                                                             .tag = key->tag};
+    if (!otfx_hash_insert(&s->channel_index, hash, s->channel_count, channel_hash_of, s->channels))
+        return NULL;
+    return &s->channels[s->channel_count++];
+}
+
+/* A message end on its channel: its time goes into the channel's sum and tail. */
+static inline void add_channel_end(otfx_structure *s, const otfx_defs *defs, const otfx_event *event,
+                                   bool sent, int64_t offset)
+{
+    node_state *state = &s->node_states[s->call_node];
+    otfx_structure_channel *channel = NULL;
+    if (state->last_channel != UINT32_MAX) {
+        otfx_structure_channel *last = &s->channels[state->last_channel];
+        if (last->sent == sent && last->offset == offset && last->tag == event->u.msg.tag &&
+            event->u.msg.comm < s->comm_key_capacity && last->comm == s->comm_keys[event->u.msg.comm])
+            channel = last;
+    }
+    if (!channel) {
+        const channel_key key = {sent, offset, comm_key_of(s, defs, event->u.msg.comm), event->u.msg.tag};
+        channel = key.comm ? channel_of(s, &key) : NULL;
+        if (!channel) {
+            s->untracked++;
+            return;
+        }
+        state->last_channel = (uint32_t)(channel - s->channels);
+    }
+    const uint64_t seq = event->u.msg.seq;
+    if (channel->count == 0)
+        channel->first_seq = seq;
+    else if (seq != channel->first_seq + channel->count)
+        channel->ordered = false;
+    if (seq == 0)
+        channel->ordered = false;
+    if (channel->node != s->call_node)
+        channel->mixed = true;
+    const uint64_t low = channel->time_sum[0] + event->time;
+    channel->time_sum[1] += low < event->time;
+    channel->time_sum[0] = low;
+    channel->tail[channel->count % OTFX_STRUCTURE_CHANNEL_TAIL] = event->time;
+    channel->count++;
+}
+
+static inline void add_peer(otfx_structure *s, const otfx_defs *defs, const otfx_event *event, bool sent)
 {
     if (s->call_depth == 0 || s->call_node == UINT32_MAX)
         return;
     const int64_t offset = (int64_t)event->u.msg.peer - (int64_t)s->rank;
+    add_channel_end(s, defs, event, sent, offset);
     node_state *state = &s->node_states[s->call_node];
     size_t at = state->last_peer;
     if (at != UINT32_MAX && s->peers[at].sent == sent && s->peers[at].offset == offset) {
@@ -675,14 +795,14 @@ static inline void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx
         break;
     case OTFX_EV_SEND:
     case OTFX_EV_RECV:
-        add_peer(s, event, event->type == OTFX_EV_SEND);
+        add_peer(s, defs, event, event->type == OTFX_EV_SEND);
         break;
     case OTFX_EV_ISEND:
-        add_peer(s, event, true);
+        add_peer(s, defs, event, true);
         request_started(s, event->u.msg.request);
         break;
     case OTFX_EV_IRECV:
-        add_peer(s, event, false);
+        add_peer(s, defs, event, false);
         request_completed(s, event->u.msg.request, false);
         break;
     case OTFX_EV_IRECV_REQUEST:
@@ -733,6 +853,8 @@ void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)
                                  .peer_count = s->peer_count,
                                  .completions = s->completions,
                                  .completion_count = s->completion_count,
+                                 .channels = s->channels,
+                                 .channel_count = s->channel_count,
                                  .paths = s->paths,
                                  .path_count = s->path_count,
                                  .path_nodes = s->path_nodes,
@@ -746,11 +868,12 @@ size_t otfx_structure_bytes(const otfx_structure *s)
         return 0;
     size_t bytes = sizeof *s + s->node_capacity * sizeof *s->nodes + s->edge_capacity * sizeof *s->edges +
                    s->peer_capacity * sizeof *s->peers + s->completion_capacity * sizeof *s->completions +
+                   s->channel_capacity * sizeof *s->channels + s->comm_key_capacity * sizeof *s->comm_keys +
                    s->path_capacity * sizeof *s->paths + s->path_node_capacity * sizeof *s->path_nodes +
                    s->node_state_capacity * sizeof *s->node_states + s->region_capacity * sizeof *s->regions +
                    s->stack_capacity * sizeof *s->stack + s->request_capacity * sizeof *s->requests +
                    (s->node_index.slot_count + s->edge_index.slot_count + s->peer_index.slot_count +
-                    s->completion_index.slot_count + s->path_index.slot_count) *
+                    s->completion_index.slot_count + s->channel_index.slot_count + s->path_index.slot_count) *
                        sizeof(size_t);
     for (uint32_t i = 0; i < s->node_count; i++)
         bytes += strlen(s->nodes[i].name) + strlen(s->nodes[i].context) + 2;
@@ -803,12 +926,13 @@ otfx_structure *structure_copy(const otfx_structure *s)
     ok = ok && copy_array((void **)&c->edges, s->edges, s->edge_count, sizeof *s->edges) &&
          copy_array((void **)&c->peers, s->peers, s->peer_count, sizeof *s->peers) &&
          copy_array((void **)&c->completions, s->completions, s->completion_count, sizeof *s->completions) &&
+         copy_array((void **)&c->channels, s->channels, s->channel_count, sizeof *s->channels) &&
          copy_array((void **)&c->paths, s->paths, s->path_count, sizeof *s->paths) &&
          copy_array((void **)&c->path_nodes, s->path_nodes, s->path_node_count, sizeof *s->path_nodes) &&
          copy_index(&c->node_index, &s->node_index) && copy_index(&c->edge_index, &s->edge_index) &&
          copy_index(&c->peer_index, &s->peer_index) &&
          copy_index(&c->completion_index, &s->completion_index) &&
-         copy_index(&c->path_index, &s->path_index) &&
+         copy_index(&c->channel_index, &s->channel_index) && copy_index(&c->path_index, &s->path_index) &&
          copy_array((void **)&c->node_states, s->node_states, s->node_count, sizeof *s->node_states);
     if (!ok) {
         otfx_structure_destroy(c);
@@ -817,6 +941,7 @@ otfx_structure *structure_copy(const otfx_structure *s)
     c->edge_capacity = c->edge_count = s->edge_count;
     c->peer_capacity = c->peer_count = s->peer_count;
     c->completion_capacity = c->completion_count = s->completion_count;
+    c->channel_capacity = c->channel_count = s->channel_count;
     c->path_capacity = c->path_count = s->path_count;
     c->path_node_capacity = c->path_node_count = s->path_node_count;
     c->node_state_capacity = s->node_count;
