@@ -25,12 +25,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The append path's helpers, inlined whatever the compiler's budget says: their calls cost as much as
+ * their common case. */
+#define HOT static inline __attribute__((always_inline))
+
 #define CONTEXT_TEXT_MAX  255u
 #define MAX_OPEN_REQUESTS 4096u
+#define MESSAGE_SLOT_BITS 7u
+#define MESSAGE_SLOTS     (1u << MESSAGE_SLOT_BITS)
 
 typedef struct region_info {
     bool known;
     bool is_loop;
+    bool is_node; /* its ENTER is a node (an MPI call or a marker) of kind `kind` */
+    otfx_structure_kind kind;
     otfx_region_role role;
     uint64_t name_hash;
     const char *name;
@@ -43,12 +51,18 @@ typedef struct region_info {
 
 /* Per node, what the builder remembers of it (not part of the graph). */
 typedef struct node_state {
-    uint64_t last_visit;   /* visit position + 1 (0: never) */
-    uint32_t last_path;    /* the path its last return took (UINT32_MAX: none) */
-    uint32_t last_edge;    /* the edge last taken from it (UINT32_MAX: none) */
-    uint32_t last_peer;    /* the partner its last message had (UINT32_MAX: none) */
-    uint32_t last_channel; /* the channel of its last message (UINT32_MAX: none) */
+    uint64_t last_visit; /* visit position + 1 (0: never) */
+    uint32_t last_path;  /* the path its last return took (UINT32_MAX: none) */
+    uint32_t last_edge;  /* the edge last taken from it (UINT32_MAX: none) */
 } node_state;
+
+/* Where the messages of one (node, partner, tag, communicator ref, direction) went last time. */
+typedef struct message_slot {
+    bool used, sent;
+    uint32_t node, peer, tag;
+    otfx_ref comm;
+    uint32_t channel, peer_entry;
+} message_slot;
 
 typedef struct frame {
     otfx_ref region;
@@ -106,17 +120,18 @@ struct otfx_structure {
     node_state *node_states;
     size_t node_state_capacity;
     uint32_t recent[OTFX_STRUCTURE_PATH_WINDOW];
+    message_slot message_slots[MESSAGE_SLOTS];
     uint64_t visit_position;
 };
 
 /* ---- statistics ---- */
 
 /* The builder's own calls stay inside the library (the exported function may be interposed). */
-static inline void stat_add(otfx_structure_stat *stat, uint64_t ns)
+HOT void stat_add(otfx_structure_stat *stat, uint64_t ns)
 {
-    if (stat->count == 0 || ns < stat->min_ns)
+    if (ns < stat->min_ns || stat->count == 0)
         stat->min_ns = ns;
-    if (stat->count == 0 || ns > stat->max_ns)
+    if (ns > stat->max_ns) /* an empty statistic's max is 0, no more than any ns */
         stat->max_ns = ns;
     stat->count++;
     stat->sum_ns += ns;
@@ -342,6 +357,7 @@ void otfx_structure_reset(otfx_structure *s)
     s->last_end = 0;
     s->request_count = 0;
     s->visit_position = 0;
+    memset(s->message_slots, 0, sizeof s->message_slots);
     for (size_t r = 0; r < s->region_capacity; r++)
         s->regions[r].cached_node = UINT32_MAX;
 }
@@ -370,8 +386,10 @@ static bool contains_loop(const char *name)
     return false;
 }
 
-static inline region_info *region_of(otfx_structure *s, const otfx_defs *defs, otfx_ref region)
+HOT region_info *region_of(otfx_structure *s, const otfx_defs *defs, otfx_ref region)
 {
+    if (region < s->region_capacity && s->regions[region].known)
+        return &s->regions[region];
     if (region == OTFX_REF_NONE)
         return NULL;
     if (region >= s->region_capacity) {
@@ -392,6 +410,12 @@ static inline region_info *region_of(otfx_structure *s, const otfx_defs *defs, o
                               .name_hash = text_hash(def.name),
                               .name = def.name,
                               .cached_node = UINT32_MAX};
+        info->is_node = def.role == OTFX_ROLE_MPI_P2P || def.role == OTFX_ROLE_MPI_COLLECTIVE ||
+                        info->is_loop || def.role == OTFX_ROLE_PHASE;
+        info->kind = def.role == OTFX_ROLE_MPI_P2P || def.role == OTFX_ROLE_MPI_COLLECTIVE
+                         ? OTFX_STRUCTURE_MPI
+                     : info->is_loop ? OTFX_STRUCTURE_LOOP
+                                     : OTFX_STRUCTURE_PHASE;
     }
     return info;
 }
@@ -417,7 +441,7 @@ static char *context_text(const otfx_structure *s)
     return text;
 }
 
-static uint64_t current_context(const otfx_structure *s)
+HOT uint64_t current_context(const otfx_structure *s)
 {
     return s->depth ? s->stack[s->depth - 1].context : 0;
 }
@@ -451,14 +475,13 @@ static uint32_t find_or_add_node(otfx_structure *s, otfx_structure_kind kind, co
         free(node.context);
         return UINT32_MAX;
     }
-    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, UINT32_MAX};
     return s->node_count++;
 }
 
 /* The node of (kind, name, the current context, value); UINT32_MAX when it cannot be kept. A region's
  * kind follows from its role, so (region, context, value) finds the node the region cached. */
-static inline uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, region_info *region,
-                               int64_t value)
+HOT uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, region_info *region, int64_t value)
 {
     const uint64_t context = current_context(s);
     if (region->cached_node != UINT32_MAX && region->cached_context == context &&
@@ -489,23 +512,9 @@ static otfx_structure_edge *edge_of(otfx_structure *s, uint32_t from, uint32_t t
 }
 
 /* Counts a return to `node` along sequence[0, length) (the node first). */
-static inline void count_path(otfx_structure *s, uint32_t node, const uint32_t *sequence, uint32_t length)
+static void count_path(otfx_structure *s, uint32_t node, const uint32_t *sequence, uint32_t length)
 {
     node_state *state = &s->node_states[node];
-    /* A loop mostly returns the way it did last time: compare with that path before hashing. */
-    if (state->last_path != UINT32_MAX) {
-        otfx_structure_path *previous = &s->paths[state->last_path];
-        if (previous->length == length) {
-            const uint32_t *nodes = s->path_nodes + previous->first;
-            uint32_t same = 0;
-            while (same < length && nodes[same] == sequence[same]) /* short: cheaper than memcmp's call */
-                same++;
-            if (same == length) {
-                previous->count++;
-                return;
-            }
-        }
-    }
     const path_key key = {sequence, length};
     const uint64_t hash = sequence_hash(sequence, length);
     size_t at = otfx_hash_find(&s->path_index, hash, same_path, s, &key);
@@ -531,15 +540,39 @@ static inline void count_path(otfx_structure *s, uint32_t node, const uint32_t *
     state->last_path = s->path_count++;
 }
 
-static inline void record_path(otfx_structure *s, uint32_t node)
+/* A loop mostly returns the way it did last time: the visits since position `from` are compared with
+ * that path where they are, in the ring of recent visits, and counted when they match. */
+HOT bool same_as_last_path(otfx_structure *s, const node_state *state, uint64_t from, uint32_t length)
+{
+    if (state->last_path == UINT32_MAX)
+        return false;
+    otfx_structure_path *previous = &s->paths[state->last_path];
+    if (previous->length != length)
+        return false;
+    const uint32_t *nodes = s->path_nodes + previous->first;
+    const uint32_t start = (uint32_t)(from % OTFX_STRUCTURE_PATH_WINDOW);
+    const uint32_t before_wrap =
+        OTFX_STRUCTURE_PATH_WINDOW - start < length ? OTFX_STRUCTURE_PATH_WINDOW - start : length;
+    for (uint32_t i = 0; i < before_wrap; i++)
+        if (nodes[i] != s->recent[start + i])
+            return false;
+    for (uint32_t i = before_wrap; i < length; i++)
+        if (nodes[i] != s->recent[i - before_wrap])
+            return false;
+    previous->count++;
+    return true;
+}
+
+HOT void record_path(otfx_structure *s, uint32_t node)
 {
     const uint64_t last = s->node_states[node].last_visit;
     const uint64_t position = s->visit_position;
     if (last) {
         const uint64_t length = position - (last - 1);
+        node_state *state = &s->node_states[node];
         if (length > OTFX_STRUCTURE_PATH_WINDOW) {
             s->nodes[node].long_paths++;
-        } else {
+        } else if (!same_as_last_path(s, state, last - 1, (uint32_t)length)) {
             uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
             for (uint64_t i = 0; i < length; i++)
                 sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
@@ -552,7 +585,7 @@ static inline void record_path(otfx_structure *s, uint32_t node)
 }
 
 /* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
-static inline void visit(otfx_structure *s, uint32_t node, uint64_t time)
+HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
 {
     if (node == UINT32_MAX) {
         s->untracked++;
@@ -560,15 +593,16 @@ static inline void visit(otfx_structure *s, uint32_t node, uint64_t time)
     }
     if (s->last_node != UINT32_MAX) {
         node_state *from = &s->node_states[s->last_node];
-        otfx_structure_edge *edge = from->last_edge != UINT32_MAX && s->edges[from->last_edge].to == node
-                                        ? &s->edges[from->last_edge]
-                                        : edge_of(s, s->last_node, node);
-        if (edge) {
+        otfx_structure_edge *edge = NULL;
+        if (from->last_edge != UINT32_MAX && s->edges[from->last_edge].to == node) {
+            edge = &s->edges[from->last_edge];
+        } else if ((edge = edge_of(s, s->last_node, node)) != NULL) {
             from->last_edge = (uint32_t)(edge - s->edges);
-            stat_add(&edge->compute, time > s->last_end ? time - s->last_end : 0);
-        } else {
-            s->untracked++;
         }
+        if (edge)
+            stat_add(&edge->compute, time > s->last_end ? time - s->last_end : 0);
+        else
+            s->untracked++;
     }
     s->nodes[node].visits++;
     record_path(s, node);
@@ -622,26 +656,8 @@ static otfx_structure_channel *channel_of(otfx_structure *s, const channel_key *
 }
 
 /* A message end on its channel: its time goes into the channel's sum and tail. */
-static inline void add_channel_end(otfx_structure *s, const otfx_defs *defs, const otfx_event *event,
-                                   bool sent, int64_t offset)
+HOT void add_channel_end(otfx_structure_channel *channel, const otfx_event *event)
 {
-    node_state *state = &s->node_states[s->call_node];
-    otfx_structure_channel *channel = NULL;
-    if (state->last_channel != UINT32_MAX) {
-        otfx_structure_channel *last = &s->channels[state->last_channel];
-        if (last->sent == sent && last->offset == offset && last->tag == event->u.msg.tag &&
-            event->u.msg.comm < s->comm_key_capacity && last->comm == s->comm_keys[event->u.msg.comm])
-            channel = last;
-    }
-    if (!channel) {
-        const channel_key key = {sent, offset, comm_key_of(s, defs, event->u.msg.comm), event->u.msg.tag};
-        channel = key.comm ? channel_of(s, &key) : NULL;
-        if (!channel) {
-            s->untracked++;
-            return;
-        }
-        state->last_channel = (uint32_t)(channel - s->channels);
-    }
     const uint64_t seq = event->u.msg.seq;
     if (channel->count == 0)
         channel->first_seq = seq;
@@ -649,8 +665,6 @@ static inline void add_channel_end(otfx_structure *s, const otfx_defs *defs, con
         channel->ordered = false;
     if (seq == 0)
         channel->ordered = false;
-    if (channel->node != s->call_node)
-        channel->mixed = true;
     const uint64_t low = channel->time_sum[0] + event->time;
     channel->time_sum[1] += low < event->time;
     channel->time_sum[0] = low;
@@ -658,38 +672,73 @@ static inline void add_channel_end(otfx_structure *s, const otfx_defs *defs, con
     channel->count++;
 }
 
-static inline void add_peer(otfx_structure *s, const otfx_defs *defs, const otfx_event *event, bool sent)
+/* The peer entry of (the open call's node, direction, offset); OTFX_HASH_NONE when it cannot be kept. */
+static size_t peer_of(otfx_structure *s, bool sent, int64_t offset)
+{
+    const otfx_structure_peer key = {.node = s->call_node, .sent = sent, .offset = offset};
+    const uint64_t hash = peer_key_hash(key.node, key.sent, key.offset);
+    size_t at = otfx_hash_find(&s->peer_index, hash, same_peer, s->peers, &key);
+    if (at != OTFX_HASH_NONE)
+        return at;
+    if (s->peer_count >= OTFX_STRUCTURE_MAX_PEERS ||
+        !otfx_reserve((void **)&s->peers, &s->peer_capacity, s->peer_count + 1, sizeof *s->peers, 16))
+        return OTFX_HASH_NONE;
+    s->peers[s->peer_count] = key;
+    if (!otfx_hash_insert(&s->peer_index, hash, s->peer_count, peer_hash_of, s->peers))
+        return OTFX_HASH_NONE;
+    return s->peer_count++;
+}
+
+HOT size_t message_slot_of(uint32_t node, const otfx_event *event, bool sent)
+{
+    /* Odd multipliers: the messages that differ in one field only (tags of one call, partners of one
+     * call, calls of one partner) never share a slot, up to MESSAGE_SLOTS of them. */
+    return (event->u.msg.tag + node * 37u + event->u.msg.peer * 11u + event->u.msg.comm * 5u +
+            (sent ? MESSAGE_SLOTS / 2 : 0)) &
+           (MESSAGE_SLOTS - 1);
+}
+/* A message of the open call: its peer entry (count, bytes) and its channel end. */
+HOT void add_message(otfx_structure *s, const otfx_defs *defs, const otfx_event *event, bool sent)
 {
     if (s->call_depth == 0 || s->call_node == UINT32_MAX)
         return;
-    const int64_t offset = (int64_t)event->u.msg.peer - (int64_t)s->rank;
-    add_channel_end(s, defs, event, sent, offset);
-    node_state *state = &s->node_states[s->call_node];
-    size_t at = state->last_peer;
-    if (at != UINT32_MAX && s->peers[at].sent == sent && s->peers[at].offset == offset) {
-        s->peers[at].count++;
-        s->peers[at].bytes += event->u.msg.bytes;
+    /* A program sends the same messages from the same calls over and over: a slot remembers the peer
+     * entry and channel of (node, partner, tag, communicator, direction). */
+    message_slot *slot = &s->message_slots[message_slot_of(s->call_node, event, sent)];
+    if (slot->used && slot->node == s->call_node && slot->peer == event->u.msg.peer &&
+        slot->tag == event->u.msg.tag && slot->comm == event->u.msg.comm && slot->sent == sent) {
+        otfx_structure_peer *peer = &s->peers[slot->peer_entry];
+        peer->count++;
+        peer->bytes += event->u.msg.bytes;
+        add_channel_end(&s->channels[slot->channel], event);
         return;
     }
-    const otfx_structure_peer key = {.node = s->call_node, .sent = sent, .offset = offset};
-    const uint64_t hash = peer_key_hash(key.node, key.sent, key.offset);
-    at = otfx_hash_find(&s->peer_index, hash, same_peer, s->peers, &key);
-    if (at == OTFX_HASH_NONE) {
-        if (s->peer_count >= OTFX_STRUCTURE_MAX_PEERS ||
-            !otfx_reserve((void **)&s->peers, &s->peer_capacity, s->peer_count + 1, sizeof *s->peers, 16)) {
-            s->untracked++;
-            return;
-        }
-        s->peers[s->peer_count] = key;
-        if (!otfx_hash_insert(&s->peer_index, hash, s->peer_count, peer_hash_of, s->peers)) {
-            s->untracked++;
-            return;
-        }
-        at = s->peer_count++;
+    const int64_t offset = (int64_t)event->u.msg.peer - (int64_t)s->rank;
+    const channel_key key = {sent, offset, comm_key_of(s, defs, event->u.msg.comm), event->u.msg.tag};
+    otfx_structure_channel *channel = key.comm ? channel_of(s, &key) : NULL;
+    if (channel) {
+        if (channel->node != s->call_node)
+            channel->mixed = true;
+        add_channel_end(channel, event);
+    } else {
+        s->untracked++;
     }
-    state->last_peer = (uint32_t)at;
+    const size_t at = peer_of(s, sent, offset);
+    if (at == OTFX_HASH_NONE) {
+        s->untracked++;
+        return;
+    }
     s->peers[at].count++;
     s->peers[at].bytes += event->u.msg.bytes;
+    if (channel)
+        *slot = (message_slot){.used = true,
+                               .sent = sent,
+                               .node = s->call_node,
+                               .peer = event->u.msg.peer,
+                               .tag = event->u.msg.tag,
+                               .comm = event->u.msg.comm,
+                               .channel = (uint32_t)(channel - s->channels),
+                               .peer_entry = (uint32_t)at};
 }
 
 static void request_started(otfx_structure *s, uint64_t request)
@@ -742,7 +791,7 @@ static void request_completed(otfx_structure *s, uint64_t request, bool cancelle
     }
 }
 
-static inline void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
     region_info *info = region_of(s, defs, event->u.region.region);
     if (!otfx_reserve((void **)&s->stack, &s->stack_capacity, s->depth + 1, sizeof *s->stack, 32)) {
@@ -750,17 +799,13 @@ static inline void enter(otfx_structure *s, const otfx_defs *defs, const otfx_ev
         return;
     }
     const uint64_t parent = current_context(s);
-    if (info && s->call_depth == 0) {
-        if (info->role == OTFX_ROLE_MPI_P2P || info->role == OTFX_ROLE_MPI_COLLECTIVE) {
-            const uint32_t node = node_of(s, OTFX_STRUCTURE_MPI, info, 0);
-            visit(s, node, event->time);
+    if (info && s->call_depth == 0 && info->is_node) {
+        const uint32_t node = node_of(s, info->kind, info, 0);
+        visit(s, node, event->time);
+        if (info->kind == OTFX_STRUCTURE_MPI) {
             s->call_depth = s->depth + 1;
             s->call_node = node;
             s->call_start = event->time;
-        } else if (info->is_loop) {
-            visit(s, node_of(s, OTFX_STRUCTURE_LOOP, info, 0), event->time);
-        } else if (info->role == OTFX_ROLE_PHASE) {
-            visit(s, node_of(s, OTFX_STRUCTURE_PHASE, info, 0), event->time);
         }
     } else if (!info) {
         s->untracked++;
@@ -769,7 +814,7 @@ static inline void enter(otfx_structure *s, const otfx_defs *defs, const otfx_ev
         (frame){event->u.region.region, otfx_hash_mix(parent ^ (info ? info->name_hash : 0))};
 }
 
-static inline void leave(otfx_structure *s, uint64_t time)
+HOT void leave(otfx_structure *s, uint64_t time)
 {
     if (s->depth == 0)
         return;
@@ -783,9 +828,8 @@ static inline void leave(otfx_structure *s, uint64_t time)
     s->depth--;
 }
 
-static inline void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+static void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
-    s->events++;
     switch (event->type) {
     case OTFX_EV_ENTER:
         enter(s, defs, event);
@@ -795,14 +839,14 @@ static inline void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx
         break;
     case OTFX_EV_SEND:
     case OTFX_EV_RECV:
-        add_peer(s, defs, event, event->type == OTFX_EV_SEND);
+        add_message(s, defs, event, event->type == OTFX_EV_SEND);
         break;
     case OTFX_EV_ISEND:
-        add_peer(s, defs, event, true);
+        add_message(s, defs, event, true);
         request_started(s, event->u.msg.request);
         break;
     case OTFX_EV_IRECV:
-        add_peer(s, defs, event, false);
+        add_message(s, defs, event, false);
         request_completed(s, event->u.msg.request, false);
         break;
     case OTFX_EV_IRECV_REQUEST:
@@ -835,8 +879,16 @@ void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_ev
 {
     if (!s || !events)
         return;
-    for (size_t i = 0; i < count; i++)
-        feed_one(s, defs, &events[i]);
+    s->events += count;
+    for (size_t i = 0; i < count; i++) {
+        /* most events enter or leave a region: tested before the switch's table */
+        if (events[i].type == OTFX_EV_ENTER)
+            enter(s, defs, &events[i]);
+        else if (events[i].type == OTFX_EV_LEAVE)
+            leave(s, events[i].time);
+        else
+            feed_one(s, defs, &events[i]);
+    }
 }
 
 void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)
