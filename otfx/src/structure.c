@@ -51,9 +51,10 @@ typedef struct region_info {
 
 /* Per node, what the builder remembers of it (not part of the graph). */
 typedef struct node_state {
-    uint64_t last_visit; /* visit position + 1 (0: never) */
-    uint32_t last_path;  /* the path its last return took (UINT32_MAX: none) */
-    uint32_t last_edge;  /* the edge last taken from it (UINT32_MAX: none) */
+    uint64_t last_visit;   /* visit position + 1 (0: never) */
+    uint32_t last_path;    /* the path its last return took (UINT32_MAX: none) */
+    uint64_t last_path_at; /* the visit (position + 1) whose return was last_path (0: none) */
+    uint32_t last_edge;    /* the edge last taken from it (UINT32_MAX: none) */
 } node_state;
 
 /* Where the messages of one (node, partner, tag, communicator ref, direction) went last time. */
@@ -120,6 +121,9 @@ struct otfx_structure {
     node_state *node_states;
     size_t node_state_capacity;
     uint32_t recent[OTFX_STRUCTURE_PATH_WINDOW];
+    /* The stream's recent period: the last `period_run` visits each equal the one `period` before. */
+    uint32_t period;
+    uint64_t period_run;
     message_slot message_slots[MESSAGE_SLOTS];
     uint64_t visit_position;
 };
@@ -357,6 +361,8 @@ void otfx_structure_reset(otfx_structure *s)
     s->last_end = 0;
     s->request_count = 0;
     s->visit_position = 0;
+    s->period = 0;
+    s->period_run = 0;
     memset(s->message_slots, 0, sizeof s->message_slots);
     for (size_t r = 0; r < s->region_capacity; r++)
         s->regions[r].cached_node = UINT32_MAX;
@@ -475,7 +481,7 @@ static uint32_t find_or_add_node(otfx_structure *s, otfx_structure_kind kind, co
         free(node.context);
         return UINT32_MAX;
     }
-    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, UINT32_MAX};
+    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, 0, UINT32_MAX};
     return s->node_count++;
 }
 
@@ -511,8 +517,8 @@ static otfx_structure_edge *edge_of(otfx_structure *s, uint32_t from, uint32_t t
     return &s->edges[s->edge_count++];
 }
 
-/* Counts a return to `node` along sequence[0, length) (the node first). */
-static void count_path(otfx_structure *s, uint32_t node, const uint32_t *sequence, uint32_t length)
+/* Counts a return to `node` along sequence[0, length) (the node first); false when it cannot be kept. */
+static bool count_path(otfx_structure *s, uint32_t node, const uint32_t *sequence, uint32_t length)
 {
     node_state *state = &s->node_states[node];
     const path_key key = {sequence, length};
@@ -521,23 +527,24 @@ static void count_path(otfx_structure *s, uint32_t node, const uint32_t *sequenc
     if (at != OTFX_HASH_NONE) {
         s->paths[at].count++;
         state->last_path = (uint32_t)at;
-        return;
+        return true;
     }
     if (s->path_count >= OTFX_STRUCTURE_MAX_PATHS ||
         !otfx_reserve((void **)&s->paths, &s->path_capacity, s->path_count + 1, sizeof *s->paths, 16) ||
         !otfx_reserve((void **)&s->path_nodes, &s->path_node_capacity, s->path_node_count + length,
                       sizeof *s->path_nodes, 64)) {
         s->untracked++;
-        return;
+        return false;
     }
     memcpy(s->path_nodes + s->path_node_count, sequence, length * sizeof *sequence);
     s->paths[s->path_count] = (otfx_structure_path){node, length, (uint32_t)s->path_node_count, 1};
     if (!otfx_hash_insert(&s->path_index, hash, s->path_count, path_hash_of, s)) {
         s->untracked++;
-        return;
+        return false;
     }
     s->path_node_count += length;
     state->last_path = s->path_count++;
+    return true;
 }
 
 /* A loop mostly returns the way it did last time: the visits since position `from` are compared with
@@ -565,22 +572,44 @@ HOT bool same_as_last_path(otfx_structure *s, const node_state *state, uint64_t 
 
 HOT void record_path(otfx_structure *s, uint32_t node)
 {
-    const uint64_t last = s->node_states[node].last_visit;
+    node_state *state = &s->node_states[node];
+    const uint64_t last = state->last_visit;
     const uint64_t position = s->visit_position;
     if (last) {
         const uint64_t length = position - (last - 1);
-        node_state *state = &s->node_states[node];
         if (length > OTFX_STRUCTURE_PATH_WINDOW) {
             s->nodes[node].long_paths++;
-        } else if (!same_as_last_path(s, state, last - 1, (uint32_t)length)) {
-            uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
-            for (uint64_t i = 0; i < length; i++)
-                sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
-            count_path(s, node, sequence, (uint32_t)length);
+        } else {
+            /* The visits since the node's last one, [last - 1, position), repeat the `length` before them
+             * when the stream's period is `length` and has held that long; those were the node's last
+             * return when it was counted at its last visit with that length. Then nothing to compare. */
+            bool counted = length == s->period && s->period_run >= length && state->last_path_at == last &&
+                           s->paths[state->last_path].length == length;
+            if (counted) {
+                s->paths[state->last_path].count++;
+            } else if (same_as_last_path(s, state, last - 1, (uint32_t)length)) {
+                counted = true;
+            } else {
+                uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
+                for (uint64_t i = 0; i < length; i++)
+                    sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
+                counted = count_path(s, node, sequence, (uint32_t)length);
+            }
+            if (counted)
+                state->last_path_at = position + 1;
+            if (length != s->period) {
+                s->period = (uint32_t)length;
+                s->period_run = 0;
+            }
         }
     }
+    if (s->period && position >= s->period &&
+        s->recent[(position - s->period) % OTFX_STRUCTURE_PATH_WINDOW] == node)
+        s->period_run++;
+    else
+        s->period_run = 0;
     s->recent[position % OTFX_STRUCTURE_PATH_WINDOW] = node;
-    s->node_states[node].last_visit = position + 1;
+    state->last_visit = position + 1;
     s->visit_position++;
 }
 
