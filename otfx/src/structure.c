@@ -57,13 +57,15 @@ typedef struct node_state {
     uint32_t last_edge;    /* the edge last taken from it (UINT32_MAX: none) */
 } node_state;
 
-/* Where the messages of one (node, partner, tag, communicator ref, direction) went last time. */
+/* Where the messages of one (node, partner, tag, communicator ref, direction) went last time: the key
+ * packed in two words (message_key), so that a look-up compares two. */
 typedef struct message_slot {
-    bool used, sent;
-    uint32_t node, peer, tag;
-    otfx_ref comm;
+    uint64_t route;  /* partner | tag << 32 */
+    uint64_t origin; /* node | direction << 30 | MESSAGE_SLOT_USED | communicator ref << 32 */
     uint32_t channel, peer_entry;
 } message_slot;
+
+#define MESSAGE_SLOT_USED (UINT64_C(1) << 31)
 
 typedef struct frame {
     otfx_ref region;
@@ -690,9 +692,7 @@ HOT void add_channel_end(otfx_structure_channel *channel, const otfx_event *even
     const uint64_t seq = event->u.msg.seq;
     if (channel->count == 0)
         channel->first_seq = seq;
-    else if (seq != channel->first_seq + channel->count)
-        channel->ordered = false;
-    if (seq == 0)
+    if (seq != channel->first_seq + channel->count || seq == 0)
         channel->ordered = false;
     const uint64_t low = channel->time_sum[0] + event->time;
     channel->time_sum[1] += low < event->time;
@@ -718,24 +718,26 @@ static size_t peer_of(otfx_structure *s, bool sent, int64_t offset)
     return s->peer_count++;
 }
 
-HOT size_t message_slot_of(uint32_t node, const otfx_event *event, bool sent)
+HOT size_t message_slot_of(uint64_t route, uint64_t origin)
 {
     /* Odd multipliers: the messages that differ in one field only (tags of one call, partners of one
      * call, calls of one partner) never share a slot, up to MESSAGE_SLOTS of them. */
-    return (event->u.msg.tag + node * 37u + event->u.msg.peer * 11u + event->u.msg.comm * 5u +
-            (sent ? MESSAGE_SLOTS / 2 : 0)) &
+    return (size_t)((uint32_t)route * 11u + (uint32_t)(route >> 32) + (uint32_t)origin * 37u +
+                    (uint32_t)(origin >> 32) * 5u) &
            (MESSAGE_SLOTS - 1);
-}
-/* A message of the open call: its peer entry (count, bytes) and its channel end. */
+} /* A message of the open call: its peer entry (count, bytes) and its channel end. */
 HOT void add_message(otfx_structure *s, const otfx_defs *defs, const otfx_event *event, bool sent)
 {
     if (s->call_depth == 0 || s->call_node == UINT32_MAX)
         return;
     /* A program sends the same messages from the same calls over and over: a slot remembers the peer
      * entry and channel of (node, partner, tag, communicator, direction). */
-    message_slot *slot = &s->message_slots[message_slot_of(s->call_node, event, sent)];
-    if (slot->used && slot->node == s->call_node && slot->peer == event->u.msg.peer &&
-        slot->tag == event->u.msg.tag && slot->comm == event->u.msg.comm && slot->sent == sent) {
+    /* node < OTFX_STRUCTURE_MAX_NODES: bits 30 and 31 are free */
+    const uint64_t route = event->u.msg.peer | (uint64_t)event->u.msg.tag << 32;
+    const uint64_t origin =
+        (s->call_node | (uint64_t)sent << 30 | MESSAGE_SLOT_USED) | (uint64_t)event->u.msg.comm << 32;
+    message_slot *slot = &s->message_slots[message_slot_of(route, origin)];
+    if (slot->route == route && slot->origin == origin) {
         otfx_structure_peer *peer = &s->peers[slot->peer_entry];
         peer->count++;
         peer->bytes += event->u.msg.bytes;
@@ -760,14 +762,7 @@ HOT void add_message(otfx_structure *s, const otfx_defs *defs, const otfx_event 
     s->peers[at].count++;
     s->peers[at].bytes += event->u.msg.bytes;
     if (channel)
-        *slot = (message_slot){.used = true,
-                               .sent = sent,
-                               .node = s->call_node,
-                               .peer = event->u.msg.peer,
-                               .tag = event->u.msg.tag,
-                               .comm = event->u.msg.comm,
-                               .channel = (uint32_t)(channel - s->channels),
-                               .peer_entry = (uint32_t)at};
+        *slot = (message_slot){route, origin, (uint32_t)(channel - s->channels), (uint32_t)at};
 }
 
 static void request_started(otfx_structure *s, uint64_t request)
