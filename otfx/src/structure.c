@@ -58,7 +58,7 @@ typedef struct node_state {
 } node_state;
 
 /* Where the messages of one (node, partner, tag, communicator ref, direction) went last time: the key
- * packed in two words (message_key), so that a look-up compares two. */
+ * packed in two words, so that a look-up compares two. */
 typedef struct message_slot {
     uint64_t route;  /* partner | tag << 32 */
     uint64_t origin; /* node | direction << 30 | MESSAGE_SLOT_USED | communicator ref << 32 */
@@ -721,17 +721,20 @@ static size_t peer_of(otfx_structure *s, bool sent, int64_t offset)
 HOT size_t message_slot_of(uint64_t route, uint64_t origin)
 {
     /* Odd multipliers: the messages that differ in one field only (tags of one call, partners of one
-     * call, calls of one partner) never share a slot, up to MESSAGE_SLOTS of them. */
+     * call, calls of one partner) never share a slot, up to MESSAGE_SLOTS of them; origin >> 24 adds
+     * half the slots for the receiving direction (bit 30; the rest of it is 0 modulo the slots). */
     return (size_t)((uint32_t)route * 11u + (uint32_t)(route >> 32) + (uint32_t)origin * 37u +
-                    (uint32_t)(origin >> 32) * 5u) &
+                    (uint32_t)(origin >> 32) * 5u + (uint32_t)(origin >> 24)) &
            (MESSAGE_SLOTS - 1);
-} /* A message of the open call: its peer entry (count, bytes) and its channel end. */
+}
+
+/* A message of the open call: its peer entry (count, bytes) and its channel end. A program sends the
+ * same messages from the same calls over and over: a slot remembers the peer entry and channel of (node,
+ * partner, tag, communicator, direction). */
 HOT void add_message(otfx_structure *s, const otfx_defs *defs, const otfx_event *event, bool sent)
 {
     if (s->call_depth == 0 || s->call_node == UINT32_MAX)
         return;
-    /* A program sends the same messages from the same calls over and over: a slot remembers the peer
-     * entry and channel of (node, partner, tag, communicator, direction). */
     /* node < OTFX_STRUCTURE_MAX_NODES: bits 30 and 31 are free */
     const uint64_t route = event->u.msg.peer | (uint64_t)event->u.msg.tag << 32;
     const uint64_t origin =
@@ -852,15 +855,10 @@ HOT void leave(otfx_structure *s, uint64_t time)
     s->depth--;
 }
 
-static void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+/* Every event but ENTER and LEAVE (otfx_structure_feed takes those). */
+static void feed_other(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
     switch (event->type) {
-    case OTFX_EV_ENTER:
-        enter(s, defs, event);
-        break;
-    case OTFX_EV_LEAVE:
-        leave(s, event->time);
-        break;
     case OTFX_EV_SEND:
     case OTFX_EV_RECV:
         add_message(s, defs, event, event->type == OTFX_EV_SEND);
@@ -911,7 +909,7 @@ void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_ev
         else if (events[i].type == OTFX_EV_LEAVE)
             leave(s, events[i].time);
         else
-            feed_one(s, defs, &events[i]);
+            feed_other(s, defs, &events[i]);
     }
 }
 
