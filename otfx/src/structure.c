@@ -51,17 +51,17 @@ typedef struct region_info {
 
 /* Per node, what the builder remembers of it (not part of the graph). */
 typedef struct node_state {
-    uint64_t last_visit;   /* visit position + 1 (0: never) */
-    uint32_t last_path;    /* the path its last return took (UINT32_MAX: none) */
-    uint64_t last_path_at; /* the visit (position + 1) whose return was last_path (0: none) */
-    uint32_t last_edge;    /* the edge last taken from it (UINT32_MAX: none) */
+    uint64_t last_visit; /* visit position + 1 (0: never) */
+    uint32_t last_path;  /* the path its last return took (UINT32_MAX: none) */
+    uint64_t repeat_at;  /* the position whose return repeats last_path if the stream keeps its length */
+    uint32_t last_edge;  /* the edge last taken from it (UINT32_MAX: none) */
 } node_state;
 
 /* Where the messages of one (node, partner, tag, communicator ref, direction) went last time: the key
  * packed in two words, so that a look-up compares two. */
 typedef struct message_slot {
     uint64_t route;  /* partner | tag << 32 */
-    uint64_t origin; /* node | direction << 30 | MESSAGE_SLOT_USED | communicator ref << 32 */
+    uint64_t origin; /* direction | node << 1 | MESSAGE_SLOT_USED | communicator ref << 32 */
     uint32_t channel, peer_entry;
 } message_slot;
 
@@ -572,6 +572,13 @@ HOT bool same_as_last_path(otfx_structure *s, const node_state *state, uint64_t 
     return true;
 }
 
+HOT void remember_visit(otfx_structure *s, node_state *state, uint32_t node, uint64_t position)
+{
+    s->recent[position % OTFX_STRUCTURE_PATH_WINDOW] = node;
+    state->last_visit = position + 1;
+    s->visit_position++;
+}
+
 HOT void record_path(otfx_structure *s, uint32_t node)
 {
     node_state *state = &s->node_states[node];
@@ -581,15 +588,21 @@ HOT void record_path(otfx_structure *s, uint32_t node)
         const uint64_t length = position - (last - 1);
         if (length > OTFX_STRUCTURE_PATH_WINDOW) {
             s->nodes[node].long_paths++;
+            state->repeat_at = 0;
         } else {
             /* The visits since the node's last one, [last - 1, position), repeat the `length` before them
              * when the stream's period is `length` and has held that long; those were the node's last
-             * return when it was counted at its last visit with that length. Then nothing to compare. */
-            bool counted = length == s->period && s->period_run >= length && state->last_path_at == last &&
-                           s->paths[state->last_path].length == length;
+             * return when it was counted at its last visit with that length (repeat_at says both). Then
+             * nothing to compare. */
+            bool counted = position == state->repeat_at && length == s->period && s->period_run >= length;
             if (counted) {
                 s->paths[state->last_path].count++;
-            } else if (same_as_last_path(s, state, last - 1, (uint32_t)length)) {
+                state->repeat_at = position + length;
+                s->period_run++; /* the period goes on: this visit is the node's last, `length` ago */
+                remember_visit(s, state, node, position);
+                return;
+            }
+            if (same_as_last_path(s, state, last - 1, (uint32_t)length)) {
                 counted = true;
             } else {
                 uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
@@ -597,22 +610,19 @@ HOT void record_path(otfx_structure *s, uint32_t node)
                     sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
                 counted = count_path(s, node, sequence, (uint32_t)length);
             }
-            if (counted)
-                state->last_path_at = position + 1;
+            state->repeat_at = counted ? position + length : 0;
             if (length != s->period) {
                 s->period = (uint32_t)length;
                 s->period_run = 0;
             }
         }
     }
-    if (s->period && position >= s->period &&
-        s->recent[(position - s->period) % OTFX_STRUCTURE_PATH_WINDOW] == node)
+    /* a period is the length of a return, at most the position it was seen at */
+    if (s->period && s->recent[(position - s->period) % OTFX_STRUCTURE_PATH_WINDOW] == node)
         s->period_run++;
     else
         s->period_run = 0;
-    s->recent[position % OTFX_STRUCTURE_PATH_WINDOW] = node;
-    state->last_visit = position + 1;
-    s->visit_position++;
+    remember_visit(s, state, node, position);
 }
 
 /* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
@@ -665,7 +675,8 @@ static uint64_t comm_key_of(otfx_structure *s, const otfx_defs *defs, otfx_ref c
     return key;
 }
 
-static otfx_structure_channel *channel_of(otfx_structure *s, const channel_key *key)
+/* The channel end of `key`; a new one begins at ordinal `seq`. */
+static otfx_structure_channel *channel_of(otfx_structure *s, const channel_key *key, uint64_t seq)
 {
     const uint64_t hash = channel_key_hash(key->sent, key->offset, key->comm, key->tag);
     size_t at = otfx_hash_find(&s->channel_index, hash, same_channel, s->channels, key);
@@ -678,6 +689,7 @@ static otfx_structure_channel *channel_of(otfx_structure *s, const channel_key *
     s->channels[s->channel_count] = (otfx_structure_channel){.node = s->call_node,
                                                              .sent = key->sent,
                                                              .ordered = true,
+                                                             .first_seq = seq,
                                                              .offset = key->offset,
                                                              .comm = key->comm,
                                                              .tag = key->tag};
@@ -690,8 +702,6 @@ static otfx_structure_channel *channel_of(otfx_structure *s, const channel_key *
 HOT void add_channel_end(otfx_structure_channel *channel, const otfx_event *event)
 {
     const uint64_t seq = event->u.msg.seq;
-    if (channel->count == 0)
-        channel->first_seq = seq;
     if (seq != channel->first_seq + channel->count || seq == 0)
         channel->ordered = false;
     const uint64_t low = channel->time_sum[0] + event->time;
@@ -721,10 +731,9 @@ static size_t peer_of(otfx_structure *s, bool sent, int64_t offset)
 HOT size_t message_slot_of(uint64_t route, uint64_t origin)
 {
     /* Odd multipliers: the messages that differ in one field only (tags of one call, partners of one
-     * call, calls of one partner) never share a slot, up to MESSAGE_SLOTS of them; origin >> 24 adds
-     * half the slots for the receiving direction (bit 30; the rest of it is 0 modulo the slots). */
-    return (size_t)((uint32_t)route * 11u + (uint32_t)(route >> 32) + (uint32_t)origin * 37u +
-                    (uint32_t)(origin >> 32) * 5u + (uint32_t)(origin >> 24)) &
+     * call, calls and directions of one partner) never share a slot, up to MESSAGE_SLOTS of them. The
+     * communicator is left out: programs rarely send the same from one call on two. */
+    return (size_t)((uint32_t)route * 11u + (uint32_t)(route >> 32) + (uint32_t)origin * 37u) &
            (MESSAGE_SLOTS - 1);
 }
 
@@ -735,10 +744,10 @@ HOT void add_message(otfx_structure *s, const otfx_defs *defs, const otfx_event 
 {
     if (s->call_depth == 0 || s->call_node == UINT32_MAX)
         return;
-    /* node < OTFX_STRUCTURE_MAX_NODES: bits 30 and 31 are free */
+    /* node < OTFX_STRUCTURE_MAX_NODES: bit 31 is free */
     const uint64_t route = event->u.msg.peer | (uint64_t)event->u.msg.tag << 32;
-    const uint64_t origin =
-        (s->call_node | (uint64_t)sent << 30 | MESSAGE_SLOT_USED) | (uint64_t)event->u.msg.comm << 32;
+    const uint64_t origin = ((uint64_t)sent | (uint64_t)s->call_node << 1 | MESSAGE_SLOT_USED) |
+                            (uint64_t)event->u.msg.comm << 32;
     message_slot *slot = &s->message_slots[message_slot_of(route, origin)];
     if (slot->route == route && slot->origin == origin) {
         otfx_structure_peer *peer = &s->peers[slot->peer_entry];
@@ -749,7 +758,7 @@ HOT void add_message(otfx_structure *s, const otfx_defs *defs, const otfx_event 
     }
     const int64_t offset = (int64_t)event->u.msg.peer - (int64_t)s->rank;
     const channel_key key = {sent, offset, comm_key_of(s, defs, event->u.msg.comm), event->u.msg.tag};
-    otfx_structure_channel *channel = key.comm ? channel_of(s, &key) : NULL;
+    otfx_structure_channel *channel = key.comm ? channel_of(s, &key, event->u.msg.seq) : NULL;
     if (channel) {
         if (channel->node != s->call_node)
             channel->mixed = true;
