@@ -775,8 +775,14 @@ static bool structure_leaf(const otfx_command *query, const otfx_leaf_input *inp
         }
     }
     const uint32_t tolerance = tolerance_of(query);
-    /* a place serving both ranks of a channel pairs it here; no rank's ends are here twice */
-    bool ok = settle(&list, relative_tolerance(tolerance)) && settle_channels(&channels);
+    /* a place serving both ranks of a channel pairs it here */
+    if (!settle_channels(&channels)) {
+        list_free(&list);
+        free(channels.items);
+        snprintf(error, error_size, "structure: a rank's channel end is held twice");
+        return false;
+    }
+    bool ok = settle(&list, relative_tolerance(tolerance));
     if (ok)
         write_partial(out, tolerance, &list, &channels);
     list_free(&list);
