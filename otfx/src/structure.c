@@ -47,6 +47,8 @@ typedef struct region_info {
     uint32_t cached_node; /* UINT32_MAX: none */
     uint64_t cached_context;
     int64_t cached_value;
+    /* The context of its frame when it was last entered below `frame_parent` (0: none). */
+    uint64_t frame_parent, frame_context;
 } region_info;
 
 /* Per node, what the builder remembers of it (not part of the graph). */
@@ -846,8 +848,17 @@ HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event
     } else if (!info) {
         s->untracked++;
     }
-    s->stack[s->depth++] =
-        (frame){event->u.region.region, otfx_hash_mix(parent ^ (info ? info->name_hash : 0))};
+    uint64_t context;
+    if (info && info->frame_context && info->frame_parent == parent) {
+        context = info->frame_context;
+    } else {
+        context = otfx_hash_mix(parent ^ (info ? info->name_hash : 0));
+        if (info) {
+            info->frame_parent = parent;
+            info->frame_context = context;
+        }
+    }
+    s->stack[s->depth++] = (frame){event->u.region.region, context};
 }
 
 HOT void leave(otfx_structure *s, uint64_t time)
@@ -864,14 +875,10 @@ HOT void leave(otfx_structure *s, uint64_t time)
     s->depth--;
 }
 
-/* Every event but ENTER and LEAVE (otfx_structure_feed takes those). */
+/* Every event but ENTER, LEAVE, SEND and RECV (otfx_structure_feed takes those). */
 static void feed_other(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
     switch (event->type) {
-    case OTFX_EV_SEND:
-    case OTFX_EV_RECV:
-        add_message(s, defs, event, event->type == OTFX_EV_SEND);
-        break;
     case OTFX_EV_ISEND:
         add_message(s, defs, event, true);
         request_started(s, event->u.msg.request);
@@ -911,14 +918,17 @@ void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_ev
     if (!s || !events)
         return;
     s->events += count;
-    for (size_t i = 0; i < count; i++) {
-        /* most events enter or leave a region: tested before the switch's table */
-        if (events[i].type == OTFX_EV_ENTER)
-            enter(s, defs, &events[i]);
-        else if (events[i].type == OTFX_EV_LEAVE)
-            leave(s, events[i].time);
+    for (const otfx_event *event = events, *end = events + count; event < end; event++) {
+        /* most events enter or leave a region or carry a message: tested before the switch's table */
+        const otfx_event_type type = event->type;
+        if (type == OTFX_EV_ENTER)
+            enter(s, defs, event);
+        else if (type == OTFX_EV_LEAVE)
+            leave(s, event->time);
+        else if (type == OTFX_EV_SEND || type == OTFX_EV_RECV)
+            add_message(s, defs, event, type == OTFX_EV_SEND);
         else
-            feed_other(s, defs, &events[i]);
+            feed_other(s, defs, event);
     }
 }
 
