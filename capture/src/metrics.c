@@ -88,6 +88,22 @@ static int perf_open(const struct otfx_metric_info *metric, int group, bool solo
     return (int)syscall(SYS_perf_event_open, &attr, 0, -1, group, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* A counter as perf_open's, counting kernel time where allowed (page faults happen there), else user
+ * space only. */
+static int perf_open_allowed(const struct otfx_metric_info *metric, int group, bool solo)
+{
+    int fd = perf_open(metric, group, solo, false);
+    if (fd < 0 && (errno == EACCES || errno == EPERM))
+        fd = perf_open(metric, group, solo, true);
+    return fd;
+}
+
+static bool machine_has_pmu(void)
+{
+    struct stat pmu;
+    return stat("/sys/bus/event_source/devices/cpu", &pmu) == 0;
+}
+
 /* Says once per process why a metric is not counted. */
 static void refuse(size_t index, const char *reason, int error)
 {
@@ -95,9 +111,7 @@ static void refuse(size_t index, const char *reason, int error)
     if (__atomic_fetch_or(&refused_said, bit, __ATOMIC_RELAXED) & bit)
         return;
     const struct otfx_metric_info *metric = otfx_metric_at(index);
-    struct stat pmu;
-    const bool no_pmu =
-        metric->source == OTFX_METRIC_PERF_HARDWARE && stat("/sys/bus/event_source/devices/cpu", &pmu) != 0;
+    const bool no_pmu = metric->source == OTFX_METRIC_PERF_HARDWARE && !machine_has_pmu();
     fprintf(stderr, "otfx-capture: rank %d: metric '%s' is not counted: %s: %s%s\n", rank_number,
             metric->name, reason, strerror(error),
             no_pmu ? " (this machine has no hardware PMU: /sys/bus/event_source/devices has no 'cpu')" : "");
@@ -120,10 +134,7 @@ static void open_counters(struct thread_metrics *t, uint64_t mask)
             t->count++;
             continue;
         }
-        /* kernel time counts where allowed (page faults happen there); else user space only */
-        int fd = perf_open(metric, t->leader, false, false);
-        if (fd < 0 && (errno == EACCES || errno == EPERM))
-            fd = perf_open(metric, t->leader, false, true);
+        int fd = perf_open_allowed(metric, t->leader, false);
         if (fd >= 0 && t->leader < 0) {
             t->leader = fd;
             m->kind = MEMBER_GROUP;
@@ -135,9 +146,7 @@ static void open_counters(struct thread_metrics *t, uint64_t mask)
             m->fd = fd;
         } else if (t->leader >= 0 && errno == EINVAL) {
             /* some events cannot join a group of another kind: alone, then */
-            fd = perf_open(metric, -1, true, false);
-            if (fd < 0 && (errno == EACCES || errno == EPERM))
-                fd = perf_open(metric, -1, true, true);
+            fd = perf_open_allowed(metric, -1, true);
             if (fd < 0) {
                 refuse(index, "perf_event_open", errno);
                 continue;
@@ -275,4 +284,30 @@ void capture_metrics_start(int app_rank, uint64_t mask)
     rank_number = app_rank;
     if (mask)
         capture_metrics_select(mask);
+}
+
+void capture_metrics_probe(uint64_t mask, struct capture_metrics_answer *answer)
+{
+    answer->selected = capture_metrics_selected();
+    answer->counted = answer->refused = 0;
+    answer->has_pmu = machine_has_pmu();
+    memset(answer->refusal_errno, 0, sizeof answer->refusal_errno);
+    mask |= answer->selected;
+    for (size_t index = 0; index < otfx_metric_count(); index++) {
+        const uint64_t bit = 1ull << index;
+        if (!(mask & bit))
+            continue;
+        const struct otfx_metric_info *metric = otfx_metric_at(index);
+        if (metric->source != OTFX_METRIC_RUSAGE) {
+            /* alone: a metric that cannot join a group is read alone (open_counters) */
+            const int fd = perf_open_allowed(metric, -1, true);
+            if (fd < 0) {
+                answer->refused |= bit;
+                answer->refusal_errno[index] = (uint16_t)errno;
+                continue;
+            }
+            close(fd);
+        }
+        answer->counted |= bit;
+    }
 }
