@@ -513,6 +513,7 @@ static const char *const command_names[OTFX_CMD_COUNT] = {
     [OTFX_CMD_METRICS_REMOVE] = "metrics remove",
     [OTFX_CMD_METRICS_LIST] = "metrics list",
     [OTFX_CMD_METRICS_AVAILABLE] = "metrics available",
+    [OTFX_CMD_METRIC_TIMELINE] = "metric-timeline",
 };
 
 const char *otfx_command_name(otfx_command_kind kind)
@@ -572,12 +573,13 @@ enum {
     OPT_NO_FLUSH = 1u << 11,
     OPT_GROUP_TOLERANCE = 1u << 12,
     OPT_COMPENSATED = 1u << 13,
+    OPT_METRICS = 1u << 14,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from",   "to",       "ranks",           "bins",       "rows",
-                                           "groups", "limit",    "overwrite",       "zero",       "top",
-                                           "follow", "no-flush", "group-tolerance", "compensated"};
+static const char *const option_names[] = {"from",   "to",       "ranks",           "bins",        "rows",
+                                           "groups", "limit",    "overwrite",       "zero",        "top",
+                                           "follow", "no-flush", "group-tolerance", "compensated", "metrics"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -585,7 +587,9 @@ static unsigned options_of(otfx_command_kind kind)
     case OTFX_CMD_SNAPSHOT:
         return OPT_WINDOW | OPT_OVERWRITE;
     case OTFX_CMD_PROFILE:
-        return OPT_WINDOW | OPT_COMPENSATED;
+        return OPT_WINDOW | OPT_COMPENSATED | OPT_METRICS;
+    case OTFX_CMD_METRIC_TIMELINE:
+        return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_TIMELINE:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_MESSAGES:
@@ -854,6 +858,21 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
             out->compensated = true;
             continue;
         }
+        if (bit == OPT_METRICS) {
+            /* the list may be left out: every metric */
+            if (!value && i + 1 < words->count && strncmp(words->words[i + 1], "--", 2) != 0)
+                value = words->words[++i];
+            if (!value || strcmp(value, "all") == 0) {
+                snprintf(out->metrics, sizeof out->metrics, "all");
+            } else if (is_metric_list(value) && strcmp(value, "none") != 0) {
+                snprintf(out->metrics, sizeof out->metrics, "%s", value);
+            } else {
+                set_error(error, error_size, "%s: bad --metrics '%s': expected a comma list of metric names",
+                          name, value);
+                return false;
+            }
+            continue;
+        }
         if (!value) {
             if (i + 1 == words->count) {
                 set_error(error, error_size, "%s: --%s needs a value", name, option);
@@ -922,6 +941,10 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
     }
     if (out->from > out->to) {
         set_error(error, error_size, "%s: --from is after --to", name);
+        return false;
+    }
+    if (out->compensated && out->metrics[0]) {
+        set_error(error, error_size, "%s: --metrics and --compensated do not go together", name);
         return false;
     }
     return true;
@@ -1062,6 +1085,14 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
                 used = 3;
             }
         }
+    } else if (strcmp(verb, "metric-timeline") == 0) {
+        out->kind = OTFX_CMD_METRIC_TIMELINE;
+        if (!arg || !is_metric_list(arg) || strchr(arg, ',')) {
+            set_error(error, error_size, "metric-timeline needs a metric name like task-clock");
+            return false;
+        }
+        snprintf(out->metrics, sizeof out->metrics, "%s", arg);
+        used = 2;
     } else if (strcmp(verb, "query") == 0) {
         out->kind = OTFX_CMD_QUERY;
         if (!arg || !is_module_name(arg)) {
@@ -1077,7 +1108,7 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
             error, error_size,
             "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
             "snapshot, profile, timeline, messages, events, critical-path, wait-states, structure, metrics, "
-            "query, load-module)",
+            "metric-timeline, query, load-module)",
             verb);
         return false;
     }
@@ -1145,6 +1176,10 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         otfx_text_append(out, " ", 1);
         otfx_text_append_encoded(out, command->module);
         break;
+    case OTFX_CMD_METRIC_TIMELINE:
+        otfx_text_append(out, " ", 1);
+        otfx_text_append_encoded(out, command->metrics);
+        break;
     case OTFX_CMD_METRICS_SET:
     case OTFX_CMD_METRICS_ADD:
     case OTFX_CMD_METRICS_REMOVE:
@@ -1191,4 +1226,8 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
                           command->group_tolerance_ppm / 10000, command->group_tolerance_ppm % 10000);
     if ((allowed & OPT_COMPENSATED) && command->compensated)
         otfx_text_append(out, " --compensated", 14);
+    if ((allowed & OPT_METRICS) && command->metrics[0]) {
+        otfx_text_append(out, " --metrics ", 11);
+        otfx_text_append_encoded(out, command->metrics);
+    }
 }

@@ -150,6 +150,7 @@ typedef enum otfx_command_kind {
     OTFX_CMD_METRICS_REMOVE,    /* metrics: stop reading these */
     OTFX_CMD_METRICS_LIST,      /* what each rank reads, and what it could not */
     OTFX_CMD_METRICS_AVAILABLE, /* the metric table, with what the ranks can count */
+    OTFX_CMD_METRIC_TIMELINE,   /* metrics (one name), from/to, ranks, bins, rows */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 
@@ -216,7 +217,9 @@ typedef struct otfx_command {
      * "Overhead compensation"): a replay across the event places. */
     bool compensated;
     /* metrics set|add|remove: a comma list of metric names ([A-Za-z0-9:._-], docs/usage.md "Metrics"); the
-     * places check the names against their metric table */
+     * places check the names against their metric table. profile --metrics [LIST]: the metrics of the
+     * metric profile ("all" when given without a list; "": a profile of time). metric-timeline NAME: the
+     * metric. */
     char metrics[256];
     bool overwrite;
     bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */

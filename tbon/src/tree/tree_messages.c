@@ -280,7 +280,8 @@ static bool is_query_kind(otfx_command_kind kind)
 {
     return kind == OTFX_CMD_STATUS || kind == OTFX_CMD_PROFILE || kind == OTFX_CMD_TIMELINE ||
            kind == OTFX_CMD_MESSAGES || kind == OTFX_CMD_EVENTS || kind == OTFX_CMD_QUERY ||
-           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE;
+           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE ||
+           kind == OTFX_CMD_METRIC_TIMELINE;
 }
 
 const char *tree_decode(const void *bytes, size_t length, struct tree_message *out)
