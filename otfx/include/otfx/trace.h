@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define OTFX_FORMAT_VERSION 1
+#define OTFX_FORMAT_VERSION 2
 
 /* Deepest calling context a location may have: an ENTER beyond it is rejected as invalid. */
 #define OTFX_MAX_CALL_DEPTH 1024
