@@ -12,6 +12,10 @@
 
 #include <stdio.h>
 #include <string.h>
+#ifdef OTFX_WITH_PAPI
+#include <papi.h>
+#include <pthread.h>
+#endif
 
 uint64_t place_metrics_at_start(void)
 {
@@ -78,10 +82,33 @@ static void metric_names(uint64_t mask, char *out, size_t size)
         snprintf(out, size, "none");
 }
 
+#ifdef OTFX_WITH_PAPI
+/* PAPI_strerror knows its texts only once the library is initialised. */
+static pthread_once_t papi_once = PTHREAD_ONCE_INIT;
+static void papi_start(void)
+{
+    PAPI_library_init(PAPI_VER_CURRENT);
+}
+#endif
+
 /* Why the rank cannot count metric `index`. */
 static void refusal_reason(const struct rank_control_state *control, size_t index, char *out, size_t size)
 {
     const struct otfx_metric_info *metric = otfx_metric_at(index);
+    if (control->refusal_errno[index] & CAPTURE_METRIC_REFUSED_BY_PAPI) {
+        const int error = -(int)(control->refusal_errno[index] & ~CAPTURE_METRIC_REFUSED_BY_PAPI);
+#ifdef OTFX_WITH_PAPI
+        pthread_once(&papi_once, papi_start);
+        const char *text = PAPI_strerror(error);
+        if (text)
+            snprintf(out, size, "PAPI: %s (papi_avail lists what the rank's machine counts)", text);
+        else
+            snprintf(out, size, "PAPI: error %d (papi_avail lists what the rank's machine counts)", error);
+#else
+        snprintf(out, size, "PAPI error %d", error);
+#endif
+        return;
+    }
     snprintf(out, size, "perf_event_open: %s%s", strerror(control->refusal_errno[index]),
              metric->source == OTFX_METRIC_PERF_HARDWARE && !control->has_pmu
                  ? " (the rank's machine has no hardware PMU: /sys/bus/event_source/devices has no 'cpu')"
@@ -145,11 +172,11 @@ static void describe_ranks(const struct event_place *place, uint32_t index, otfx
 }
 
 /* One line per metric of the table:
- *   metric name=NAME place=I unit=U source=perf-software|perf-hardware|getrusage accumulated=0|1
+ *   metric name=NAME place=I unit=U source=perf-software|perf-hardware|getrusage|papi accumulated=0|1
  *          counted_ranks=K refused_ranks=J [reason=TEXT (the first refusing rank's)] help=TEXT */
 static void describe_table(const struct event_place *place, uint32_t index, otfx_text *lines)
 {
-    static const char *const sources[] = {"perf-software", "perf-hardware", "getrusage"};
+    static const char *const sources[] = {"perf-software", "perf-hardware", "getrusage", "papi"};
     for (size_t m = 0; m < otfx_metric_count(); m++) {
         const struct otfx_metric_info *metric = otfx_metric_at(m);
         uint32_t counted = 0, refused = 0;

@@ -129,6 +129,13 @@ def steer(job, session):
         check(cycles.int("refused_ranks") == 2 and "no hardware PMU" in cycles.get("reason", ""),
               f"no PMU here: cycles is refused with the reason ({cycles.get('reason')})")
 
+    # built with PAPI: its presets are in the table, each counted or refused with PAPI's reason
+    papi = [line for name, line in available.items() if name.startswith("papi:")]
+    if papi:
+        check(all(line.int("counted_ranks") == 2 or
+                  (line.int("refused_ranks") == 2 and line.get("reason", "").startswith("PAPI: ")) for line in papi),
+              f"every PAPI preset is counted or refused with PAPI's reason ({papi[0].get('reason')})")
+
     times = []
     switch(client, "metrics set task-clock", "task-clock", times)
     switch(client, "metrics add page-faults", "task-clock,page-faults", times)

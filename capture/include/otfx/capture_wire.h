@@ -114,8 +114,11 @@ struct capture_metrics_answer {
     uint64_t refused;               /* of selected | argument: what it cannot count */
     uint32_t has_pmu;               /* 1: the rank's machine has a hardware PMU */
     uint32_t reserved;
-    uint16_t refusal_errno[64]; /* by table index, for the refused ones */
+    /* by table index, for the refused ones: perf_event_open's errno, or CAPTURE_METRIC_REFUSED_BY_PAPI |
+     * -(PAPI's error code) */
+    uint16_t refusal_errno[64];
 };
+#define CAPTURE_METRIC_REFUSED_BY_PAPI 0x8000u
 
 /* Batch size: large enough that one message per ~3000 events amortises the send, small enough that a
  * place holding many ranks' in-flight batches stays modest. */
