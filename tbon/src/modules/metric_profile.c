@@ -190,7 +190,8 @@ typedef struct entry {
 
 static int compare_text(const char *a, uint32_t a_length, const char *b, uint32_t b_length)
 {
-    const int c = memcmp(a, b, a_length < b_length ? a_length : b_length);
+    const uint32_t common = a_length < b_length ? a_length : b_length;
+    const int c = common ? memcmp(a, b, common) : 0; /* an empty text may have no bytes at all */
     if (c)
         return c;
     return a_length < b_length ? -1 : a_length > b_length;
@@ -216,7 +217,8 @@ static int compare_key_qsort(const void *a, const void *b)
 static void write_str(otfx_blob *out, const char *text, uint32_t length)
 {
     otfx_blob_u32(out, length);
-    otfx_blob_append(out, text, length);
+    if (length)
+        otfx_blob_append(out, text, length);
 }
 
 static void write_entries(otfx_blob *out, uint64_t locations, const entry *e, uint32_t n)
@@ -421,7 +423,8 @@ static char *text_of(const char *bytes, uint32_t length)
 {
     char *text = malloc((size_t)length + 1);
     if (text) {
-        memcpy(text, bytes, length);
+        if (length)
+            memcpy(text, bytes, length);
         text[length] = '\0';
     }
     return text;

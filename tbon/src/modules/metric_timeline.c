@@ -181,7 +181,8 @@ static bool read_grid(const void *data, size_t length, grid *g)
     const char *unit = otfx_blob_read_str(&r, &unit_length);
     if (r.failed || g->mode > MODE_HELD || unit_length >= sizeof g->unit)
         return false;
-    memcpy(g->unit, unit, unit_length);
+    if (unit_length)
+        memcpy(g->unit, unit, unit_length);
     if (g->mode == MODE_EMPTY)
         return otfx_blob_reader_done(&r);
     const size_t cells = (size_t)g->groups * g->columns;
