@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool metric_list_has(const char *list, const char *name)
+/* Whether `name` is in the comma list (`all` and "" hold every name). */
+static bool metric_list_has(const char *list, const char *name)
 {
     if (!list[0] || strcmp(list, "all") == 0)
         return true;

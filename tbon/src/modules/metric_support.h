@@ -38,7 +38,4 @@ static inline uint32_t metric_slot(const metric_selection *selection, otfx_ref m
     return metric < selection->ref_count ? selection->slot_of_ref[metric] : UINT32_MAX;
 }
 
-/* Whether `name` is in the comma list (`all` and "" hold every name). */
-bool metric_list_has(const char *list, const char *name);
-
 #endif
