@@ -16,6 +16,9 @@ pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
 # User-function names on the event places (libdwfl reads the application's symbol tables).
 pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
 find_package(ZLIB REQUIRED)
+# Optional: capture-bench measures an LTTng-UST tracepoint beside the recorder where liblttng-ust-dev is
+# installed, and reports it as absent otherwise.
+pkg_check_modules(LTTNG_UST QUIET IMPORTED_TARGET lttng-ust)
 
 set(OTFX_HAVE_QT5 OFF)
 if(OTFX_BUILD_GUI)

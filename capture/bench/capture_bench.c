@@ -37,6 +37,12 @@
  *   otf2_event_timed_ns        the OTF2 writer with each timestamp read from the TSC, as a tracer
  *                              writing OTF2 directly pays (best of 3)
  *   user_event_vs_otf2_timed   user_event_ns / otf2_event_timed_ns
+ *   lttng_ust                  the LTTng-UST peer (lttng_peer.c): `enabled`, `disabled` (no LTTng session
+ *                              enables otfx_bench:*) or `absent` (built without liblttng-ust-dev); enabled:
+ *   lttng_ust_event_ns / lttng_ust_event_sustained_ns
+ *                              per tracepoint, measured as user_event_ns and user_event_sustained_ns are
+ *                              per record: the same call with two tracepoints instead of the hooks
+ *   lttng_ust_vs_user_event_sustained  lttng_ust_event_sustained_ns / user_event_sustained_ns
  * The traced/untraced split happens inside one run (PMPI_* bypasses the wrappers), so both sides share
  * the same processes, placement and MPI state.
  */
@@ -73,6 +79,11 @@ static void fail_and_abort(const char *what)
 }
 
 /* ---- application side ---------------------------------------------------------------------------- */
+
+static double minimum(double a, double b)
+{
+    return a < b ? a : b;
+}
 
 /* One __rdtsc() (the recorder's timer where the CPU has an invariant TSC); 0 without a TSC. */
 static double rdtsc_ns(long calls)
@@ -115,11 +126,10 @@ void capture_bench_plain_call(volatile long *counter);
  * place take the batch: bursts of about one batch (2 000 calls: 4 000 records of 24 bytes) give what
  * recording costs the application while its place keeps up, batch sends included, back-pressure
  * excluded. */
-static double user_call_ns(long calls, long burst, int traced)
+static double call_ns(void (*call)(volatile long *), long calls, long burst)
 {
     const struct timespec drain = {0, 2 * 1000 * 1000};
     volatile long counter = 0;
-    void (*call)(volatile long *) = traced ? capture_bench_hooked_call : capture_bench_plain_call;
     if (burst <= 0)
         burst = calls;
     double timed = 0;
@@ -133,6 +143,53 @@ static double user_call_ns(long calls, long burst, int traced)
             nanosleep(&drain, NULL);
     }
     return timed / (double)done;
+}
+
+static double user_call_ns(long calls, long burst, int traced)
+{
+    return call_ns(traced ? capture_bench_hooked_call : capture_bench_plain_call, calls, burst);
+}
+
+/* The LTTng-UST peer (lttng_peer.c): the same call with two tracepoints instead of the hooks. */
+#ifdef CAPTURE_BENCH_LTTNG
+void capture_bench_lttng_call(volatile long *counter);
+int capture_bench_lttng_enabled(void);
+#endif
+
+struct lttng_figures {
+    const char *state; /* enabled, or why there is no figure */
+    double burst_ns, sustained_ns;
+};
+
+/* Per tracepoint, as user_event_ns and user_event_sustained_ns per record: bursts of 2 000 calls with the
+ * consumer draining in between (best of 3), and `calls` calls at once (best of `repetitions`). LTTng's
+ * ring buffer discards what its consumer cannot take (its default): the sustained figure never waits. */
+static struct lttng_figures lttng_ust_ns(long calls, int repetitions)
+{
+    struct lttng_figures figures = {"absent (capture-bench built without liblttng-ust-dev)", 0, 0};
+#ifdef CAPTURE_BENCH_LTTNG
+    if (!capture_bench_lttng_enabled()) {
+        figures.state = "disabled (no LTTng session enables otfx_bench:*, docs/benchmarks.md)";
+        return figures;
+    }
+    figures.state = "enabled";
+    call_ns(capture_bench_lttng_call, calls / 10, 0); /* warm up */
+    double plain = 1e30, traced = 1e30;
+    for (int repetition = 0; repetition < repetitions; repetition++) {
+        plain = minimum(plain, call_ns(capture_bench_plain_call, calls, 0));
+        traced = minimum(traced, call_ns(capture_bench_lttng_call, calls, 0));
+    }
+    figures.sustained_ns = (traced - plain) / 2;
+    plain = traced = 1e30;
+    for (int repetition = 0; repetition < 3; repetition++) {
+        plain = minimum(plain, call_ns(capture_bench_plain_call, calls / 2, 2000));
+        traced = minimum(traced, call_ns(capture_bench_lttng_call, calls / 2, 2000));
+    }
+    figures.burst_ns = (traced - plain) / 2;
+#else
+    (void)calls, (void)repetitions;
+#endif
+    return figures;
 }
 
 /* Nanoseconds per MPI_Comm_rank call, through the wrapper (traced) or straight to PMPI (untraced). */
@@ -176,11 +233,6 @@ static double ping_pong_pair_ns(int rank, long rounds, int traced)
         }
     }
     return (now_ns() - start) / (double)rounds / 2;
-}
-
-static double minimum(double a, double b)
-{
-    return a < b ? a : b;
 }
 
 /* One MPI_Allreduce of one element on `comm` (the application ranks), through MPI_* (traced) or
@@ -295,6 +347,7 @@ int main(int argc, char **argv)
 
     double user_event_ns = 0, sustained_event_ns = 0, wrapper_event_ns = 0, clock_ns = 0, tsc_ns = 0,
            otf2_ns = 1e30, otf2_timed_ns = 1e30;
+    struct lttng_figures lttng = {"", 0, 0};
     if (rank == 0) {
         clock_ns = clock_gettime_ns(calls);
         tsc_ns = rdtsc_ns(calls);
@@ -319,6 +372,7 @@ int main(int argc, char **argv)
             traced = minimum(traced, comm_rank_ns(calls, 1));
         }
         wrapper_event_ns = (traced - untraced) / 2;
+        lttng = lttng_ust_ns(calls, EVENT_REPETITIONS);
     }
 
     const long rounds = calls / 40;
@@ -368,6 +422,12 @@ int main(int argc, char **argv)
         printf("user_event_vs_otf2=%.2f\n", user_event_ns / otf2_ns);
         printf("otf2_event_timed_ns=%.1f\n", otf2_timed_ns);
         printf("user_event_vs_otf2_timed=%.2f\n", user_event_ns / otf2_timed_ns);
+        printf("lttng_ust=%s\n", lttng.state);
+        if (lttng.sustained_ns > 0) {
+            printf("lttng_ust_event_ns=%.1f\n", lttng.burst_ns);
+            printf("lttng_ust_event_sustained_ns=%.1f\n", lttng.sustained_ns);
+            printf("lttng_ust_vs_user_event_sustained=%.2f\n", lttng.sustained_ns / sustained_event_ns);
+        }
         printf("target_user_event_40ns=%s\n", user_event_ns <= 40 ? "met" : "missed");
         printf("target_user_event_0.3_otf2=%s\n", user_event_ns <= 0.3 * otf2_ns ? "met" : "missed");
         fflush(stdout);
