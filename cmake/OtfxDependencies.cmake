@@ -27,6 +27,9 @@ if(OTFX_WITH_PAPI)
   endif()
 endif()
 message(STATUS "otfx: PAPI metrics ${OTFX_HAVE_PAPI}")
+# Optional: capture-bench measures an LTTng-UST tracepoint beside the recorder where liblttng-ust-dev is
+# installed, and reports it as absent otherwise.
+pkg_check_modules(LTTNG_UST QUIET IMPORTED_TARGET lttng-ust)
 
 set(OTFX_HAVE_QT5 OFF)
 if(OTFX_BUILD_GUI)
