@@ -504,8 +504,9 @@ NO_INSTRUMENT static bool grow_names(struct name_table *table)
 }
 
 /* The id of `name` in this thread's stream, defined (NAME record) on its first use; false when out of
- * memory or when the filter excludes the name (*excluded then says which): the event is not recorded. */
-NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded)
+ * memory or when the filter excludes the name (*excluded then says which): the event is not recorded.
+ * `filtered`: whether the filter applies (not to otfx_trigger's markers). */
+NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded, bool filtered)
 {
     *excluded = false;
     struct name_table *table = &names;
@@ -531,7 +532,7 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded
     uint32_t j = (uint32_t)hash & (table->slot_count - 1);
     while (table->slots[j].name)
         j = (j + 1) & (table->slot_count - 1);
-    if (!filter_includes_name(name)) {
+    if (filtered && !filter_includes_name(name)) {
         table->slots[j] = (struct name_slot){hash, copy, UINT32_MAX, true};
         table->used++;
         *excluded = true;
@@ -547,6 +548,7 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded
 CAPTURE_EXPORT void otfx_region_begin(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_region_end(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_phase(const char *name) NO_INSTRUMENT;
+CAPTURE_EXPORT void otfx_trigger(const char *name) NO_INSTRUMENT;
 
 /* otfx.h regions the filter excluded, open on this thread: bit d of `excluded_regions` says whether the
  * region at depth d (counted over recorded and excluded ones, first 64 levels) was excluded, so that its
@@ -566,7 +568,7 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
     }
     if (!user_timestamp(&now))
         return;
-    if (!name_id(name, &id, &excluded)) {
+    if (!name_id(name, &id, &excluded, true)) {
         if (excluded && manual_depth < 64) {
             excluded_regions |= UINT64_C(1) << manual_depth;
             manual_depth++;
@@ -607,7 +609,26 @@ NO_INSTRUMENT void otfx_phase(const char *name)
         return;
     }
     bool excluded;
-    if (!user_timestamp(&now) || !name_id(name, &id, &excluded))
+    if (!user_timestamp(&now) || !name_id(name, &id, &excluded, true))
+        return;
+    capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
+}
+
+/* A phase named "trigger:NAME" (OTFX_TRIGGER_MARKER_PREFIX, tbon/include/otfx/trigger.h), which marker(NAME)
+ * triggers at the places look for; the filter does not apply to it. */
+NO_INSTRUMENT void otfx_trigger(const char *name)
+{
+    uint64_t id, now;
+    if (capture_inside_tool())
+        return;
+    if (!capture_records(CAPTURE_CLASS_USER)) {
+        untraced_user_check();
+        return;
+    }
+    char marker[256];
+    snprintf(marker, sizeof(marker), "trigger:%s", name ? name : "");
+    bool excluded;
+    if (!user_timestamp(&now) || !name_id(marker, &id, &excluded, false))
         return;
     capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
 }
