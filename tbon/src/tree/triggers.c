@@ -393,7 +393,7 @@ static bool send_snapshot(otfx_tree *tree, struct root_trigger *trigger)
         snprintf(command.path, sizeof(command.path), "%s", trigger->spec.snapshot_path);
     command.from =
         f->time_ns > trigger->spec.snapshot_before_ns ? f->time_ns - trigger->spec.snapshot_before_ns : 0;
-    command.to = f->time_ns + trigger->spec.snapshot_after_ns;
+    command.to = f->time_ns + trigger->spec.snapshot_after_ns + 1; /* windows are half-open: the event in */
     command.from_given = command.to_given = true;
     f->snapshot_from = command.from;
     f->snapshot_to = command.to;
