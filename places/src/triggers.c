@@ -326,7 +326,7 @@ static bool eligible(const struct place_triggers *t, uint32_t slot, int rank, ui
 {
     const otfx_trigger_spec *spec = &t->slots[slot].spec;
     return (t->armed & (1u << slot)) && otfx_rank_set_contains(&spec->ranks, (uint32_t)rank) &&
-           time >= t->start_ns + spec->after_ns;
+           (!spec->after_ns || time >= t->start_ns + spec->after_ns);
 }
 
 __attribute__((format(printf, 5, 6))) static void fire(struct place_triggers *t, uint32_t slot, int rank,
