@@ -188,7 +188,8 @@ bool tree_trigger_client(otfx_tree *tree, const otfx_server_request *client, uin
             return true;
         }
         /* actions of a firing under way go on; their answers find no trigger and are dropped */
-        *trigger = tree->root.triggers[--tree->root.trigger_count];
+        const size_t index = (size_t)(trigger - tree->root.triggers);
+        memmove(trigger, trigger + 1, (--tree->root.trigger_count - index) * sizeof(*trigger));
         *argument = command->trigger_id;
         return false; /* and down to the places, answered like any command */
     }
