@@ -309,11 +309,11 @@ static const char *region_name(const struct event_place *place, otfx_ref ref)
 
 /* ---- firing ------------------------------------------------------------------------------------------ */
 
-/* "312.5 ms", "1.20 s", "850 us", "40 ns" */
+/*/* "312.5 ms", "1.20 s", "850 us", "40 ns" */
 static void format_duration(uint64_t ns, char *out, size_t size)
 {
     if (ns >= 1000000000u)
-        snprintf(out, size, "%.3g s", (double)ns / 1e9);
+        snprintf(out, size, "%.2f s", (double)ns / 1e9);
     else if (ns >= 1000000u)
         snprintf(out, size, "%.4g ms", (double)ns / 1e6);
     else if (ns >= 1000u)
@@ -544,15 +544,19 @@ static void check_silence(struct event_place *place, struct place_triggers *t, u
             if (!(t->armed & hangs & (1u << i)) || now <= last + t->slots[i].spec.threshold ||
                 !eligible(t, i, rank->rank, now))
                 continue;
+            /* where it is: the innermost call open on its first thread, as far as the place followed it */
             const struct trigger_stack *stack = main_stream ? main_stream->trigger_stack : NULL;
-            const otfx_ref inside = stack && stack->epoch == t->epoch && stack->depth
-                                        ? stack->frames[stack->depth - 1].region
-                                        : OTFX_REF_NONE;
+            const bool followed = stack && stack->epoch == t->epoch;
+            const otfx_ref inside =
+                followed && stack->depth ? stack->frames[stack->depth - 1].region : OTFX_REF_NONE;
+            const char *where = inside != OTFX_REF_NONE ? region_name(place, inside)
+                                : !main_stream || !main_stream->depth
+                                    ? "outside any recorded call"
+                                    : "in a call entered before the trigger was armed";
             char quiet[32];
             format_duration(now - last, quiet, sizeof(quiet));
             fire(t, i, rank->rank, now, "rank %d recorded no event for %s (%s%s)", rank->rank, quiet,
-                 inside != OTFX_REF_NONE ? "inside " : "",
-                 inside != OTFX_REF_NONE ? region_name(place, inside) : "in no region the place knows of");
+                 inside != OTFX_REF_NONE ? "inside " : "", where);
         }
     }
 }
