@@ -2,7 +2,8 @@
 """e2e_trigger_marker — a marker trigger raised from Fortran (otfx_trigger of module otfx_f): the last rank
 of fortran_ring_marked raises 'ring-check' after iteration MARKER_AT; the trigger pauses recording and the
 application, and the snapshot before it holds the marker (a phase 'trigger:ring-check') and every
-iteration before it. Then the application resumes and ends verified."""
+iteration before it. Then the application resumes and ends verified. A second trigger on the same marker
+asks for the 1000 s after it: its snapshot is taken when the job ends, with everything up to the end."""
 import os
 
 import otf2
@@ -15,7 +16,8 @@ MARKER_AT = 7
 
 def main(args):
     spec = "marker(ring-check) => pause-recording, pause-app, snapshot(-60s) to marked"
-    job = Job(args, ranks=3, places=1, name="trigger_marker", extra=["--trigger", spec])
+    late = "marker(ring-check) => snapshot(-1s,+1000s) to late"
+    job = Job(args, ranks=3, places=1, name="trigger_marker", extra=["--trigger", spec, "--trigger", late])
     # fortran_ring has no --until-file: it runs its iterations and ends
     job.command = job.command[:job.command.index("--") + 2] + ["--iterations", "30", "--marker-at", str(MARKER_AT)]
     session = job.start()
@@ -46,8 +48,16 @@ def main(args):
                   f"and the {MARKER_AT} iterations before it ({sendrecvs_before} MPI_Sendrecv of rank 2)")
             client.request("app resume")
             client.request("record resume")
+            check(triggers(client)[2]["state"] == "firing", "the second trigger waits for the time after the marker")
         output = job.finish()
         check("fortran_ring: verification OK" in output, "fortran_ring verified its result")
+        check("otfx: trigger 2 acted (firing 1, 0 reports merged)\n" in output,
+              "the second trigger's snapshot was taken at the end of the job")
+        finalizes = 0
+        with otf2.reader.open(os.path.join(job.work, "late.otf2")) as trace:
+            for location, event in trace.events:
+                finalizes += type(event).__name__ == "Enter" and event.region.name == "MPI_Finalize"
+        check(finalizes == 3, f"and holds the job up to its end ({finalizes} MPI_Finalize calls)")
     finally:
         job.kill()
 

@@ -261,6 +261,8 @@ void tree_report_trigger(otfx_tree *tree, uint64_t trigger, uint64_t time_ns, ui
                          const char *detail, size_t detail_length);
 /* The root: a firing's action (request->trigger) was answered. */
 void tree_trigger_action_answered(otfx_tree *tree, const struct tree_request *request);
+/* The root: a firing's snapshot not sent yet (the end of the run waits for it). */
+bool tree_triggers_snapshot_due(const otfx_tree *tree);
 /* The root: actions due, snapshots whose window has passed, firings done (re-armed or spent). */
 bool tree_poll_triggers(otfx_tree *tree);
 

@@ -407,6 +407,14 @@ static bool send_snapshot(otfx_tree *tree, struct root_trigger *trigger)
     return true;
 }
 
+bool tree_triggers_snapshot_due(const otfx_tree *tree)
+{
+    for (size_t i = 0; i < tree->root.trigger_count; i++)
+        if (tree->root.triggers[i].state == TRIGGER_FIRING && tree->root.triggers[i].firing.snapshot_due)
+            return true;
+    return false;
+}
+
 bool tree_poll_triggers(otfx_tree *tree)
 {
     bool active = false;
@@ -436,7 +444,8 @@ bool tree_poll_triggers(otfx_tree *tree)
             i = (size_t)-1; /* look again from the start */
             continue;
         }
-        if (f->snapshot_due && now >= f->time_ns + trigger->spec.snapshot_after_ns &&
+        /* once every place is done (the ranks ended) nothing more will come: the snapshot goes now */
+        if (f->snapshot_due && (now >= f->time_ns + trigger->spec.snapshot_after_ns || tree->done_sent) &&
             !tree_snapshot_in_flight(tree)) {
             f->snapshot_due = false;
             f->snapshot_sent = true;
