@@ -5,9 +5,9 @@
  * Cost: nothing while no trigger is armed (one pointer test per batch). While one is, every event of a
  * batch is looked at once: ENTER and LEAVE keep a stack of the open regions per stream (region and enter
  * time), and a table by region id says which triggers name the region (filled when a region is first
- * seen), so a LEAVE costs a pop and one table load. The place also asks its ranks every
- * PLACE_TRIGGER_FLUSH_NS to send what they buffered, so that a condition is seen that long after it
- * held at the latest (a rank answers at its next MPI call or check point).
+ * seen), so a LEAVE costs a pop and one table load. While a trigger is armed the place's ranks send
+ * what they buffered every PLACE_TRIGGER_FLUSH_NS by themselves (CAPTURE_CONTROL_FLUSH_EVERY), so that a
+ * condition is seen about that long after it held at the latest.
  *
  * A trigger whose condition held is disarmed here and reported to the tree (otfx_tree_host.next_firing);
  * the root decides whether the job acts and arms it again (`trigger arm`) when it may fire again.
@@ -43,8 +43,8 @@ bool place_trigger_arm(struct event_place *place, uint64_t id);
  * deep before them). */
 void place_triggers_on_batch(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
                              const otfx_event *events, size_t count, uint32_t depth_before);
-/* Every turn of the loop: the periodic flush while a trigger is armed, silent ranks. Returns whether it did
- * anything. */
+/* Every turn of the loop: the ranks' periodic flush on or off as triggers are armed, silent ranks.
+ * Returns whether it did anything. */
 bool place_triggers_poll(struct event_place *place, uint64_t now_ns);
 /* The next firing not reported yet. */
 bool place_triggers_next_firing(struct event_place *place, otfx_tree_firing *firing);

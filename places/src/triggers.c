@@ -51,7 +51,8 @@ struct place_triggers {
     uint64_t epoch;
     otfx_tree_firing *fired;
     size_t fired_count, fired_next, fired_capacity;
-    uint64_t start_ns, next_flush_ns;
+    uint64_t start_ns;
+    bool ranks_flushing;   /* the ranks were asked to flush every PLACE_TRIGGER_FLUSH_NS */
     uint64_t *quiet_since; /* per served rank: last seen paused, not recording (or the start) */
     int served;
 };
@@ -564,13 +565,16 @@ static void check_silence(struct event_place *place, struct place_triggers *t, u
 bool place_triggers_poll(struct event_place *place, uint64_t now)
 {
     struct place_triggers *t = place->triggers;
-    if (!t || !t->armed)
+    if (!t)
         return false;
     bool active = false;
-    if (now >= t->next_flush_ns) {
-        /* what the ranks buffered comes in now, not when a batch fills */
-        place_control_send(place, CAPTURE_CONTROL_FLUSH, 0);
-        t->next_flush_ns = now + PLACE_TRIGGER_FLUSH_NS;
+    if ((t->armed != 0) != t->ranks_flushing) {
+        /* while a trigger is armed the ranks send what they buffered every PLACE_TRIGGER_FLUSH_NS by
+         * themselves, not when a batch fills (asked once, not every period: a request in flight to a rank
+         * that is finishing would arrive after it stopped listening) */
+        t->ranks_flushing = t->armed != 0;
+        place_control_send(place, CAPTURE_CONTROL_FLUSH_EVERY,
+                           t->ranks_flushing ? PLACE_TRIGGER_FLUSH_NS : 0);
         active = true;
     }
     if (t->by_condition[OTFX_TRIGGER_HANG] & t->armed)

@@ -19,7 +19,7 @@ and the snapshot's place lines it prints key=value lines, the median (and max) o
   snapshot_events         events in the snapshot
   window_reduced          traces a reduction took part of the window from (0: the window is whole)
   merged                  reports of other event places merged into the firing
-and the CPU time (user + system) of the job per run. The figures include the places' flush period while a
+and the CPU time (user + system) of the job per run. The figures include the ranks' flush period while a
 trigger is armed (0.1 s): the firing event reaches its place at the rank's next flush."""
 import argparse
 import os

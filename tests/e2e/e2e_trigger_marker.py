@@ -18,8 +18,10 @@ def main(args):
     spec = "marker(ring-check) => pause-recording, pause-app, snapshot(-60s) to marked"
     late = "marker(ring-check) => snapshot(-1s,+1000s) to late"
     job = Job(args, ranks=3, places=1, name="trigger_marker", extra=["--trigger", spec, "--trigger", late])
-    # fortran_ring has no --until-file: it runs its iterations and ends
-    job.command = job.command[:job.command.index("--") + 2] + ["--iterations", "30", "--marker-at", str(MARKER_AT)]
+    # fortran_ring has no --until-file: it runs its iterations for at least 8 s (the pause must find it
+    # running) and ends
+    job.command = job.command[:job.command.index("--") + 2] + ["--iterations", "30", "--seconds", "8",
+                                                               "--marker-at", str(MARKER_AT)]
     session = job.start()
     try:
         with job.client(session) as client:

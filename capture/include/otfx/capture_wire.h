@@ -68,6 +68,10 @@ enum capture_control_command {
      * when it fills first); each such batch is flagged CAPTURE_BATCH_FLUSHED. The answer does not wait
      * for the other threads. */
     CAPTURE_CONTROL_FLUSH = 7,
+    /* from now on, do what FLUSH does every `argument` ns of the rank's own time, at a check point once
+     * that much passed since the last time (0: stop); the places ask for it while a trigger is armed, so
+     * that what the ranks record reaches them within about that long */
+    CAPTURE_CONTROL_FLUSH_EVERY = 8,
 };
 
 /* Event classes as in otfx_event_class (tbon/include/otfx/protocol.h): which MPI functions belong to
