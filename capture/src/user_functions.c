@@ -599,7 +599,8 @@ NO_INSTRUMENT void otfx_region_end(const char *name)
     capture_user_event_at(CAPTURE_RECORD_REGION_END, NULL, exit_timestamp());
 }
 
-NO_INSTRUMENT void otfx_phase(const char *name)
+/* A phase marker named `name`; `filtered`: whether the filter may exclude it. */
+NO_INSTRUMENT static void record_phase(const char *name, bool filtered)
 {
     uint64_t id, now;
     if (capture_inside_tool())
@@ -609,26 +610,21 @@ NO_INSTRUMENT void otfx_phase(const char *name)
         return;
     }
     bool excluded;
-    if (!user_timestamp(&now) || !name_id(name, &id, &excluded, true))
+    if (!user_timestamp(&now) || !name_id(name, &id, &excluded, filtered))
         return;
     capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
+}
+
+NO_INSTRUMENT void otfx_phase(const char *name)
+{
+    record_phase(name, true);
 }
 
 /* A phase named "trigger:NAME" (OTFX_TRIGGER_MARKER_PREFIX, tbon/include/otfx/trigger.h), which marker(NAME)
  * triggers at the places look for; the filter does not apply to it. */
 NO_INSTRUMENT void otfx_trigger(const char *name)
 {
-    uint64_t id, now;
-    if (capture_inside_tool())
-        return;
-    if (!capture_records(CAPTURE_CLASS_USER)) {
-        untraced_user_check();
-        return;
-    }
     char marker[256];
     snprintf(marker, sizeof(marker), "trigger:%s", name ? name : "");
-    bool excluded;
-    if (!user_timestamp(&now) || !name_id(marker, &id, &excluded, false))
-        return;
-    capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
+    record_phase(marker, false);
 }
