@@ -336,7 +336,6 @@ bool otfx_trigger_parse(const char *text, otfx_trigger_spec *out, size_t *error_
             ok = read_duration(&c, &out->after_ns, "the time after the start");
             skip_blanks(&c);
             at = c.at;
-            word[0] = '\0';
         } else if (ok) {
             c.at = at; /* not a keyword of this part: "=>" comes next */
         }

@@ -30,7 +30,7 @@ struct trigger_firing {
     /* what the actions did: latency from the event to every rank paused / not recording (0: not asked
      * or failed), the snapshot, and the first action that failed */
     uint64_t paused_latency_ns, recording_latency_ns;
-    bool snapshot_sent, snapshot_ok;
+    bool snapshot_ok;
     char archive[1024];
     uint64_t snapshot_from, snapshot_to, snapshot_events, held_from;
     uint64_t window_reduced; /* traces a full buffer's reduction may have taken detail of the window from */
@@ -448,7 +448,6 @@ bool tree_poll_triggers(otfx_tree *tree)
         if (f->snapshot_due && (now >= f->time_ns + trigger->spec.snapshot_after_ns || tree->done_sent) &&
             !tree_snapshot_in_flight(tree)) {
             f->snapshot_due = false;
-            f->snapshot_sent = true;
             send_snapshot(tree, trigger);
             active = true;
             i = (size_t)-1;
