@@ -546,8 +546,9 @@ NO_INSTRUMENT static bool grow_names(struct name_table *table)
 }
 
 /* The id of `name` in this thread's stream, defined (NAME record) on its first use; false when out of
- * memory or when the filter excludes the name (*excluded then says which): the event is not recorded. */
-NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded)
+ * memory or when the filter excludes the name (*excluded then says which): the event is not recorded.
+ * `filtered`: whether the filter applies (not to otfx_trigger's markers). */
+NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded, bool filtered)
 {
     *excluded = false;
     struct name_table *table = &names;
@@ -573,7 +574,7 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded
     uint32_t j = (uint32_t)hash & (table->slot_count - 1);
     while (table->slots[j].name)
         j = (j + 1) & (table->slot_count - 1);
-    if (!filter_includes_name(name)) {
+    if (filtered && !filter_includes_name(name)) {
         table->slots[j] = (struct name_slot){hash, copy, UINT32_MAX, true};
         table->used++;
         *excluded = true;
@@ -589,6 +590,7 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded
 CAPTURE_EXPORT void otfx_region_begin(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_region_end(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_phase(const char *name) NO_INSTRUMENT;
+CAPTURE_EXPORT void otfx_trigger(const char *name) NO_INSTRUMENT;
 
 /* otfx.h regions the filter excluded, open on this thread: bit d of `excluded_regions` says whether the
  * region at depth d (counted over recorded and excluded ones, first 64 levels) was excluded, so that its
@@ -608,7 +610,7 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
     }
     if (!user_timestamp(&now))
         return;
-    if (!name_id(name, &id, &excluded)) {
+    if (!name_id(name, &id, &excluded, true)) {
         if (excluded && manual_depth < 64) {
             excluded_regions |= UINT64_C(1) << manual_depth;
             manual_depth++;
@@ -639,7 +641,8 @@ NO_INSTRUMENT void otfx_region_end(const char *name)
     capture_user_event_at(CAPTURE_RECORD_REGION_END, NULL, exit_timestamp());
 }
 
-NO_INSTRUMENT void otfx_phase(const char *name)
+/* A phase marker named `name`; `filtered`: whether the filter may exclude it. */
+NO_INSTRUMENT static void record_phase(const char *name, bool filtered)
 {
     uint64_t id, now;
     if (capture_inside_tool())
@@ -649,7 +652,21 @@ NO_INSTRUMENT void otfx_phase(const char *name)
         return;
     }
     bool excluded;
-    if (!user_timestamp(&now) || !name_id(name, &id, &excluded))
+    if (!user_timestamp(&now) || !name_id(name, &id, &excluded, filtered))
         return;
     capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
+}
+
+NO_INSTRUMENT void otfx_phase(const char *name)
+{
+    record_phase(name, true);
+}
+
+/* A phase named "trigger:NAME" (OTFX_TRIGGER_MARKER_PREFIX, tbon/include/otfx/trigger.h), which marker(NAME)
+ * triggers at the places look for; the filter does not apply to it. */
+NO_INSTRUMENT void otfx_trigger(const char *name)
+{
+    char marker[256];
+    snprintf(marker, sizeof(marker), "trigger:%s", name ? name : "");
+    record_phase(marker, false);
 }

@@ -51,6 +51,7 @@
  * function, communicator and root: anything else fails the batch.
  */
 #include "event_place_internal.h"
+#include "place_triggers.h"
 
 #include <otfx/analysis.h>
 #include <otfx/support/growth.h>
@@ -1072,6 +1073,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
         return false;
     }
     rank->intrusion_ps += intrusion_ps;
+    const uint32_t depth_before = stream->depth;
     stream->last_time = decoder.last_time;
     stream->last_event_time = decoder.last_event_time;
     stream->any_time = decoder.any_time;
@@ -1089,5 +1091,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     stream->metric_set = decoder.metric_set;
     stream->metric_count = decoder.metric_count;
     memcpy(stream->metric_refs, decoder.metric_refs, sizeof(stream->metric_refs));
+    if (place->triggers)
+        place_triggers_on_batch(place, rank, stream, place->events, decoder.event_count, depth_before);
     return true;
 }

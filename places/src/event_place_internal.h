@@ -10,6 +10,7 @@
  *   rank_control.c   steering messages to the served ranks (rank_control.h)
  *   snapshot.c       the event places' common OTF2 snapshot (snapshot.h)
  *   batch_decoder.c  one batch of raw records → otfx events of one trace
+ *   triggers.c       trigger conditions on the appended events, silent ranks (place_triggers.h)
  *   place_config.c   OTFX_BUFFER / OTFX_REDUCTION and size parsing
  *   user_symbols.c   user-function addresses → regions (load map, libdwfl)
  */
@@ -79,6 +80,7 @@ struct place_stream {
      * (batch_decoder.c; the two may arrive in different batches). */
     bool nbc_pending;
     struct capture_collective_record nbc_payload;
+    struct trigger_stack *trigger_stack; /* triggers.c: the open regions while a trigger is armed */
 };
 
 struct served_rank {
@@ -175,6 +177,7 @@ struct event_place {
     size_t query_memory;
     uint64_t module_timeout_ns;
     bool keep_traces; /* a module's thread that was given up on may still read them: never freed */
+    struct place_triggers *triggers; /* triggers.c; NULL: none was ever added */
 };
 
 /* event_place.c: one message arrived on the tool communicator (probed with `status`): receives it and

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "place_loop.h"
+#include "place_triggers.h"
 #include "rank_metrics.h"
 
 #include <errno.h>
@@ -359,6 +360,18 @@ void place_snapshot_start(struct place_runtime *runtime)
     runtime->snapshot.selected =
         place_snapshot_select(runtime->place, &runtime->snapshot.command, &runtime->snapshot.traces,
                               &runtime->snapshot.trace_count);
+    runtime->snapshot.held_from = UINT64_MAX;
+    runtime->snapshot.window_reduced = 0;
+    for (size_t i = 0; i < runtime->snapshot.trace_count; i++) {
+        otfx_trace_status status;
+        if (otfx_trace_status_get(runtime->snapshot.traces[i], &status) != OTFX_OK)
+            continue;
+        if (status.oldest_detail < runtime->snapshot.held_from)
+            runtime->snapshot.held_from = status.oldest_detail;
+        if (status.reductions &&
+            (status.strategy != OTFX_REDUCE_RING || status.oldest_detail > runtime->snapshot.command.from))
+            runtime->snapshot.window_reduced++;
+    }
     runtime->snapshot_busy = true;
     runtime->snapshot_finished = false;
     runtime->snapshot.on_thread = false;
@@ -476,6 +489,7 @@ static bool start_tree(struct place_runtime *runtime)
         .snapshot_on_failure = settings->snapshot_on_failure,
         .snapshot_overwrite = settings->snapshot_overwrite != 0,
         .run_status = settings->run_status,
+        .triggers = settings->triggers,
     };
     const otfx_tree_host host = place_tree_host(runtime);
     runtime->tree = otfx_tree_start(&config, &host);
@@ -540,6 +554,8 @@ int place_loop_run(struct event_place *place)
                 last_sample = now;
                 runtime->next_rate_ns = now + 1000000000u;
             }
+            if (serves && place->triggers && place_triggers_poll(place, now))
+                active = true;
             if (serves && now >= runtime->next_watch_ns) {
                 if (place_watch_ranks(place, now))
                     active = true;

@@ -6,6 +6,7 @@
  * end-of-run report, the ranks that ended or died.
  */
 #include "place_loop.h"
+#include "place_triggers.h"
 #include "rank_metrics.h"
 
 #include <stdio.h>
@@ -311,6 +312,27 @@ static bool set_reduction(struct place_runtime *runtime, const otfx_command *com
     return ok;
 }
 
+/* trigger add, remove, arm: `argument` is the trigger's id (the root's numbering). */
+static bool carry_out_trigger(struct place_runtime *runtime, const otfx_command *command, uint64_t argument,
+                              otfx_text *fields)
+{
+    struct event_place *place = runtime->place;
+    otfx_kv_u64(fields, "trigger", argument);
+    char why[320] = "";
+    bool ok;
+    if (command->kind == OTFX_CMD_TRIGGER_ADD)
+        ok = place_trigger_add(place, argument, command->path, why, sizeof(why));
+    else if (command->kind == OTFX_CMD_TRIGGER_REMOVE)
+        ok = place_trigger_remove(place, argument) ||
+             (snprintf(why, sizeof(why), "no such trigger here"), false);
+    else
+        ok =
+            place_trigger_arm(place, argument) || (snprintf(why, sizeof(why), "no such trigger here"), false);
+    if (!ok)
+        otfx_kv_str(fields, "error", why);
+    return ok;
+}
+
 /* The metrics commands once the ranks answered, or why the list was refused. */
 static bool describe_metrics(struct place_runtime *runtime, const otfx_command *command, otfx_text *fields,
                              otfx_text *lines)
@@ -341,6 +363,10 @@ static bool carry_out(void *context, const otfx_command *command, uint64_t argum
     case OTFX_CMD_METRICS_LIST:
     case OTFX_CMD_METRICS_AVAILABLE:
         return describe_metrics(runtime, command, fields, lines);
+    case OTFX_CMD_TRIGGER_ADD:
+    case OTFX_CMD_TRIGGER_REMOVE:
+    case OTFX_CMD_TRIGGER_ARM:
+        return carry_out_trigger(runtime, command, argument, fields);
     default:
         if (!control_of(runtime, command, argument, &unused)) {
             otfx_kv_str(fields, "error", "not a command for event places");
@@ -377,6 +403,9 @@ static bool snapshot_take(void *context, uint32_t request, bool *ok, otfx_text *
         otfx_kv_u64(fields, "clock_max_ns", result->clock_max_correction_ns);
         otfx_kv_u64(fields, "clock_unresolved", result->clock_unresolved_messages);
         otfx_kv_u64(fields, "incomplete_collectives", result->collectives_incomplete);
+        if (runtime->snapshot.held_from != UINT64_MAX)
+            otfx_kv_u64(fields, "held_from", runtime->snapshot.held_from);
+        otfx_kv_u64(fields, "window_reduced", runtime->snapshot.window_reduced);
     } else {
         otfx_kv_str(fields, "error", result->error);
     }
@@ -430,6 +459,12 @@ static bool next_death(void *context, uint32_t *rank_out, uint32_t *exit_code, c
     return false;
 }
 
+static bool next_firing(void *context, otfx_tree_firing *firing)
+{
+    struct place_runtime *runtime = context;
+    return place_triggers_next_firing(runtime->place, firing);
+}
+
 /* ---- the loop ------------------------------------------------------------------------------------- */
 
 static void wake(void *context)
@@ -475,5 +510,6 @@ otfx_tree_host place_tree_host(struct place_runtime *runtime)
         .report = report,
         .ranks_ended = ranks_ended,
         .next_death = next_death,
+        .next_firing = next_firing,
     };
 }

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <otfx/protocol.h>
 #include <otfx/support/growth.h>
+#include <otfx/trigger.h>
 
 #include "error_text.h"
 
@@ -514,6 +515,10 @@ static const char *const command_names[OTFX_CMD_COUNT] = {
     [OTFX_CMD_METRICS_LIST] = "metrics list",
     [OTFX_CMD_METRICS_AVAILABLE] = "metrics available",
     [OTFX_CMD_METRIC_TIMELINE] = "metric-timeline",
+    [OTFX_CMD_TRIGGER_ADD] = "trigger add",
+    [OTFX_CMD_TRIGGER_LIST] = "trigger list",
+    [OTFX_CMD_TRIGGER_REMOVE] = "trigger remove",
+    [OTFX_CMD_TRIGGER_ARM] = "trigger arm",
 };
 
 const char *otfx_command_name(otfx_command_kind kind)
@@ -703,6 +708,11 @@ static bool parse_duration(const char *text, uint64_t *out)
         return false; /* finer than a nanosecond */
     *out = ns;
     return true;
+}
+
+bool otfx_duration_parse(const char *text, uint64_t *ns)
+{
+    return text && parse_duration(text, ns);
 }
 
 static bool parse_count(const char *text, uint32_t max, uint32_t *out)
@@ -950,6 +960,60 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
     return true;
 }
 
+/* trigger add SPEC… (the words after `add`, joined by one blank, are the trigger: otfx/trigger.h), trigger
+ * list, trigger remove ID. */
+static bool parse_trigger(word_list *words, otfx_command *out, char *error, size_t error_size)
+{
+    const char *arg = words->count > 1 ? words->words[1] : "";
+    if (strcmp(arg, "list") == 0 || strcmp(arg, "remove") == 0) {
+        out->kind = arg[0] == 'l' ? OTFX_CMD_TRIGGER_LIST : OTFX_CMD_TRIGGER_REMOVE;
+        const size_t expected = out->kind == OTFX_CMD_TRIGGER_LIST ? 2 : 3;
+        if (out->kind == OTFX_CMD_TRIGGER_REMOVE) {
+            char *end = NULL;
+            const char *id = words->count > 2 ? words->words[2] : "";
+            const unsigned long long value = id[0] >= '1' && id[0] <= '9' ? strtoull(id, &end, 10) : 0;
+            if (!end || *end || value == 0 || value > INT64_MAX) {
+                set_error(error, error_size, "trigger remove needs a trigger's id (trigger list shows them)");
+                return false;
+            }
+            out->trigger_id = value;
+        }
+        if (words->count > expected) {
+            set_error(error, error_size, "%s: unexpected argument '%s'", otfx_command_name(out->kind),
+                      words->words[expected]);
+            return false;
+        }
+        return true;
+    }
+    if (strcmp(arg, "add") != 0) {
+        set_error(error, error_size, "trigger needs add SPEC, list or remove ID");
+        return false;
+    }
+    out->kind = OTFX_CMD_TRIGGER_ADD;
+    otfx_text text = {0};
+    for (size_t i = 2; i < words->count; i++) {
+        if (i > 2)
+            otfx_text_append(&text, " ", 1);
+        otfx_text_append(&text, words->words[i], strlen(words->words[i]));
+    }
+    if (text.failed) {
+        otfx_text_free(&text);
+        set_error(error, error_size, "out of memory");
+        return false;
+    }
+    otfx_trigger_spec spec;
+    size_t column = 0;
+    char why[256];
+    const bool ok = otfx_trigger_parse(text.data ? text.data : "", &spec, &column, why, sizeof why);
+    if (!ok)
+        set_error(error, error_size, "trigger add: at column %zu of '%s': %s", column,
+                  text.data ? text.data : "", why);
+    else
+        snprintf(out->path, sizeof out->path, "%s", text.data);
+    otfx_text_free(&text);
+    return ok;
+}
+
 static bool parse_words(word_list *words, otfx_command *out, char *error, size_t error_size)
 {
     if (words->count == 0) {
@@ -1093,6 +1157,8 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         }
         snprintf(out->metrics, sizeof out->metrics, "%s", arg);
         used = 2;
+    } else if (strcmp(verb, "trigger") == 0) {
+        return parse_trigger(words, out, error, error_size);
     } else if (strcmp(verb, "query") == 0) {
         out->kind = OTFX_CMD_QUERY;
         if (!arg || !is_module_name(arg)) {
@@ -1108,7 +1174,7 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
             error, error_size,
             "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
             "snapshot, profile, timeline, messages, events, critical-path, wait-states, structure, metrics, "
-            "metric-timeline, query, load-module)",
+            "metric-timeline, query, load-module, trigger)",
             verb);
         return false;
     }
@@ -1185,6 +1251,13 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
     case OTFX_CMD_METRICS_REMOVE:
         otfx_text_append(out, " ", 1);
         otfx_text_append_encoded(out, command->metrics[0] ? command->metrics : "none");
+        break;
+    case OTFX_CMD_TRIGGER_ADD:
+        otfx_text_append(out, " ", 1);
+        otfx_text_append_encoded(out, command->path);
+        break;
+    case OTFX_CMD_TRIGGER_REMOVE:
+        otfx_text_appendf(out, " %" PRIu64, command->trigger_id);
         break;
     default:
         break;

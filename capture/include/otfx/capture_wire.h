@@ -76,8 +76,12 @@ enum capture_control_command {
     /* nothing changes: answered with a struct capture_metrics_answer on the current selection and the
      * metrics of argument (a mask over the table: which of them this rank could count, and why not) */
     CAPTURE_CONTROL_PROBE_METRICS = 9,
+    /* from now on, do what FLUSH does every `argument` ns of the rank's own time, at a check point once
+     * that much passed since the last time (0: stop); the places ask for it while a trigger is armed, so
+     * that what the ranks record reaches them within about that long */
+    CAPTURE_CONTROL_FLUSH_EVERY = 10,
 };
-#define CAPTURE_CONTROL_LAST CAPTURE_CONTROL_PROBE_METRICS
+#define CAPTURE_CONTROL_LAST CAPTURE_CONTROL_FLUSH_EVERY
 
 /* Event classes as in otfx_event_class (tbon/include/otfx/protocol.h): which MPI functions belong to
  * which comes from the class column of capture/mpi_functions.tsv (gen_wrappers.py). */

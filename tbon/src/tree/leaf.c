@@ -266,9 +266,24 @@ static bool report_deaths(otfx_tree *tree)
     return any;
 }
 
+/* Triggers whose condition held at this place: reported up (the root decides). */
+static bool report_firings(otfx_tree *tree)
+{
+    bool any = false;
+    otfx_tree_firing firing;
+    while (tree->host.next_firing && tree->host.next_firing(tree->host.context, &firing)) {
+        tree_report_trigger(tree, firing.trigger, firing.time_ns, firing.rank, tree->index, firing.detail,
+                            strlen(firing.detail));
+        any = true;
+    }
+    return any;
+}
+
 bool tree_poll_leaf(otfx_tree *tree)
 {
     bool active = false;
+    if (report_firings(tree))
+        active = true;
     if (take_leaves(tree))
         active = true;
     if (watch_worker(tree))

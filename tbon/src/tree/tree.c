@@ -129,6 +129,10 @@ otfx_tree *otfx_tree_start(const otfx_tree_config *config, const otfx_tree_host 
     tree->role = otfx_tbon_role(standalone ? NULL : config->layout, config->index);
     if (standalone) {
         tree->leaves_below = 1;
+        if (!tree_triggers_start(tree)) {
+            otfx_tree_stop(tree);
+            return NULL;
+        }
         return tree;
     }
     const otfx_tbon_layout *layout = config->layout;
@@ -145,6 +149,10 @@ otfx_tree *otfx_tree_start(const otfx_tree_config *config, const otfx_tree_host 
     otfx_tbon_children(layout, tree->index, tree->children, tree->child_count);
     tree->own_ended = !otfx_role_serves_ranks(tree->role); /* no ranks to wait for */
     if (!tree_transport_start(tree)) {
+        otfx_tree_stop(tree);
+        return NULL;
+    }
+    if (otfx_role_is_root(tree->role) && !tree_triggers_start(tree)) {
         otfx_tree_stop(tree);
         return NULL;
     }
@@ -180,6 +188,7 @@ void otfx_tree_stop(otfx_tree *tree)
     tree_free_loaded_modules(tree);
     free(tree->root.waiting);
     free(tree->root.windows);
+    tree_triggers_free(tree);
     free(tree->children);
     free(tree);
 }
@@ -223,6 +232,10 @@ static const char *refusal(otfx_tree *tree, int source, const struct tree_messag
     case TREE_FAILED:
         if (!from_child)
             return "a failure report that did not come from a child";
+        return NULL;
+    case TREE_TRIGGER:
+        if (!from_child)
+            return "a trigger report that did not come from a child";
         return NULL;
     }
     return NULL;
@@ -277,6 +290,10 @@ void tree_handle_message(otfx_tree *tree, int source, const unsigned char *bytes
         tree_report_failure(tree, message.failed_rank, message.exit_code, what);
         return;
     }
+    case TREE_TRIGGER:
+        tree_report_trigger(tree, message.trigger_id, message.trigger_time, message.failed_rank,
+                            message.trigger_place, (const char *)message.data, message.data_length);
+        return;
     case TREE_SHUTDOWN:
         tree_shutdown_children(tree);
         tree->shutdown = true;
@@ -296,6 +313,8 @@ bool otfx_tree_poll(otfx_tree *tree)
     /* a place serving ranks polls its loaded modules' helpers among its own parts */
     bool active = otfx_role_serves_ranks(tree->role) ? tree_poll_leaf(tree) : tree_poll_module_calls(tree);
     if (tree->role == OTFX_PLACE_STANDALONE) {
+        if (tree_poll_triggers(tree))
+            active = true;
         if (tree->own_ended && !tree->request_count)
             tree->shutdown = true;
         return active;
