@@ -729,7 +729,7 @@ static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
 
 static enum step_result step(otfx_replay *replay, replay_stream *stream)
 {
-    if (!replay_stream_fill(replay, stream)) {
+    if (stream->pos >= stream->count && !replay_stream_fill(replay, stream)) {
         if (replay->failed)
             return STEP_FAILED;
         if (stream->follow)
