@@ -13,7 +13,10 @@
  *        the ranks' traces together fill MIB MiB: each has a budget of MIB/ranks MiB (a place's --buffer is
  *        per rank) and is appended to until one of them reduced (ring) for the first time; the times
  *        carry nanosecond noise, as measured ones do (the store holds about as many events per MiB as
- *        of a real run then, instead of several times more). */
+ *        of a real run then, instead of several times more).
+ *      either form, then --repeat N: the four timings N times over on the same traces (one build);
+ *        --replies DIR: writes each module's reply to DIR/critical-path.txt and DIR/wait-states.txt (to
+ *        compare the answers of two builds byte for byte). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <otfx/analysis.h>
@@ -339,7 +342,7 @@ static uint64_t bench_replay(const halo *h)
 }
 
 /* A module's answer as one place answering the whole query: leaf, merge into the empty result, finish. */
-static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events)
+static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events, const char *replies)
 {
     const otfx_analysis_module *module = otfx_analysis_for_command(kind);
     if (!module) {
@@ -384,6 +387,15 @@ static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events)
     report(module->name, events, start);
     printf("               (leaf %.3f s, merge and finish %.3f s, reply %zu bytes)\n", leaf_end - start.wall,
            end - leaf_end, reply.length);
+    if (replies) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.txt", replies, module->name);
+        FILE *file = fopen(path, "wb");
+        if (!file || fwrite(reply.data, 1, reply.length, file) != reply.length || fclose(file) != 0) {
+            fprintf(stderr, "replay-bench: cannot write %s\n", path);
+            exit(1);
+        }
+    }
     otfx_text_free(&reply);
     otfx_blob_free(&part);
     otfx_blob_free(&merged);
@@ -393,6 +405,17 @@ static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events)
 
 int main(int argc, char **argv)
 {
+    const char *replies = NULL;
+    unsigned repeat = 1;
+    /* The options after the positional arguments. */
+    while (argc > 3 &&
+           (strcmp(argv[argc - 2], "--replies") == 0 || strcmp(argv[argc - 2], "--repeat") == 0)) {
+        if (strcmp(argv[argc - 2], "--replies") == 0)
+            replies = argv[argc - 1];
+        else
+            repeat = (unsigned)strtoul(argv[argc - 1], NULL, 10);
+        argc -= 2;
+    }
     bool full = argc > 1 && strcmp(argv[1], "--full") == 0;
     uint64_t events = 10000000u, full_mib = 0;
     if (full) {
@@ -403,9 +426,9 @@ int main(int argc, char **argv)
         events = strtoull(argv[1], NULL, 10);
     }
     uint32_t side = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 4;
-    if (side < 2 || side > 64 || (!full && events < 1000) || (full && full_mib == 0)) {
-        fprintf(stderr, "usage: replay-bench [events >= 1000] [side 2..64]\n"
-                        "       replay-bench --full MIB [side 2..64]\n");
+    if (side < 2 || side > 64 || (!full && events < 1000) || (full && full_mib == 0) || repeat == 0) {
+        fprintf(stderr, "usage: replay-bench [events >= 1000] [side 2..64] [--repeat N] [--replies DIR]\n"
+                        "       replay-bench --full MIB [side 2..64] [--repeat N] [--replies DIR]\n");
         return 2;
     }
     halo h = {.side = side, .ranks = side * side};
@@ -426,10 +449,13 @@ int main(int argc, char **argv)
         "in %.1f MiB\n",
         h.ranks, (unsigned long long)h.built, build_end - build_start, (double)budget / 1048576.0,
         (unsigned long long)held_events, (double)held_bytes / 1048576.0);
-    uint64_t decoded = bench_decode(&h);
-    uint64_t replayed = bench_replay(&h);
-    bench_module(&h, OTFX_CMD_CRITICAL_PATH, replayed);
-    bench_module(&h, OTFX_CMD_WAIT_STATES, replayed);
+    uint64_t decoded = 0, replayed = 0;
+    for (unsigned round = 0; round < repeat; round++) {
+        decoded = bench_decode(&h);
+        replayed = bench_replay(&h);
+        bench_module(&h, OTFX_CMD_CRITICAL_PATH, replayed, replies);
+        bench_module(&h, OTFX_CMD_WAIT_STATES, replayed, replies);
+    }
     free_halo(&h);
     /* Without reductions the replay sees every event built, and the decoding the same events. */
     return full || (replayed == h.built && decoded == h.built) ? 0 : 1;
