@@ -526,6 +526,7 @@ static otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf
         .selects_user = (void *)&query->ranks,
         .app_ranks = input->app_ranks,
         .follow = follow,
+        .decode_ahead = !follow && otfx_replay_cores_spare(),
     };
     char why[256] = "";
     otfx_replay *replay = otfx_replay_create(&config, input->defs, why, sizeof why);
