@@ -114,7 +114,7 @@ static bool grow(void **array, size_t *capacity, size_t count, size_t size)
     return otfx_reserve(array, capacity, count + 1, size, 8);
 }
 
-static ws_stream *stream_of(ws_run *run, const otfx_replay_stream *stream)
+static inline ws_stream *stream_of(ws_run *run, const otfx_replay_stream *stream)
 {
     ws_stream *s =
         stream_slot((void **)&run->streams, &run->stream_capacity, sizeof *run->streams, stream->index);
