@@ -41,7 +41,10 @@ typedef struct event_layout {
 /* The token keeps the type in its low nibble: a 17th type needs a new token layout (and format version). */
 _Static_assert(OTFX_EV_TYPE_COUNT <= 16, "event types must fit the token's low nibble");
 
-/* The record table: everything the encoder and decoder know about event types. */
+/* The record table: everything the encoder and decoder know about event types. decode_event reads the
+ * fields of ENTER, LEAVE, the four message types and the four request types without it, in the
+ * table's order: a change to those layouts changes decode_event too (tests/otfx/test_codec.c round-trips
+ * every type). */
 static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
     [OTFX_EV_ENTER] = {"enter", OTFX_CLASS_OTHER, 1, {FIELD(FIELD_REGION, u.region.region)}},
     [OTFX_EV_LEAVE] = {"leave", OTFX_CLASS_OTHER, 0, {{0, 0}}},
@@ -538,7 +541,10 @@ static bool decode_fields(codec_state *state, const event_layout *layout, unsign
     return true;
 }
 
-/* One event; the frequent types without the table's loop, the others with it (decode_fields). */
+/* Decodes one event from `token` and the operands at *operands (not beyond operands_end), advancing
+ * *operands; `top` as for codec_encode. A LEAVE's region is left OTFX_REF_NONE (the cursor's stack
+ * knows it). False on malformed input, without reading out of bounds. The frequent types go without
+ * the table's loop, the others with it (decode_fields). */
 DECODE_INLINE bool decode_event(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
                                 const uint8_t *operands_end, otfx_event *event)
 {
@@ -595,12 +601,6 @@ DECODE_INLINE bool decode_event(codec_state *state, uint8_t token, otfx_ref top,
     state->time = event->time;
     *operands = in;
     return true;
-}
-
-bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
-                  const uint8_t *operands_end, otfx_event *event)
-{
-    return decode_event(state, token, top, operands, operands_end, event);
 }
 
 /* ---- the event cursor ---- */

@@ -4,7 +4,8 @@
  * nibble, a packed operand in the high nibble) and an operand stream (time delta and fields as
  * LEB128 varints). Keeping the tokens apart lets LZ4 find the repeating token patterns of iterative
  * codes, which the interleaved time deltas would otherwise break up. One table (codec.c) lists the
- * fields of every event type and drives both the encoder and the decoder.
+ * fields of every event type and drives both the encoder and the decoder (whose frequent types take
+ * paths of their own in the table's order, for speed).
  */
 #ifndef OTFX_CODEC_H
 #define OTFX_CODEC_H
@@ -82,12 +83,6 @@ void codec_state_init(codec_state *state, otfx_time begin, bool predict_time);
  * the region on top of the calling stack before the event (OTFX_REF_NONE if none). */
 size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, uint8_t *token,
                     uint8_t *operands);
-
-/* Decodes one event from `token` and the operands at *operands (not beyond operands_end), advancing
- * *operands; `top` as for codec_encode. A LEAVE's region is left OTFX_REF_NONE (the caller's stack
- * knows it). Returns false on malformed input without reading out of bounds. */
-bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
-                  const uint8_t *operands_end, otfx_event *event);
 
 /* One open region: its enter time and the exclusive time accumulated while a walker runs. */
 typedef struct call_frame {
