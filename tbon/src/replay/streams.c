@@ -161,7 +161,10 @@ bool replay_stream_fill(otfx_replay *replay, replay_stream *stream)
         return true;
     if (stream->exhausted || replay->failed)
         return false;
-    const bool ahead = replay->config.decode_ahead && !stream->follow;
+    /* The decoder's queue has a place for each stream there was when it started; one added later reads
+     * its own slices. */
+    const bool ahead = replay->config.decode_ahead && !stream->follow &&
+                       (!replay->ahead.started || stream->public.index < replay->ahead.queue_capacity);
     if (!stream->events) {
         /* About 16 MiB of slice buffers in all, between 1K and 16K events per stream. Decoding ahead,
          * two slices of 2K events (128 KiB) per stream: the stream reads a slice soon after the decoder
