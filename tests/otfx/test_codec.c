@@ -448,6 +448,22 @@ static void test_huffman(void **state)
         assert_false(huffman_decode(coded, coded_size / 2, back, SIZE));
         assert_false(huffman_decode(coded, HUFFMAN_TABLE_BYTES - 1, back, SIZE));
     }
+    /* Streams from 8K bytes on decode two codes per lookup: the sizes around that and the ends of both
+     * loops (skewed data of the first kind, so that most lookups yield two bytes). */
+    const size_t sizes[] = {8191, 8192, 8193, 8199, 8200, 8201, 20011};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        for (size_t i = 0; i < sizes[k]; i++) {
+            uint64_t r = next_random();
+            data[i] = (uint8_t)(r % 100 < 90 ? r % 4 : r >> 8);
+        }
+        size_t coded_size = huffman_encode(data, sizes[k], coded, 2 * SIZE);
+        assert_true(coded_size > 0);
+        memset(back, 0xee, SIZE);
+        assert_true(huffman_decode(coded, coded_size, back, sizes[k]));
+        assert_memory_equal(data, back, sizes[k]);
+        assert_int_equal(back[sizes[k]], 0xee); /* nothing written past the end */
+        assert_false(huffman_decode(coded, coded_size / 2, back, sizes[k]));
+    }
     /* An over-full table (every symbol of length 1) is rejected. */
     memset(coded, 0x11, HUFFMAN_TABLE_BYTES);
     assert_false(huffman_decode(coded, HUFFMAN_TABLE_BYTES + 10, back, 10));
