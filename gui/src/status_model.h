@@ -1,5 +1,6 @@
 // status_model.h — the `status` query's answer: the summary (application running/paused, recording,
-// events/s, buffer fill, reduced and dropped events) and one table row per event place.
+// events/s, buffer fill, reduced and dropped events) and one table row per event place. A partial
+// answer (a sum over the places that answered so far) never replaces a full one.
 #pragma once
 
 #include "records.h"
@@ -26,7 +27,8 @@ class StatusModel : public QAbstractTableModel
 
     explicit StatusModel(QObject *parent = nullptr);
 
-    // Takes a status reply (or partial); false when it holds no summary line.
+    // Takes a status reply (or a partial one while nothing is known); false when it holds no summary
+    // line or is a partial answer kept out.
     bool applyReply(const Records &records);
     void clear();
 
@@ -83,6 +85,14 @@ class StatusModel : public QAbstractTableModel
     {
         return m_summary.u64("places_answered") < m_summary.u64("places_total");
     }
+    int partialsKept() const
+    {
+        return m_partialsKept;
+    }
+    // The reduction strategy every place uses, empty when they differ or none is known.
+    QString commonStrategy() const;
+    // The event classes every running rank records (OTFX_STEER_* bits), -1 when unknown or mixed.
+    int commonClasses() const;
     // Strategies of the places, joined ("ring" or "ring, time").
     QString strategies() const;
     // One line for the status bar's buffer item: per place "fill% strategy".
@@ -95,4 +105,5 @@ class StatusModel : public QAbstractTableModel
     Record m_summary;
     Records m_places;
     bool m_valid = false;
+    int m_partialsKept = 0;
 };

@@ -159,8 +159,7 @@ class TestWidgets : public QObject
         file.write("session address=127.0.0.1 port=4242 token=0123456789abcdef0123456789abcdef job=j\n");
         file.close();
         QVERIFY(file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)); // as jobs write it
-        qputenv("OTFX_SESSION_DIR", dir.path().toLocal8Bit());
-        ConnectDialog dialog{SessionInfo()};
+        ConnectDialog dialog(SessionInfo(), dir.path()); // the viewer's --session-dir, not the environment
         dialog.show();
         QVERIFY(QTest::qWaitForWindowExposed(&dialog));
         const auto edits = dialog.findChildren<QLineEdit *>();
@@ -169,7 +168,6 @@ class TestWidgets : public QObject
         dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
         QCOMPARE(dialog.session().port, quint16(4242));
-        qunsetenv("OTFX_SESSION_DIR");
     }
 
     void snapshotDialogOffersANameUnderTheSnapshotDirectory()
