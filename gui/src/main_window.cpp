@@ -751,6 +751,18 @@ void MainWindow::updateLegend()
             items << swatch(TimelineView::roleColor(QLatin1String(role)), QLatin1String(role));
     }
     items << tr("▨ reduced");
+    const auto veil = [](int kind) {
+        const QColor c = TimelineView::periodColor(kind);
+        return QStringLiteral("rgba(%1,%2,%3,%4)")
+            .arg(c.red())
+            .arg(c.green())
+            .arg(c.blue())
+            .arg(c.alphaF() * 2);
+    };
+    items << QStringLiteral("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
+                 .arg(veil(TimelineModel::Period::AppPaused), tr("application paused"));
+    items << QStringLiteral("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
+                 .arg(veil(TimelineModel::Period::NotRecording), tr("not recording"));
     m_legend->setText(
         items.join(QStringLiteral(" &nbsp; ")) +
         tr("<br><span style='color:#666'>wheel: zoom · Ctrl + wheel: zoom ranks · Shift + wheel: "

@@ -81,6 +81,11 @@ class StatusModel : public QAbstractTableModel
     {
         return m_summary.u64("last_time");
     }
+    // The answering place's clock when the answer was made (0 from a job that does not say).
+    quint64 now() const
+    {
+        return m_summary.u64("now");
+    }
     bool partial() const
     {
         return m_summary.u64("places_answered") < m_summary.u64("places_total");

@@ -671,6 +671,48 @@ QString TimelineModel::intervalText(const Interval &interval) const
         .arg(at(interval.start), at(interval.end), formatDuration(double(interval.end - interval.start)));
 }
 
+void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording)
+{
+    if (!now)
+        return; // a job whose status does not give its clock
+    const bool active[2] = {appPaused, notRecording};
+    bool changed = false;
+    for (int kind = 0; kind < 2; kind++) {
+        int &open = m_openPeriod[kind];
+        if (active[kind] && open < 0) {
+            Period period;
+            period.kind = Period::Kind(kind);
+            period.from = lastEvent && lastEvent <= now ? lastEvent : now;
+            if (m_lastObservation && m_lastObservation <= now)
+                period.from = std::max(period.from, m_lastObservation);
+            period.to = now;
+            period.open = true;
+            m_periods.push_back(period);
+            open = int(m_periods.size()) - 1;
+            changed = true;
+        } else if (open >= 0) {
+            m_periods[open].to = std::max(m_periods[open].to, now);
+            if (!active[kind]) {
+                m_periods[open].open = false;
+                open = -1;
+            }
+            changed = true;
+        }
+    }
+    m_lastObservation = now;
+    if (changed)
+        emit dataChanged();
+}
+
+QString TimelineModel::periodText(const Period &period) const
+{
+    const double end = double(period.to) - double(m_origin);
+    return tr("%1 from %2 to %3%4 (as the status showed it, to about a second)")
+        .arg(period.kind == Period::AppPaused ? tr("application paused") : tr("not recording"),
+             formatTime(double(period.from) - double(m_origin), 1e6, end), formatTime(end, 1e6, end),
+             period.open ? tr(" and on") : QString());
+}
+
 int TimelineModel::rowInSlot(int slot) const
 {
     return slot >= 0 && slot < m_slotRow.size() ? m_slotRow[slot] : -1;
@@ -688,6 +730,9 @@ void TimelineModel::clear()
     m_forward.clear();
     m_filter.clear();
     m_rankFirst = m_rankCount = 0;
+    m_periods.clear();
+    m_openPeriod[0] = m_openPeriod[1] = -1;
+    m_lastObservation = 0;
     m_legend.clear();
     m_hasEvents = false;
     m_intervals.clear();

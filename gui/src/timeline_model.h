@@ -25,6 +25,8 @@
 #include <QObject>
 #include <QVector>
 
+#include <vector>
+
 class TimelineModel : public QObject
 {
     Q_OBJECT
@@ -258,6 +260,23 @@ class TimelineModel : public QObject
         return m_eventsTruncated;
     }
     QString intervalText(const Interval &interval) const;
+    // ---- steering periods: what the viewer saw of the application pause and of recording ----
+    struct Period {
+        enum Kind { AppPaused, NotRecording } kind = AppPaused;
+        quint64 from = 0, to = 0;
+        bool open = false; // still going at the last status
+    };
+    // Takes one full status answer: its clock (`now`, the job's clock), the newest event held (an upper
+    // bound of where a pause began: nothing is recorded while paused) and the states. A period begins
+    // at the later of that event and the last status that did not show it, and ends at the first status
+    // that no longer shows it; so it is as exact as the status period (1 s) allows, never longer.
+    void observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording);
+    const std::vector<Period> &periods() const
+    {
+        return m_periods;
+    }
+    QString periodText(const Period &period) const;
+
     // Times in tooltips and on the axis are shown relative to this (the job's start).
     void setOrigin(quint64 origin)
     {
@@ -296,6 +315,9 @@ class TimelineModel : public QObject
     QString m_partialText;
     QVector<Legend> m_legend;
     QVector<Window> m_back, m_forward;
+    std::vector<Period> m_periods; // (QVector<Period>::append trips GCC 12's -Wstringop-overflow)
+    int m_openPeriod[2] = {-1, -1};
+    quint64 m_lastObservation = 0;
     int m_totalRanks = 0, m_rankFirst = 0, m_rankCount = 0; // m_rankCount 0: every selected rank
     QVector<QPair<int, int>> m_filter;                      // empty: every rank
     QHash<QString, QString> m_roles;

@@ -57,6 +57,11 @@ QColor TimelineView::functionColor(const QString &name)
     return QColor::fromHsv(hue, saturation, value);
 }
 
+QColor TimelineView::periodColor(int kind)
+{
+    return kind == TimelineModel::Period::AppPaused ? QColor(60, 60, 60, 70) : QColor(200, 0, 0, 45);
+}
+
 void TimelineView::setColourByFunction(bool byFunction)
 {
     m_byFunction = byFunction;
@@ -168,6 +173,16 @@ void TimelineView::paintEvent(QPaintEvent *)
         drawEvents(painter, plot);
     else
         drawBins(painter, plot);
+    // Steering periods as a veil over every row: what the ranks did there was waiting, not their work.
+    for (const auto &period : m_model->periods()) {
+        const double x0 = std::max(double(plot.left()), xOf(period.from));
+        const double x1 = std::min(double(plot.right()), xOf(period.to));
+        if (x1 <= x0)
+            continue;
+        const QRectF band(x0, plot.top(), std::max(1.0, x1 - x0), plot.height());
+        painter.fillRect(band, periodColor(period.kind));
+        painter.fillRect(band, QBrush(periodColor(period.kind).darker(200), Qt::Dense7Pattern));
+    }
     painter.restore();
     // rank labels, one per slot (as many as fit)
     const double rowHeight = slotHeight(plot);
@@ -485,6 +500,15 @@ QString TimelineView::tooltipAt(const QPoint &pos) const
         return QString();
     const int row = m_model->rowInSlot(slot);
     const quint64 time = timeAt(pos.x());
+    QString steering;
+    for (const auto &period : m_model->periods())
+        if (period.from <= time && time <= period.to)
+            steering += QLatin1Char('\n') + m_model->periodText(period);
+    return tooltipOfData(pos, slot, row, time) + steering;
+}
+
+QString TimelineView::tooltipOfData(const QPoint &pos, int slot, int row, quint64 time) const
+{
     if (m_model->hasEvents() && m_model->wantsEvents()) {
         // The instance drawn under the pointer: the deepest whose (inset) strip holds the point, so a
         // parent's strip above or below its child shows the parent.

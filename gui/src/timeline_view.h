@@ -3,8 +3,9 @@
 // dragged range with the right button (or Shift + left) zooms to it, dragging with the left button
 // pans, a double click shows everything held. Keys: + / − zoom, ← → pan, ↑ ↓ PgUp PgDn scroll the
 // ranks, Ctrl + + / − zoom the ranks, Home shows everything, Alt + ← / → (or Backspace) go back and
-// forward in the history of windows. Hover shows region, rank and times. Nothing is drawn over the
-// data but the selection being dragged; modeText() says what is shown, for a label beside it.
+// forward in the history of windows. Hover shows region, rank and times. Over the data only the
+// steering periods (application paused, recording off: a veil over every row) and the selection being
+// dragged are drawn; modeText() says what is shown, for a label beside it.
 #pragma once
 
 #include "timeline_model.h"
@@ -18,6 +19,8 @@ class TimelineView : public QWidget
     explicit TimelineView(TimelineModel *model, QWidget *parent = nullptr);
 
     static QColor roleColor(const QString &role);
+    // The veil of a steering period (TimelineModel::Period::Kind) over the rows.
+    static QColor periodColor(int kind);
     // A colour per function, the same in every run and session (from the name alone).
     static QColor functionColor(const QString &name);
     // Colours by function (true) or by role (false, the default).
@@ -69,6 +72,7 @@ class TimelineView : public QWidget
     double xOf(quint64 time) const;
     quint64 timeAt(int x) const;
     int slotAt(int y) const;
+    QString tooltipOfData(const QPoint &pos, int slot, int row, quint64 time) const;
     int rowAt(int y) const;
     int slotOfRank(int rank) const;
     double slotHeight(const QRect &plot) const;

@@ -216,8 +216,12 @@ void Viewer::onReplied(quint32 id, const QString &view, const Records &records)
     if (view == QLatin1String("status")) {
         if (id == m_statusInFlight)
             m_statusInFlight = 0;
-        if (m_status.applyReply(records))
+        if (m_status.applyReply(records)) {
             m_statusReplies++;
+            m_timeline.observeSteering(m_status.now(), m_status.lastTime(),
+                                       m_status.appState() == QLatin1String("paused"),
+                                       m_status.recording() == QLatin1String("off"));
+        }
         return;
     }
     if (view == QLatin1String("timeline")) {
@@ -373,5 +377,10 @@ QMap<QString, QString> Viewer::state() const
     s[QStringLiteral("history_back")] = num(m_timeline.historyDepth());
     s[QStringLiteral("overview_replies")] = num(m_overviewReplies);
     s[QStringLiteral("overview_columns")] = num(m_overview.columns());
+    int paused = 0, notRecording = 0;
+    for (const auto &period : m_timeline.periods())
+        (period.kind == TimelineModel::Period::AppPaused ? paused : notRecording)++;
+    s[QStringLiteral("paused_periods")] = num(paused);
+    s[QStringLiteral("not_recording_periods")] = num(notRecording);
     return s;
 }

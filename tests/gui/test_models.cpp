@@ -517,6 +517,33 @@ class TestModels : public QObject
         Q_UNUSED(to);
     }
 
+    // What the viewer saw of pauses and recording becomes periods on the job's time axis: from the
+    // later of the newest event held and the last status without it, to the first status without it.
+    void steeringPeriods()
+    {
+        TimelineModel model;
+        QSignalSpy changed(&model, &TimelineModel::dataChanged);
+        model.observeSteering(0, 0, true, false); // a job that does not give its clock: nothing
+        QVERIFY(model.periods().empty());
+        model.observeSteering(1000, 900, true, false); // --start-paused: paused at the first status
+        QCOMPARE(model.periods().size(), size_t(1));
+        QCOMPARE(model.periods()[0].from, quint64(900));
+        QVERIFY(model.periods()[0].open);
+        model.observeSteering(2000, 900, true, false);
+        QCOMPARE(model.periods()[0].to, quint64(2000));
+        model.observeSteering(3000, 2950, false, false); // resumed
+        QVERIFY(!model.periods()[0].open);
+        QCOMPARE(model.periods()[0].to, quint64(3000));
+        model.observeSteering(4000, 3900, false, true); // recording off: began after the last status
+        QCOMPARE(model.periods().size(), size_t(2));
+        QCOMPARE(model.periods()[1].kind, TimelineModel::Period::NotRecording);
+        QCOMPARE(model.periods()[1].from, quint64(3900));
+        model.observeSteering(5000, 3900, false, false);
+        QVERIFY(!model.periods()[1].open);
+        QVERIFY(model.periodText(model.periods()[0]).startsWith(QLatin1String("application paused")));
+        QVERIFY(changed.size() >= 5);
+    }
+
     void profileSorting()
     {
         ProfileModel model;

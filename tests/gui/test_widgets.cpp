@@ -257,6 +257,13 @@ class TestWidgets : public QObject
         QVERIFY(view.tooltipAt(QPoint(plot.center().x(), int(plot.top() + slot * 2.5)))
                     .contains(QLatin1String("rank 2")));
         QCOMPARE(view.rankLabels(), QStringList({QStringLiteral("rank 0"), QStringLiteral("rank 2")}));
+        // an application pause is drawn over every row and named on hover
+        model.observeSteering(600000, 550000, true, false);
+        model.observeSteering(800000, 550000, false, false);
+        const int x = int(view.plotRect().left() + 0.7 * view.plotRect().width());
+        QVERIFY2(view.tooltipAt(QPoint(x, plot.top() + 3)).contains(QLatin1String("application paused")),
+                 qPrintable(view.tooltipAt(QPoint(x, plot.top() + 3))));
+        QVERIFY(!view.tooltipAt(QPoint(plot.left() + 5, plot.top() + 3)).contains(QLatin1String("paused")));
         const QString cut = elideToWidth(QStringLiteral("main_loop_of_a_long_name"), view.font(), 60);
         QVERIFY2(cut.endsWith(QStringLiteral("…")), qPrintable(cut));
         QVERIFY(elideToWidth(QStringLiteral("main"), view.font(), 2).isEmpty());

@@ -273,6 +273,10 @@ static void test_status(void **state)
     expect(text, " classes=15 classes_any=15 ");
     expect(text, " classes=7 classes_any=15 ");
     assert_non_null(strstr(strstr(text, "summary "), " classes=7 classes_any=15 "));
+    /* the answering place's clock, to place what a client saw on the job's time axis */
+    const char *now = strstr(strstr(text, "summary "), " now=");
+    assert_non_null(now);
+    assert_true(strtoull(now + strlen(" now="), NULL, 10) > 0);
     /* one line per rank: 36 events over 4 ranks; rank 3 is paused and does not record */
     expect(text, "rank rank=0 place=0 events_held=");
     expect(text, "rank rank=2 place=1 events_held=");

@@ -25,7 +25,9 @@
  *           buffer_budget=G fill=F structure_bytes=S events_received=N events_held=H
  *           events_reduced=D reductions=K dropped_events=X dropped_<cause>=D (as for places) blocked_ns=W
  *           intrusion_ns=I recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
- *           ranks_paused=k ranks_finished=k classes=BITS classes_any=BITS first_time=T0 last_time=T1
+ *           ranks_paused=k ranks_finished=k classes=BITS classes_any=BITS first_time=T0 last_time=T1 now=T
+ *           (now: the answering place's clock when the answer was made, so a client can place what it
+ *           saw — a pause, recording off — on the job's time axis)
  *   rank rank=R place=P events_held=H events_received=N buffer_used=U intrusion_ns=I recording=on|off
  *        app_state=running|paused|finished          (one per application rank, after the places)
  * recording and app_state look only at ranks still running (not finished): "on"/"running" when all of
@@ -35,11 +37,15 @@
  * first_time/last_time are omitted when nothing was received. structure_bytes is the memory of the
  * traces' task activity graphs (otfx/structure.h), which the buffer budget does not include.
  */
+/* clock_gettime(CLOCK_MONOTONIC), the places' clock, is POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <otfx/analysis.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define STATUS_MAGIC 0x36415453u /* "STA6" */
 
@@ -514,6 +520,9 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
         otfx_kv_u64(reply, "first_time", total[F_FIRST_TIME]);
         otfx_kv_u64(reply, "last_time", total[F_LAST_TIME]);
     }
+    struct timespec now;
+    if (clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+        otfx_kv_u64(reply, "now", (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
     otfx_kv_end(reply);
     free_entries(e, n);
     bool failed = reply->failed || scratch.failed;
