@@ -692,6 +692,10 @@ void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaus
             changed = true;
         } else if (open >= 0) {
             m_periods[open].to = std::max(m_periods[open].to, now);
+            // Events recorded before the pause may arrive late (ranks send full batches): the newest
+            // one held moves the period's start later, never earlier.
+            if (active[kind] && lastEvent > m_periods[open].from && lastEvent <= now)
+                m_periods[open].from = lastEvent;
             if (!active[kind]) {
                 m_periods[open].open = false;
                 open = -1;

@@ -529,8 +529,9 @@ class TestModels : public QObject
         QCOMPARE(model.periods().size(), size_t(1));
         QCOMPARE(model.periods()[0].from, quint64(900));
         QVERIFY(model.periods()[0].open);
-        model.observeSteering(2000, 900, true, false);
+        model.observeSteering(2000, 950, true, false); // a late batch: recorded before the pause
         QCOMPARE(model.periods()[0].to, quint64(2000));
+        QCOMPARE(model.periods()[0].from, quint64(950));
         model.observeSteering(3000, 2950, false, false); // resumed
         QVERIFY(!model.periods()[0].open);
         QCOMPARE(model.periods()[0].to, quint64(3000));
