@@ -121,11 +121,6 @@ int TimelineView::slotAt(int y) const
     return std::min(slotTotal - 1, int(double(y - plot.top()) / plot.height() * slotTotal));
 }
 
-int TimelineView::rowAt(int y) const
-{
-    return m_model->rowInSlot(slotAt(y));
-}
-
 int TimelineView::slotOfRank(int rank) const
 {
     const auto &rows = m_model->rows();

@@ -73,7 +73,6 @@ class TimelineView : public QWidget
     quint64 timeAt(int x) const;
     int slotAt(int y) const;
     QString tooltipOfData(const QPoint &pos, int slot, int row, quint64 time) const;
-    int rowAt(int y) const;
     int slotOfRank(int rank) const;
     double slotHeight(const QRect &plot) const;
     QRectF intervalRect(const TimelineModel::Interval &interval, const QRect &plot) const;
