@@ -50,11 +50,18 @@ QColor TimelineView::functionColor(const QString &name)
         hash ^= quint8(c);
         hash *= 16777619u;
     }
-    // 24 hues 15° apart in two shades: 48 colours that stay apart, chosen by the name alone.
-    const int hue = int(hash % 24u) * 15;
-    const bool dark = (hash / 24u) % 2u;
-    const int saturation = dark ? 220 : 150;
-    const int value = dark ? 170 : 235;
+    // A final mix (MurmurHash3's), as names differing in a few letters differ in few bits of FNV's low
+    // ones; then 30 hues 12° apart in three shades: 90 colours, chosen by the name alone.
+    hash ^= hash >> 16;
+    hash *= 0x85ebca6bu;
+    hash ^= hash >> 13;
+    hash *= 0xc2b2ae35u;
+    hash ^= hash >> 16;
+    static const int saturations[3] = {200, 230, 110}, values[3] = {230, 160, 245};
+    const int hue = int(hash % 30u) * 12;
+    const int shade = int((hash / 30u) % 3u);
+    const int saturation = saturations[shade];
+    const int value = values[shade];
     return QColor::fromHsv(hue, saturation, value);
 }
 
