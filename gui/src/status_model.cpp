@@ -141,11 +141,3 @@ QString StatusModel::commonStrategy() const
                ? QString()
                : all;
 }
-
-int StatusModel::commonClasses() const
-{
-    if (!m_summary.has("classes"))
-        return -1; // a job whose status does not say
-    const quint64 every = m_summary.u64("classes"), some = m_summary.u64("classes_any", every);
-    return every == some ? int(every) : -1;
-}

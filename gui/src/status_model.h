@@ -96,8 +96,6 @@ class StatusModel : public QAbstractTableModel
     }
     // The reduction strategy every place uses, empty when they differ or none is known.
     QString commonStrategy() const;
-    // The event classes every running rank records (OTFX_STEER_* bits), -1 when unknown or mixed.
-    int commonClasses() const;
     // Strategies of the places, joined ("ring" or "ring, time").
     QString strategies() const;
     // One line for the status bar's buffer item: per place "fill% strategy".

@@ -59,10 +59,6 @@ class Viewer : public QObject
     // Connects to the newest session file of sessionDirectory() now if there is one (true), else looks
     // again every half second until one appears or a connection is made another way.
     bool discover();
-    bool discovering() const
-    {
-        return m_discovery.isActive();
-    }
     const SessionInfo &session() const
     {
         return m_session;

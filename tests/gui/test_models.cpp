@@ -489,7 +489,6 @@ class TestModels : public QObject
         model.setTotalRanks(64);
         QVERIFY(model.applyTimeline(reply("timeline")));
         QVERIFY(!model.canGoBack());
-        const quint64 from = model.from(), to = model.to();
         model.zoom(0.5, 0.5);
         const quint64 zoomedFrom = model.from();
         model.setRankWindow(8, 8);
@@ -513,8 +512,6 @@ class TestModels : public QObject
         QVERIFY(model.showingAll());
         model.back();
         QVERIFY(!model.showingAll());
-        Q_UNUSED(from);
-        Q_UNUSED(to);
     }
 
     // What the viewer saw of pauses and recording becomes periods on the job's time axis: from the
