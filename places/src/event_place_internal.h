@@ -83,6 +83,9 @@ struct place_stream {
     struct trigger_stack *trigger_stack; /* triggers.c: the open regions while a trigger is armed */
 };
 
+/* served_rank.events_per_s is measured over this many one-second samples */
+#define RATE_SAMPLES 10
+
 struct served_rank {
     int rank;
     struct place_stream **streams; /* indexed by thread; NULL until the thread's first batch */
@@ -133,8 +136,11 @@ struct served_rank {
     /* Steering (batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
      * depth 0 in its other threads' streams are dropped and counted too. */
     bool recording_resumed;
-    /* events/s over the last second (place_loop.c samples the traces' events_received once a second) */
-    uint64_t rate_mark_events, events_per_s;
+    /* events/s over the last RATE_SAMPLES samples (one a second): a rank's batches arrive in bursts
+     * (one per ~100 KiB), so a one-second rate reads 0 between them although the rank records */
+    uint64_t rate_events[RATE_SAMPLES], rate_times[RATE_SAMPLES];
+    uint32_t rate_next, rate_count;
+    uint64_t events_per_s;
     /* The rank's process, from its clock pings: watched while it runs when it shares this node
      * (rank_deaths.c, place_watch_ranks). */
     int pid;
