@@ -9,7 +9,9 @@
 ! rank once, so every rank, rank 0 included, must hold size * (size + 1) / 2. --corrupt makes the last
 ! rank add one too much in the first step of the first iteration.
 !
-! Options: --iterations N (default 10), --seconds S (default 0), --corrupt. Every rank prints
+! Options: --iterations N (default 10), --seconds S (default 0), --corrupt, and for the trigger tests
+! --marker-at K: the last rank calls otfx_trigger('ring-check') after iteration K (only in the build
+! fortran_ring_marked, preprocessed with OTFX_MARKERS and linked with libotfx-capture). Every rank prints
 ! "fortran_ring: rank RANK checksum N" (the tokens it received, in order, folded into one number: the same
 ! in every correct run of as many iterations) and, last, "expected-calls: RANK MPI_...=COUNT ..." with the
 ! MPI calls it made, sorted by name.
@@ -85,6 +87,9 @@ program fortran_ring
   use mpi
   use call_count
   use, intrinsic :: iso_fortran_env, only: output_unit, error_unit, int64
+#ifdef OTFX_MARKERS
+  use otfx_f, only: otfx_trigger
+#endif
   implicit none
 
   integer, parameter :: exit_ok = 0, exit_usage = 2, exit_verification_failed = 3
@@ -92,7 +97,7 @@ program fortran_ring
   integer :: ierr, rank, nranks, left, right, step, exit_code
   integer :: failures, total_failures, stop_flag
   integer(int64) :: token, received, expected_sum, checksum
-  integer :: iterations_wanted, iterations
+  integer :: iterations_wanted, iterations, marker_at
   double precision :: seconds_wanted, start, elapsed
   logical :: corrupt, options_ok
   character(len=20) :: number_text
@@ -104,7 +109,7 @@ program fortran_ring
   call count_call('MPI_Comm_size')
   call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
 
-  call parse_options(rank == 0, iterations_wanted, seconds_wanted, corrupt, options_ok)
+  call parse_options(rank == 0, iterations_wanted, seconds_wanted, corrupt, marker_at, options_ok)
   if (.not. options_ok) then
     call finish(exit_usage)
   end if
@@ -144,6 +149,9 @@ program fortran_ring
       failures = failures + 1
     end if
     iterations = iterations + 1
+#ifdef OTFX_MARKERS
+    if (iterations == marker_at .and. rank == nranks - 1) call otfx_trigger('ring-check')
+#endif
 
     ! Rank 0 alone reads the clock; everybody follows its decision.
     if (rank == 0) then
@@ -196,9 +204,9 @@ contains
     stop code, quiet=.true.
   end subroutine finish
 
-  subroutine parse_options(verbose, iterations_out, seconds_out, corrupt_out, ok)
+  subroutine parse_options(verbose, iterations_out, seconds_out, corrupt_out, marker_out, ok)
     logical, intent(in) :: verbose
-    integer, intent(out) :: iterations_out
+    integer, intent(out) :: iterations_out, marker_out
     double precision, intent(out) :: seconds_out
     logical, intent(out) :: corrupt_out, ok
     character(len=256) :: arg, value
@@ -207,6 +215,7 @@ contains
     iterations_out = 10
     seconds_out = 0d0
     corrupt_out = .false.
+    marker_out = 0
     ok = .true.
     i = 1
     do while (i <= command_argument_count())
@@ -224,13 +233,23 @@ contains
         read (value, *, iostat=io_status) seconds_out
         if (io_status /= 0 .or. seconds_out < 0d0 .or. len_trim(value) == 0) ok = .false.
         i = i + 1
+      case ('--marker-at')
+        read (value, *, iostat=io_status) marker_out
+        if (io_status /= 0 .or. marker_out <= 0 .or. len_trim(value) == 0) ok = .false.
+#ifndef OTFX_MARKERS
+        if (verbose) write (error_unit, '(a)') 'fortran_ring: --marker-at needs the build with otfx markers '// &
+          '(fortran_ring_marked)'
+        ok = .false.
+#endif
+        i = i + 1
       case default
         ok = .false.
       end select
       if (.not. ok) then
         if (verbose) then
           write (error_unit, '(a)') "fortran_ring: bad option or value at '"//trim(arg)//"'"
-          write (error_unit, '(a)') 'usage: fortran_ring [--iterations N] [--seconds S] [--corrupt]'
+          write (error_unit, '(a)') 'usage: fortran_ring [--iterations N] [--seconds S] [--corrupt] '// &
+            '[--marker-at K]'
         end if
         return
       end if

@@ -14,7 +14,12 @@
  * Every grid value is then bitwise identical to the parallel one, so the checksum and the residual may
  * only differ by the order of the global sums. --corrupt adds a spurious source to one grid point of the
  * last rank in every iteration (a diffusing error that the boundaries would damp out, were it added once).
+ *
+ * Test option (triggers): --slow-iteration K --slow-ms M makes the last rank sleep M ms in iteration K
+ * before the iteration's MPI_Allreduce, so that every other rank's MPI_Allreduce of that iteration takes
+ * at least that long. The result does not change.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "call_count.h"
 #include "example.h"
 
@@ -26,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NO_INSTRUMENT __attribute__((no_instrument_function))
 
@@ -341,6 +347,36 @@ static bool decompose(int grid_size, int rank, const int dims[2], struct block *
     return true;
 }
 
+/* --slow-iteration K --slow-ms M (the test option above): taken out of argv before the common options. */
+NO_INSTRUMENT static bool take_slow_options(int *argc, char **argv, long *iteration, long *milliseconds)
+{
+    *iteration = 0;
+    *milliseconds = 0;
+    int kept = 1;
+    for (int i = 1; i < *argc; i++) {
+        const bool slow_iteration = strcmp(argv[i], "--slow-iteration") == 0;
+        if (!slow_iteration && strcmp(argv[i], "--slow-ms") != 0) {
+            argv[kept++] = argv[i];
+            continue;
+        }
+        char *end = NULL;
+        const long value = i + 1 < *argc ? strtol(argv[i + 1], &end, 10) : 0;
+        if (!end || *end || value <= 0) {
+            fprintf(stderr, "stencil: '%s' needs a positive whole number\n", argv[i]);
+            return false;
+        }
+        *(slow_iteration ? iteration : milliseconds) = value;
+        i++;
+    }
+    *argc = kept;
+    argv[kept] = NULL;
+    if ((*iteration > 0) != (*milliseconds > 0)) {
+        fprintf(stderr, "stencil: --slow-iteration and --slow-ms go together\n");
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -348,6 +384,9 @@ int main(int argc, char **argv)
     MPI_COUNTED(MPI_Comm_rank, MPI_COMM_WORLD, &rank);
     MPI_COUNTED(MPI_Comm_size, MPI_COMM_WORLD, &size);
 
+    long slow_iteration, slow_ms;
+    if (!take_slow_options(&argc, argv, &slow_iteration, &slow_ms))
+        return call_count_finalize(rank, EXAMPLE_EXIT_USAGE);
     struct example_options options;
     if (!example_parse_options(argc, argv, "stencil", DEFAULT_ITERATIONS, DEFAULT_GRID_SIZE, rank != 0,
                                &options))
@@ -385,6 +424,10 @@ int main(int argc, char **argv)
         /* Rank 0's wish to stop travels in the residual reduction: no extra message per iteration. */
         double local[2] = {stencil_iteration(&b, MPI_COMM_WORLD, corrupt_here), 0.0}, global[2];
         iterations++;
+        if (iterations == slow_iteration && rank == size - 1) {
+            const struct timespec pause = {slow_ms / 1000, (slow_ms % 1000) * 1000000L};
+            nanosleep(&pause, NULL);
+        }
         if (rank == 0) {
             elapsed = MPI_COUNTED_NOARGS(MPI_Wtime) - start;
             local[1] = example_should_stop(&options, iterations, elapsed) ? 1.0 : 0.0;

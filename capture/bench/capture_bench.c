@@ -6,12 +6,15 @@
  *
  * and prints key=value lines (rank 0):
  *
+ *   metrics                    OTFX_METRICS: the metrics read at every recorded event ("none")
  *   user_event_ns              cost per recorded user-function enter or leave in the application
  *                              process, through the real -finstrument-functions hooks: a call of a
  *                              function built with them minus a call of its twin built without, halved
  *                              (best of 3 alternating repetitions of each), timed in bursts of one
  *                              batch that the place takes in between. Includes the timer read, the
  *                              record store and the batch sends, not back-pressure.
+ *   user_event_cpu_ns          the same in the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): robust on a
+ *                              loaded machine, where the wall-clock figures grow with the others' load
  *   user_event_sustained_ns    the same without pauses (best of 5): 40 million events as fast as the
  *                              hooks go, so a place that cannot keep up makes the rank wait
  *                              (back-pressure; the place's report shows it as blocked_ns)
@@ -37,6 +40,15 @@
  *   otf2_event_timed_ns        the OTF2 writer with each timestamp read from the TSC, as a tracer
  *                              writing OTF2 directly pays (best of 3)
  *   user_event_vs_otf2_timed   user_event_ns / otf2_event_timed_ns
+ *   lttng_ust                  the LTTng-UST peer (lttng_peer.c): `enabled`, `disabled` (no LTTng session
+ *                              enables otfx_bench:*) or `absent` (built without liblttng-ust-dev); enabled:
+ *   lttng_ust_event_ns / lttng_ust_event_sustained_ns
+ *                              per tracepoint, measured as user_event_ns and user_event_sustained_ns are
+ *                              per record: the same call with two tracepoints instead of the hooks
+ *   lttng_ust_vs_user_event_sustained  lttng_ust_event_sustained_ns / user_event_sustained_ns
+ *   *_cpu_ns, *_cpu            the same figures in the calling thread's CPU time
+ *                              (CLOCK_THREAD_CPUTIME_ID) instead of elapsed time: on a shared machine the
+ *                              elapsed time also holds the periods the thread was not running
  * The traced/untraced split happens inside one run (PMPI_* bypasses the wrappers), so both sides share
  * the same processes, placement and MPI state.
  */
@@ -58,11 +70,16 @@
 #define PING_PONG_REPETITIONS 5
 #define EVENT_REPETITIONS     5
 
-static double now_ns(void)
+static double read_clock_ns(clockid_t clock)
 {
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    clock_gettime(clock, &now);
     return (double)now.tv_sec * 1e9 + (double)now.tv_nsec;
+}
+
+static double now_ns(void)
+{
+    return read_clock_ns(CLOCK_MONOTONIC);
 }
 
 static void fail_and_abort(const char *what)
@@ -73,6 +90,11 @@ static void fail_and_abort(const char *what)
 }
 
 /* ---- application side ---------------------------------------------------------------------------- */
+
+static double minimum(double a, double b)
+{
+    return a < b ? a : b;
+}
 
 /* One __rdtsc() (the recorder's timer where the CPU has an invariant TSC); 0 without a TSC. */
 static double rdtsc_ns(long calls)
@@ -115,24 +137,83 @@ void capture_bench_plain_call(volatile long *counter);
  * place take the batch: bursts of about one batch (2 000 calls: 4 000 records of 24 bytes) give what
  * recording costs the application while its place keeps up, batch sends included, back-pressure
  * excluded. */
-static double user_call_ns(long calls, long burst, int traced)
+struct per_call {
+    double wall_ns; /* elapsed */
+    double cpu_ns;  /* the calling thread's CPU time: what a shared machine's other load leaves out */
+};
+
+static double thread_cpu_ns(void)
+{
+    return read_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static struct per_call call_ns(void (*call)(volatile long *), long calls, long burst)
 {
     const struct timespec drain = {0, 2 * 1000 * 1000};
     volatile long counter = 0;
-    void (*call)(volatile long *) = traced ? capture_bench_hooked_call : capture_bench_plain_call;
     if (burst <= 0)
         burst = calls;
-    double timed = 0;
+    struct per_call timed = {0, 0};
     long done = 0;
     for (; done + burst <= calls; done += burst) {
-        const double start = now_ns();
+        const double start = now_ns(), cpu_start = thread_cpu_ns();
         for (long i = 0; i < burst; i++)
             call(&counter);
-        timed += now_ns() - start;
+        timed.cpu_ns += thread_cpu_ns() - cpu_start;
+        timed.wall_ns += now_ns() - start;
         if (burst < calls)
             nanosleep(&drain, NULL);
     }
-    return timed / (double)done;
+    return (struct per_call){timed.wall_ns / (double)done, timed.cpu_ns / (double)done};
+}
+
+/* Per event of `traced` (two events per call) against `plain`: the best of `repetitions` alternating
+ * runs of each, wall and CPU time taken separately. */
+static struct per_call event_cost(void (*traced)(volatile long *), long calls, long burst, int repetitions)
+{
+    struct per_call plain = {1e30, 1e30}, with_events = {1e30, 1e30};
+    for (int repetition = 0; repetition < repetitions; repetition++) {
+        const struct per_call untraced = call_ns(capture_bench_plain_call, calls, burst);
+        const struct per_call measured = call_ns(traced, calls, burst);
+        plain = (struct per_call){minimum(plain.wall_ns, untraced.wall_ns),
+                                  minimum(plain.cpu_ns, untraced.cpu_ns)};
+        with_events = (struct per_call){minimum(with_events.wall_ns, measured.wall_ns),
+                                        minimum(with_events.cpu_ns, measured.cpu_ns)};
+    }
+    return (struct per_call){(with_events.wall_ns - plain.wall_ns) / 2,
+                             (with_events.cpu_ns - plain.cpu_ns) / 2};
+}
+
+/* The LTTng-UST peer (lttng_peer.c): the same call with two tracepoints instead of the hooks. */
+#ifdef CAPTURE_BENCH_LTTNG
+void capture_bench_lttng_call(volatile long *counter);
+int capture_bench_lttng_enabled(void);
+#endif
+
+struct lttng_figures {
+    const char *state; /* enabled, or why there is no figure */
+    struct per_call burst, sustained;
+};
+
+/* Per tracepoint, as user_event_ns and user_event_sustained_ns per record: bursts of 2 000 calls with the
+ * consumer draining in between (best of 3), and `calls` calls at once (best of `repetitions`). LTTng's
+ * ring buffer discards what its consumer cannot take (its default): the sustained figure never waits. */
+static struct lttng_figures lttng_ust_ns(long calls, int repetitions)
+{
+    struct lttng_figures figures = {"absent (capture-bench built without liblttng-ust-dev)", {0, 0}, {0, 0}};
+#ifdef CAPTURE_BENCH_LTTNG
+    if (!capture_bench_lttng_enabled()) {
+        figures.state = "disabled (no LTTng session enables otfx_bench:*, docs/benchmarks.md)";
+        return figures;
+    }
+    figures.state = "enabled";
+    call_ns(capture_bench_lttng_call, calls / 10, 0); /* warm up */
+    figures.sustained = event_cost(capture_bench_lttng_call, calls, 0, repetitions);
+    figures.burst = event_cost(capture_bench_lttng_call, calls / 2, 2000, 3);
+#else
+    (void)calls, (void)repetitions;
+#endif
+    return figures;
 }
 
 /* Nanoseconds per MPI_Comm_rank call, through the wrapper (traced) or straight to PMPI (untraced). */
@@ -176,11 +257,6 @@ static double ping_pong_pair_ns(int rank, long rounds, int traced)
         }
     }
     return (now_ns() - start) / (double)rounds / 2;
-}
-
-static double minimum(double a, double b)
-{
-    return a < b ? a : b;
 }
 
 /* One MPI_Allreduce of one element on `comm` (the application ranks), through MPI_* (traced) or
@@ -293,25 +369,17 @@ int main(int argc, char **argv)
     if (calls < 1000)
         fail_and_abort("calls must be at least 1000");
 
-    double user_event_ns = 0, sustained_event_ns = 0, wrapper_event_ns = 0, clock_ns = 0, tsc_ns = 0,
-           otf2_ns = 1e30, otf2_timed_ns = 1e30;
+    double wrapper_event_ns = 0, clock_ns = 0, tsc_ns = 0, otf2_ns = 1e30, otf2_timed_ns = 1e30;
+    struct per_call user_event = {0, 0}, sustained_event = {0, 0};
+    struct lttng_figures lttng = {"", {0, 0}, {0, 0}};
     if (rank == 0) {
         clock_ns = clock_gettime_ns(calls);
         tsc_ns = rdtsc_ns(calls);
-        user_call_ns(calls / 10, 0, 0); /* warm up */
-        user_call_ns(calls / 10, 0, 1);
-        double plain = 1e30, hooked = 1e30, untraced = 1e30, traced = 1e30;
-        for (int repetition = 0; repetition < EVENT_REPETITIONS; repetition++) {
-            plain = minimum(plain, user_call_ns(calls, 0, 0));
-            hooked = minimum(hooked, user_call_ns(calls, 0, 1));
-        }
-        sustained_event_ns = (hooked - plain) / 2;
-        plain = hooked = 1e30;
-        for (int repetition = 0; repetition < 3; repetition++) {
-            plain = minimum(plain, user_call_ns(calls / 2, 2000, 0));
-            hooked = minimum(hooked, user_call_ns(calls / 2, 2000, 1));
-        }
-        user_event_ns = (hooked - plain) / 2;
+        call_ns(capture_bench_plain_call, calls / 10, 0); /* warm up */
+        call_ns(capture_bench_hooked_call, calls / 10, 0);
+        sustained_event = event_cost(capture_bench_hooked_call, calls, 0, EVENT_REPETITIONS);
+        user_event = event_cost(capture_bench_hooked_call, calls / 2, 2000, 3);
+        double untraced = 1e30, traced = 1e30;
         comm_rank_ns(calls / 10, 0);
         comm_rank_ns(calls / 10, 1);
         for (int repetition = 0; repetition < EVENT_REPETITIONS; repetition++) {
@@ -319,6 +387,7 @@ int main(int argc, char **argv)
             traced = minimum(traced, comm_rank_ns(calls, 1));
         }
         wrapper_event_ns = (traced - untraced) / 2;
+        lttng = lttng_ust_ns(calls, EVENT_REPETITIONS);
     }
 
     const long rounds = calls / 40;
@@ -349,10 +418,13 @@ int main(int argc, char **argv)
             otf2_ns = minimum(otf2_ns, otf2_event_ns(calls, 0));
         for (int repetition = 0; repetition < 3; repetition++)
             otf2_timed_ns = minimum(otf2_timed_ns, otf2_event_ns(calls, 1));
+        const double user_event_ns = user_event.wall_ns;
         printf("user_event_ns=%.1f\n", user_event_ns);
+        printf("user_event_cpu_ns=%.1f\n", user_event.cpu_ns);
         printf("user_event_method=-finstrument-functions call minus uninstrumented call, per ENTER or LEAVE "
                "record\n");
-        printf("user_event_sustained_ns=%.1f\n", sustained_event_ns);
+        printf("user_event_sustained_ns=%.1f\n", sustained_event.wall_ns);
+        printf("user_event_sustained_cpu_ns=%.1f\n", sustained_event.cpu_ns);
         printf("mpi_wrapper_event_ns=%.1f\n", wrapper_event_ns);
         printf("clock_gettime_ns=%.1f\n", clock_ns);
         printf("rdtsc_ns=%.1f\n", tsc_ns);
@@ -368,6 +440,17 @@ int main(int argc, char **argv)
         printf("user_event_vs_otf2=%.2f\n", user_event_ns / otf2_ns);
         printf("otf2_event_timed_ns=%.1f\n", otf2_timed_ns);
         printf("user_event_vs_otf2_timed=%.2f\n", user_event_ns / otf2_timed_ns);
+        printf("lttng_ust=%s\n", lttng.state);
+        if (lttng.sustained.wall_ns > 0) {
+            printf("lttng_ust_event_ns=%.1f\n", lttng.burst.wall_ns);
+            printf("lttng_ust_event_cpu_ns=%.1f\n", lttng.burst.cpu_ns);
+            printf("lttng_ust_event_sustained_ns=%.1f\n", lttng.sustained.wall_ns);
+            printf("lttng_ust_event_sustained_cpu_ns=%.1f\n", lttng.sustained.cpu_ns);
+            printf("lttng_ust_vs_user_event_sustained=%.2f\n",
+                   lttng.sustained.wall_ns / sustained_event.wall_ns);
+            printf("lttng_ust_vs_user_event_sustained_cpu=%.2f\n",
+                   lttng.sustained.cpu_ns / sustained_event.cpu_ns);
+        }
         printf("target_user_event_40ns=%s\n", user_event_ns <= 40 ? "met" : "missed");
         printf("target_user_event_0.3_otf2=%s\n", user_event_ns <= 0.3 * otf2_ns ? "met" : "missed");
         fflush(stdout);

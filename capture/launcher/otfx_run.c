@@ -25,6 +25,7 @@
  */
 #include "filter_file.h"
 #include "metric_table.h"
+#include <otfx/trigger.h>
 
 #include <otfx/settings.h>
 #include <otfx/tbon.h>
@@ -131,6 +132,10 @@ static const char *setting_minimum(otfx_setting id, char *text, size_t capacity)
     "                          %s); a query that needs more is refused as too large (OTFX_QUERY_MEMORY)\n"   \
     "  --module-timeout S      time limit of an analysis module's call, in seconds (default %s): a leaf,\n"  \
     "                          merge or load over it is answered with an error (OTFX_MODULE_TIMEOUT)\n"      \
+    "  --trigger SPEC          a trigger: when its condition holds on the incoming events the job acts,\n"   \
+    "                          e.g. 'duration(MPI_Allreduce) > 50ms => pause-app, snapshot(-1s) to DIR,\n"   \
+    "                          notify' (repeatable; grammar in docs/usage.md, \"Triggers\"; checked here,\n" \
+    "                          an error says where) (OTFX_TRIGGERS)\n"                                       \
     "  --mpiexec PATH          the mpiexec to run (default: the one found at build time)\n"                  \
     "  --dry-run               print the mpiexec command instead of running it\n"                            \
     "  -h, --help              this text\n"                                                                  \
@@ -184,6 +189,7 @@ struct run_options {
     char *filter;               /* absolute path of --filter's file, NULL without */
     const char *query_memory;   /* as given (checked) */
     const char *module_timeout; /* as given (checked) */
+    char *triggers;             /* OTFX_TRIGGERS: every --trigger (checked), separated by ';'; NULL without */
     const char *mpiexec;
     char **program; /* PROGRAM ARGS..., NULL-terminated (argv's tail) */
 };
@@ -243,19 +249,38 @@ static char *existing_directory(const char *option, const char *path)
 /* `--metrics help`: the table, with what this machine can count of it. */
 static void list_metrics(void)
 {
-    static const char *const sources[] = {"perf software", "perf hardware", "getrusage"};
+    static const char *const sources[] = {"perf software", "perf hardware", "getrusage", "PAPI"};
     struct stat pmu;
     const bool has_pmu = stat("/sys/bus/event_source/devices/cpu", &pmu) == 0;
-    printf("%-20s %-8s %-14s %s\n", "METRIC", "UNIT", "SOURCE", "WHAT");
+    printf("%-20s %-12s %-14s %s\n", "METRIC", "UNIT", "SOURCE", "WHAT");
     for (size_t i = 0; i < otfx_metric_count(); i++) {
         const struct otfx_metric_info *m = otfx_metric_at(i);
-        printf("%-20s %-8s %-14s %s%s\n", m->name, m->unit, sources[m->source], m->help,
+        printf("%-20s %-12s %-14s %s%s\n", m->name, m->unit, sources[m->source], m->help,
                m->source == OTFX_METRIC_PERF_HARDWARE && !has_pmu ? " (not on this machine: no hardware PMU)"
                                                                   : "");
     }
     printf("At most %d at once. Hardware events need a PMU (/sys/bus/event_source/devices/cpu); a metric a\n"
            "rank cannot count is left out and said on its stderr.\n",
            OTFX_METRICS_AT_ONCE);
+}
+
+/* --trigger SPEC: checked with the places' parser (an error names the column), appended to OTFX_TRIGGERS. */
+static void add_trigger(struct run_options *options, const char *spec)
+{
+    otfx_trigger_spec parsed;
+    size_t column = 0;
+    char why[256];
+    if (strchr(spec, ';'))
+        usage_error("--trigger '%s': one trigger per --trigger (';' separates them in OTFX_TRIGGERS)", spec);
+    if (!otfx_trigger_parse(spec, &parsed, &column, why, sizeof(why)))
+        usage_error("--trigger '%s': at column %zu: %s\n  %s\n  %*s^", spec, column, why, spec,
+                    (int)column - 1, "");
+    const size_t had = options->triggers ? strlen(options->triggers) : 0;
+    char *joined = realloc(options->triggers, had + strlen(spec) + 2);
+    if (!joined)
+        usage_error("out of memory");
+    snprintf(joined + had, strlen(spec) + 2, "%s%s", had ? ";" : "", spec);
+    options->triggers = joined;
 }
 
 static void parse_options(int argc, char **argv, struct run_options *options)
@@ -381,6 +406,8 @@ static void parse_options(int argc, char **argv, struct run_options *options)
                 usage_error(
                     "--module-timeout needs seconds above 0 (at most 1000000) such as 10 or 0.5, not '%s'",
                     options->module_timeout);
+        } else if (matches(argument, "--trigger")) {
+            add_trigger(options, option_value(argc, argv, &i, "--trigger"));
         } else if (matches(argument, "--mpiexec")) {
             options->mpiexec = option_value(argc, argv, &i, "--mpiexec");
         } else if (strcmp(argument, "--dry-run") == 0) {
@@ -1023,7 +1050,8 @@ int main(int argc, char **argv)
     size_t program_args = 0;
     while (options.program[program_args])
         program_args++;
-    const char **command = calloc(64 + program_args, sizeof(char *));
+    /* mpiexec's own arguments, a -genv for every setting (3 words each) and the guard */
+    const char **command = calloc(128 + program_args, sizeof(char *));
     if (!command) {
         fputs("otfx-run: out of memory\n", stderr);
         return 1;
@@ -1077,6 +1105,8 @@ int main(int argc, char **argv)
         GENV("OTFX_QUERY_MEMORY", options.query_memory);
     if (options.module_timeout)
         GENV("OTFX_MODULE_TIMEOUT", options.module_timeout);
+    if (options.triggers)
+        GENV("OTFX_TRIGGERS", options.triggers);
     if (!getenv("MPIR_CVAR_POLLS_BEFORE_YIELD"))
         GENV("MPIR_CVAR_POLLS_BEFORE_YIELD", "10");
 #undef GENV
@@ -1099,6 +1129,7 @@ int main(int argc, char **argv)
     free(self);
     free(capture);
     free(options.filter);
+    free(options.triggers);
     free(options.session_dir);
     free(options.snapshot_dir);
     return status;

@@ -29,6 +29,7 @@
  */
 #include "control.h"
 #include "clock_sync.h"
+#include "metrics.h"
 #include "nesting.h"
 #include "recorder.h"
 #include "steered.h"
@@ -76,6 +77,9 @@ static uint64_t next_clock_sync = UINT64_MAX; /* ticks */
 static atomic_uint flush_generation;
 static _Thread_local unsigned flushed_generation;
 static _Atomic uint64_t everyone_checks_until; /* ticks */
+/* FLUSH_EVERY: the period in ticks (0: none) and when the next one is due. */
+static _Atomic uint64_t flush_period;
+static _Atomic uint64_t next_periodic_flush;
 
 static void post_receive(void)
 {
@@ -98,6 +102,19 @@ static void answer(const struct capture_control *command)
     reply.state = state_bits();
     reply.classes = enabled_classes;
     /* 32 bytes: eager, PMPI_Send returns at once. */
+    PMPI_Send(&reply, (int)sizeof(reply), MPI_BYTE, control_place, CAPTURE_CONTROL_TAG, capture_tool_comm);
+}
+
+/* SET_METRICS, PROBE_METRICS: the answer says what the rank counts and why it cannot count the rest. */
+static void answer_metrics(const struct capture_control *command)
+{
+    struct capture_metrics_answer reply;
+    memset(&reply, 0, sizeof reply);
+    reply.control = *command;
+    reply.control.state = state_bits();
+    reply.control.classes = enabled_classes;
+    capture_metrics_probe(command->command == CAPTURE_CONTROL_PROBE_METRICS ? command->argument : 0, &reply);
+    /* under 200 bytes: eager, PMPI_Send returns at once */
     PMPI_Send(&reply, (int)sizeof(reply), MPI_BYTE, control_place, CAPTURE_CONTROL_TAG, capture_tool_comm);
 }
 
@@ -131,7 +148,7 @@ static bool valid(const struct capture_control *message, int bytes)
 {
     return bytes == (int)sizeof(*message) && message->magic == CAPTURE_BATCH_MAGIC &&
            message->version == CAPTURE_BATCH_VERSION && message->command >= CAPTURE_CONTROL_RECORD_ON &&
-           message->command <= CAPTURE_CONTROL_FLUSH;
+           message->command <= CAPTURE_CONTROL_LAST;
 }
 
 static void wait_while_paused(void);
@@ -142,6 +159,14 @@ static void block_other_threads(void)
 {
     atomic_store(&app_paused, true);
     __atomic_store_n(&capture_check_deadline, 0, __ATOMIC_SEQ_CST);
+}
+
+/* FLUSH on this thread (its batch now) and every other recording thread at its next check point. */
+static void flush_everyone(uint64_t now)
+{
+    capture_send_flushed();
+    flushed_generation = atomic_fetch_add(&flush_generation, 1) + 1;
+    atomic_store(&everyone_checks_until, now + 2 * poll_interval);
 }
 
 /* Carries out one command; APP_PAUSE blocks here when `may_block`, else waits for the next check point. */
@@ -182,10 +207,22 @@ static void carry_out(const struct capture_control *command, bool may_block)
         apply_state(capture_recording, (uint32_t)command->argument, CAPTURE_RECORDING_COMMAND, now);
         break;
     case CAPTURE_CONTROL_FLUSH:
-        capture_send_flushed();
-        flushed_generation = atomic_fetch_add(&flush_generation, 1) + 1;
-        atomic_store(&everyone_checks_until, now + 2 * poll_interval);
+        flush_everyone(now);
         break;
+    case CAPTURE_CONTROL_SET_METRICS:
+        capture_metrics_select(command->argument);
+        answer_metrics(command);
+        return;
+    case CAPTURE_CONTROL_PROBE_METRICS:
+        answer_metrics(command);
+        return;
+    case CAPTURE_CONTROL_FLUSH_EVERY: {
+        const struct capture_clock_calibration clock = capture_timer_calibration();
+        const double ticks = (double)command->argument / (clock.ns_per_tick > 0 ? clock.ns_per_tick : 1.0);
+        atomic_store(&flush_period, command->argument ? (uint64_t)ticks + 1 : 0);
+        atomic_store(&next_periodic_flush, now + atomic_load(&flush_period));
+        break;
+    }
     }
     answer(command);
 }
@@ -328,6 +365,11 @@ static void check_inside(uint64_t now, bool mpi_call)
         if (now >= next_clock_sync && !atomic_load(&app_paused)) /* paused in a guard: nothing recorded */
             resync_clock(now);
         send_window_notice();
+        const uint64_t period = atomic_load(&flush_period);
+        if (period && now >= atomic_load(&next_periodic_flush)) {
+            atomic_store(&next_periodic_flush, now + period);
+            flush_everyone(now);
+        }
         poll_messages(true);
         if (pause_pending) {
             pause_pending = false;

@@ -54,7 +54,8 @@ struct thread_recorder {
     uint64_t scratch[DROP_SCRATCH_BYTES / sizeof(uint64_t)];
 };
 
-static _Thread_local struct thread_recorder *this_thread;
+/* Read by every record: initial-exec (linkage.h), one %fs-relative load instead of a __tls_get_addr call. */
+static CAPTURE_HOT_THREAD_LOCAL struct thread_recorder *this_thread;
 static struct thread_recorder *all_threads;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t thread_count;
@@ -435,13 +436,34 @@ void capture_collective(int function_id, const struct capture_collective_info *i
     record->sequence = info->sequence;
 }
 
-void capture_user_event_at(enum capture_record_kind kind, const void *address, uint64_t timestamp)
+static __attribute__((noinline)) void user_event_slow(enum capture_record_kind kind, const void *address,
+                                                      uint64_t timestamp)
 {
     struct capture_user_record *record = reserve(sizeof(*record), kind);
     fill_header(&record->header, kind, 0, sizeof(*record), timestamp);
     record->address = (uint64_t)(uintptr_t)address;
     if (__builtin_expect(capture_metrics_on, 0) && kind != CAPTURE_RECORD_NAMED_PHASE)
         write_metrics(0, timestamp);
+}
+
+/* The hooks' record (every instrumented call writes two): the common case — the thread's batch has room,
+ * no metrics, no injected overhead — is a handful of stores with no call and no register saved; anything
+ * else takes user_event_slow, which writes the same record. */
+void capture_user_event_at(enum capture_record_kind kind, const void *address, uint64_t timestamp)
+{
+    struct thread_recorder *recorder = this_thread;
+    if (__builtin_expect(!recorder || recorder->used + sizeof(struct capture_user_record) > recorder->limit ||
+                             capture_injected_overhead_ns != 0 || capture_metrics_on,
+                         0)) {
+        user_event_slow(kind, address, timestamp);
+        return;
+    }
+    struct capture_user_record *record = append(recorder, sizeof(*record));
+    record->header.kind = (uint16_t)kind;
+    record->header.function_id = 0;
+    record->header.size = sizeof(*record);
+    record->header.timestamp = timestamp;
+    record->address = (uint64_t)(uintptr_t)address;
 }
 
 void capture_user_event(enum capture_record_kind kind, const void *address)

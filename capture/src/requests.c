@@ -63,12 +63,13 @@ static size_t table_used;
 static uint64_t next_serial;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static _Thread_local MPI_Request *saved_requests;
-static _Thread_local size_t saved_capacity;
-static _Thread_local MPI_Status *scratch_statuses;
-static _Thread_local size_t scratch_capacity;
-static _Thread_local struct tracked_request *snapshot;
-static _Thread_local size_t snapshot_capacity;
+/* Used by every completion call: initial-exec (linkage.h), no __tls_get_addr call. */
+static CAPTURE_HOT_THREAD_LOCAL MPI_Request *saved_requests;
+static CAPTURE_HOT_THREAD_LOCAL size_t saved_capacity;
+static CAPTURE_HOT_THREAD_LOCAL MPI_Status *scratch_statuses;
+static CAPTURE_HOT_THREAD_LOCAL size_t scratch_capacity;
+static CAPTURE_HOT_THREAD_LOCAL struct tracked_request *snapshot;
+static CAPTURE_HOT_THREAD_LOCAL size_t snapshot_capacity;
 
 /* A thread's scratch copies are freed when it exits (pthread key destructor: it runs in the exiting
  * thread, which still sees its _Thread_local variables). */

@@ -41,8 +41,9 @@
 
 #define NO_INSTRUMENT __attribute__((no_instrument_function))
 
-/* User regions this thread has open in the trace. */
-static _Thread_local uint32_t open_user_regions;
+/* User regions this thread has open in the trace. The hooks' per-thread state is initial-exec
+ * (linkage.h): one %fs-relative load, not a __tls_get_addr call per hook. */
+static CAPTURE_HOT_THREAD_LOCAL uint32_t open_user_regions;
 
 /* ---- filter and throttling ----------------------------------------------------------------------
  * Without OTFX_FILTER and with throttling off (OTFX_THROTTLE=0) the hooks record every call. Otherwise
@@ -65,14 +66,14 @@ struct function_slot {
 
 struct function_table {
     struct function_slot *slots;
-    uint32_t slot_count; /* a power of two */
+    uint64_t *enter_times; /* TIMED_DEPTH: the enter time of each open recorded call, by depth */
+    uint32_t slot_count;   /* a power of two */
     uint32_t used;
 };
 
 enum { TIMED_DEPTH = 256 };
 
-static _Thread_local struct function_table function_table;
-static _Thread_local uint64_t enter_times[TIMED_DEPTH];
+static CAPTURE_HOT_THREAD_LOCAL struct function_table function_table;
 
 static otfx_filter_rule *filter_rules;
 static size_t filter_rule_count;
@@ -148,6 +149,10 @@ NO_INSTRUMENT static bool grow_functions(struct function_table *table)
     struct function_slot *slots = calloc(count, sizeof(*slots));
     if (!slots)
         return false;
+    if (!table->enter_times && !(table->enter_times = calloc(TIMED_DEPTH, sizeof(*table->enter_times)))) {
+        free(slots);
+        return false;
+    }
     for (uint32_t i = 0; i < table->slot_count; i++) {
         if (!table->slots[i].address)
             continue;
@@ -157,7 +162,7 @@ NO_INSTRUMENT static bool grow_functions(struct function_table *table)
         slots[j] = table->slots[i];
     }
     if (!table->slots)
-        free_at_thread_exit();
+        free_at_thread_exit(); /* the slots and the enter times */
     free(table->slots);
     table->slots = slots;
     table->slot_count = count;
@@ -229,6 +234,64 @@ NO_INSTRUMENT static inline uint64_t exit_timestamp(void)
 CAPTURE_EXPORT void __cyg_profile_func_enter(void *function, void *call_site) NO_INSTRUMENT;
 CAPTURE_EXPORT void __cyg_profile_func_exit(void *function, void *call_site) NO_INSTRUMENT;
 
+/* The hooks' paths other than the plain recorded call (a filter or throttling, a check point due): out
+ * of line, so that the common path saves no register and ends in a tail call (as LTTng-UST keeps its
+ * tracepoints' fast path tiny). */
+NO_INSTRUMENT static __attribute__((noinline)) void filtered_enter(void *function)
+{
+    struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, true);
+    if (!slot)
+        return;
+    if (slot->state != FUNCTION_ON) {
+        slot->skipped += slot->state == FUNCTION_THROTTLED;
+        return;
+    }
+    uint64_t now;
+    if (!user_timestamp(&now))
+        return;
+    slot->open++;
+    if (open_user_regions < TIMED_DEPTH)
+        function_table.enter_times[open_user_regions] = now;
+    open_user_regions++;
+    capture_user_event_at(CAPTURE_RECORD_USER_ENTER, function, now);
+}
+
+NO_INSTRUMENT static __attribute__((noinline)) void enter_past_deadline(void *function)
+{
+    uint64_t now;
+    if (!user_timestamp(&now))
+        return;
+    open_user_regions++;
+    capture_user_event_at(CAPTURE_RECORD_USER_ENTER, function, now);
+}
+
+NO_INSTRUMENT static __attribute__((noinline)) void filtered_exit(void *function)
+{
+    struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, false);
+    if (!slot || slot->open == 0)
+        return; /* its enter was not recorded */
+    slot->open--;
+    open_user_regions--;
+    const uint64_t now = exit_timestamp();
+    capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, now);
+    if (throttle_calls && open_user_regions < TIMED_DEPTH) {
+        slot->calls++;
+        slot->total_ns += now - function_table.enter_times[open_user_regions];
+        if (slot->state == FUNCTION_ON && slot->calls > throttle_calls &&
+            capture_ticks_to_ns(slot->total_ns) < (double)throttle_ns * (double)slot->calls) {
+            slot->state = FUNCTION_THROTTLED;
+            capture_throttled(slot->address, slot->calls,
+                              (uint64_t)(capture_ticks_to_ns(slot->total_ns) / (double)slot->calls), 0);
+        }
+    }
+}
+
+NO_INSTRUMENT static __attribute__((noinline)) void exit_past_deadline(void *function)
+{
+    open_user_regions--;
+    capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, exit_timestamp());
+}
+
 NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
 {
     (void)call_site;
@@ -238,26 +301,15 @@ NO_INSTRUMENT void __cyg_profile_func_enter(void *function, void *call_site)
         untraced_user_check();
         return;
     }
-    uint64_t now;
     if (hooks_filtered) {
-        struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, true);
-        if (!slot)
-            return;
-        if (slot->state != FUNCTION_ON) {
-            slot->skipped += slot->state == FUNCTION_THROTTLED;
-            return;
-        }
-        if (!user_timestamp(&now))
-            return;
-        slot->open++;
-        if (open_user_regions < TIMED_DEPTH)
-            enter_times[open_user_regions] = now;
-        open_user_regions++;
-        capture_user_event_at(CAPTURE_RECORD_USER_ENTER, function, now);
+        filtered_enter(function);
         return;
     }
-    if (!user_timestamp(&now))
+    const uint64_t now = capture_now();
+    if (__builtin_expect(now >= capture_deadline(), 0)) {
+        enter_past_deadline(function); /* the check first, then a fresh timestamp */
         return;
+    }
     open_user_regions++;
     capture_user_event_at(CAPTURE_RECORD_USER_ENTER, function, now);
 }
@@ -270,27 +322,16 @@ NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
     if (!capture_records(CAPTURE_CLASS_USER) || open_user_regions == 0)
         return;
     if (hooks_filtered) {
-        struct function_slot *slot = function_slot((uint64_t)(uintptr_t)function, false);
-        if (!slot || slot->open == 0)
-            return; /* its enter was not recorded */
-        slot->open--;
-        open_user_regions--;
-        const uint64_t now = exit_timestamp();
-        capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, now);
-        if (throttle_calls && open_user_regions < TIMED_DEPTH) {
-            slot->calls++;
-            slot->total_ns += now - enter_times[open_user_regions];
-            if (slot->state == FUNCTION_ON && slot->calls > throttle_calls &&
-                capture_ticks_to_ns(slot->total_ns) < (double)throttle_ns * (double)slot->calls) {
-                slot->state = FUNCTION_THROTTLED;
-                capture_throttled(slot->address, slot->calls,
-                                  (uint64_t)(capture_ticks_to_ns(slot->total_ns) / (double)slot->calls), 0);
-            }
-        }
+        filtered_exit(function);
+        return;
+    }
+    const uint64_t now = capture_now();
+    if (__builtin_expect(now >= capture_deadline(), 0)) {
+        exit_past_deadline(function); /* a pause waited for first, then a fresh timestamp */
         return;
     }
     open_user_regions--;
-    capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, exit_timestamp());
+    capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, now);
 }
 
 /* At MPI_Finalize: how many calls each function throttled in this thread skipped. */
@@ -454,6 +495,7 @@ NO_INSTRUMENT static void free_thread_tables(void *unused)
 {
     (void)unused;
     free(function_table.slots);
+    free(function_table.enter_times);
     function_table = (struct function_table){0};
     for (uint32_t i = 0; i < names.slot_count; i++)
         free(names.slots[i].name);
@@ -504,8 +546,9 @@ NO_INSTRUMENT static bool grow_names(struct name_table *table)
 }
 
 /* The id of `name` in this thread's stream, defined (NAME record) on its first use; false when out of
- * memory or when the filter excludes the name (*excluded then says which): the event is not recorded. */
-NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded)
+ * memory or when the filter excludes the name (*excluded then says which): the event is not recorded.
+ * `filtered`: whether the filter applies (not to otfx_trigger's markers). */
+NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded, bool filtered)
 {
     *excluded = false;
     struct name_table *table = &names;
@@ -531,7 +574,7 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded
     uint32_t j = (uint32_t)hash & (table->slot_count - 1);
     while (table->slots[j].name)
         j = (j + 1) & (table->slot_count - 1);
-    if (!filter_includes_name(name)) {
+    if (filtered && !filter_includes_name(name)) {
         table->slots[j] = (struct name_slot){hash, copy, UINT32_MAX, true};
         table->used++;
         *excluded = true;
@@ -547,12 +590,13 @@ NO_INSTRUMENT static bool name_id(const char *name, uint64_t *id, bool *excluded
 CAPTURE_EXPORT void otfx_region_begin(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_region_end(const char *name) NO_INSTRUMENT;
 CAPTURE_EXPORT void otfx_phase(const char *name) NO_INSTRUMENT;
+CAPTURE_EXPORT void otfx_trigger(const char *name) NO_INSTRUMENT;
 
 /* otfx.h regions the filter excluded, open on this thread: bit d of `excluded_regions` says whether the
  * region at depth d (counted over recorded and excluded ones, first 64 levels) was excluded, so that its
  * otfx_region_end is skipped as well. */
-static _Thread_local uint32_t manual_depth;
-static _Thread_local uint64_t excluded_regions;
+static CAPTURE_HOT_THREAD_LOCAL uint32_t manual_depth;
+static CAPTURE_HOT_THREAD_LOCAL uint64_t excluded_regions;
 
 NO_INSTRUMENT void otfx_region_begin(const char *name)
 {
@@ -566,7 +610,7 @@ NO_INSTRUMENT void otfx_region_begin(const char *name)
     }
     if (!user_timestamp(&now))
         return;
-    if (!name_id(name, &id, &excluded)) {
+    if (!name_id(name, &id, &excluded, true)) {
         if (excluded && manual_depth < 64) {
             excluded_regions |= UINT64_C(1) << manual_depth;
             manual_depth++;
@@ -597,7 +641,8 @@ NO_INSTRUMENT void otfx_region_end(const char *name)
     capture_user_event_at(CAPTURE_RECORD_REGION_END, NULL, exit_timestamp());
 }
 
-NO_INSTRUMENT void otfx_phase(const char *name)
+/* A phase marker named `name`; `filtered`: whether the filter may exclude it. */
+NO_INSTRUMENT static void record_phase(const char *name, bool filtered)
 {
     uint64_t id, now;
     if (capture_inside_tool())
@@ -607,7 +652,21 @@ NO_INSTRUMENT void otfx_phase(const char *name)
         return;
     }
     bool excluded;
-    if (!user_timestamp(&now) || !name_id(name, &id, &excluded))
+    if (!user_timestamp(&now) || !name_id(name, &id, &excluded, filtered))
         return;
     capture_user_event_at(CAPTURE_RECORD_NAMED_PHASE, (const void *)(uintptr_t)id, now);
+}
+
+NO_INSTRUMENT void otfx_phase(const char *name)
+{
+    record_phase(name, true);
+}
+
+/* A phase named "trigger:NAME" (OTFX_TRIGGER_MARKER_PREFIX, tbon/include/otfx/trigger.h), which marker(NAME)
+ * triggers at the places look for; the filter does not apply to it. */
+NO_INSTRUMENT void otfx_trigger(const char *name)
+{
+    char marker[256];
+    snprintf(marker, sizeof(marker), "trigger:%s", name ? name : "");
+    record_phase(marker, false);
 }

@@ -1,5 +1,6 @@
 #include "connect_dialog.h"
 
+#include <QDateTime>
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -10,7 +11,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-ConnectDialog::ConnectDialog(const SessionInfo &current, QWidget *parent) : QDialog(parent)
+ConnectDialog::ConnectDialog(const SessionInfo &current, const QString &sessionDirectory, QWidget *parent)
+    : QDialog(parent), m_directory(sessionDirectory)
 {
     setWindowTitle(tr("Connect to an otfx job"));
     auto *layout = new QVBoxLayout(this);
@@ -23,7 +25,7 @@ ConnectDialog::ConnectDialog(const SessionInfo &current, QWidget *parent) : QDia
     auto *sessionRow = new QHBoxLayout;
     sessionRow->addWidget(m_sessionFile);
     auto *newest = new QPushButton(tr("Newest"));
-    newest->setToolTip(tr("The newest otfx-session-*.txt in $OTFX_SESSION_DIR or the working directory"));
+    newest->setToolTip(tr("The newest otfx-session-*.txt in %1").arg(m_directory));
     auto *browse = new QPushButton(tr("Browse…"));
     sessionRow->addWidget(newest);
     sessionRow->addWidget(browse);
@@ -57,30 +59,38 @@ ConnectDialog::ConnectDialog(const SessionInfo &current, QWidget *parent) : QDia
         findNewest();
 }
 
-void ConnectDialog::findNewest()
+bool ConnectDialog::findNewest()
 {
-    const QString dir = defaultSessionDirectory();
-    const QString path = newestSessionFile(dir);
-    if (path.isEmpty())
-        m_message->setText(tr("No otfx-session-*.txt in %1").arg(dir));
-    else {
-        m_sessionFile->setText(path);
-        m_message->clear();
+    const QString path = newestSessionFile(m_directory);
+    const QString when = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
+    m_message->setStyleSheet(path.isEmpty() ? QStringLiteral("color: #b00020") : QString());
+    if (path.isEmpty()) {
+        m_message->setText(tr("No usable otfx-session-*.txt in %1 (looked at %2). The viewer keeps looking "
+                              "and connects as soon as a job writes one.")
+                               .arg(m_directory, when));
+        return false;
     }
+    m_sessionFile->setText(path);
+    m_message->setText(tr("Newest session file of %1 (looked at %2).").arg(m_directory, when));
+    return true;
+}
+
+QString ConnectDialog::message() const
+{
+    return m_message->text();
 }
 
 void ConnectDialog::browseSession()
 {
-    const QString path =
-        QFileDialog::getOpenFileName(this, tr("Session file"), defaultSessionDirectory(),
-                                     tr("otfx session files (otfx-session-*.txt);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Session file"), m_directory, tr("otfx session files (otfx-session-*.txt);;All files (*)"));
     if (!path.isEmpty())
         m_sessionFile->setText(path);
 }
 
 void ConnectDialog::browseToken()
 {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Token file"), defaultSessionDirectory());
+    const QString path = QFileDialog::getOpenFileName(this, tr("Token file"), m_directory);
     if (!path.isEmpty())
         m_tokenFile->setText(path);
 }
@@ -88,6 +98,7 @@ void ConnectDialog::browseToken()
 void ConnectDialog::accept()
 {
     QString error;
+    m_message->setStyleSheet(QStringLiteral("color: #b00020"));
     if (!m_address->text().trimmed().isEmpty()) {
         SessionInfo info;
         if (!parseAddress(m_address->text().trimmed(), &info.address, &info.port, &error)) {

@@ -11,14 +11,35 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
 
 int main(int argc, char **argv)
 {
     // Sizes follow the screen's scale (high-DPI desktops), fractional factors as the desktop sets them.
+    // Qt reads these attributes only before the application object exists.
     QCoreApplication::setAttribute(Qt::AA_EnableHighDpiScaling);
     QCoreApplication::setAttribute(Qt::AA_UseHighDpiPixmaps);
     QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
-    QApplication app(argc, argv);
+    // Qt takes "-session ID" and "--session ID" for X11 session management and removes both words
+    // before our parser sees them; "--session=FILE" it leaves alone. So the documented "--session FILE"
+    // is joined into that form first.
+    std::vector<std::string> words;
+    for (int i = 0; i < argc; i++) {
+        const bool session = std::strcmp(argv[i], "--session") == 0 || std::strcmp(argv[i], "-session") == 0;
+        if (session && i + 1 < argc) {
+            words.push_back(std::string("--session=") + argv[++i]);
+        } else {
+            words.push_back(argv[i]);
+        }
+    }
+    std::vector<char *> joined;
+    for (std::string &word : words)
+        joined.push_back(word.data());
+    joined.push_back(nullptr);
+    int joinedCount = int(words.size());
+    QApplication app(joinedCount, joined.data());
     QApplication::setApplicationName(QStringLiteral("otfx-gui"));
     QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
 
@@ -87,7 +108,7 @@ int main(int argc, char **argv)
         if (!readSessionFile(parser.value(sessionOption), &session, &error))
             return usage(error);
     }
-    const QString sessionDir = parser.isSet(dirOption) ? parser.value(dirOption) : defaultSessionDirectory();
+    viewer.setSessionDirectory(parser.isSet(dirOption) ? parser.value(dirOption) : defaultSessionDirectory());
 
     MainWindow window(&viewer);
     window.show();
@@ -97,34 +118,19 @@ int main(int argc, char **argv)
     } else if (session.valid()) {
         viewer.connectToSession(session);
     } else {
-        // Look for a session file now and, until one appears, every half second (a job starting up).
-        auto *discovery = new QTimer(&app);
-        const bool scripted = parser.isSet(scriptOption);
-        auto tryDiscover = [&viewer, sessionDir, discovery] {
-            const QString path = newestSessionFile(sessionDir);
-            SessionInfo found;
-            QString why;
-            if (path.isEmpty() || !readSessionFile(path, &found, &why))
-                return false;
-            discovery->stop();
-            viewer.connectToSession(found);
-            return true;
-        };
-        QObject::connect(discovery, &QTimer::timeout, &app, tryDiscover);
-        // an archive opened meanwhile (Job ▸ Open archive) is what the user looks at now
-        QObject::connect(window.analysesPanel()->archive(), &ArchiveBackend::opened, discovery,
-                         &QTimer::stop);
-        if (!tryDiscover()) {
+        // An archive opened meanwhile (Job ▸ Open archive) is what the user looks at now: a job found
+        // later must not take the views over.
+        QObject::connect(window.analysesPanel()->archive(), &ArchiveBackend::opened, &viewer,
+                         &Viewer::stopDiscovery);
+        if (!viewer.discover()) {
+            // No job yet: the viewer keeps looking every half second (a job starting up); meanwhile the
+            // connect dialog offers the other ways, and closes itself when a job is found.
             std::fprintf(stderr, "otfx-gui: no otfx-session-*.txt in %s yet; waiting for one\n",
-                         sessionDir.toLocal8Bit().constData());
-            discovery->start(500);
-            if (!scripted)
-                QTimer::singleShot(0, &window, [&window, &viewer, discovery] {
-                    if (viewer.client()->state() == ProtocolClient::Disconnected) {
+                         viewer.sessionDirectory().toLocal8Bit().constData());
+            if (!parser.isSet(scriptOption))
+                QTimer::singleShot(0, &window, [&window, &viewer] {
+                    if (viewer.client()->state() == ProtocolClient::Disconnected)
                         window.openConnectDialog();
-                        if (viewer.client()->state() != ProtocolClient::Disconnected)
-                            discovery->stop();
-                    }
                 });
         }
     }

@@ -3,8 +3,11 @@
 #include "analyses_panel.h"
 #include "connect_dialog.h"
 #include "format.h"
+#include "overview_view.h"
 #include "snapshot_dialog.h"
 #include "timeline_view.h"
+
+#include <otfx/protocol.h>
 
 #include <QAction>
 #include <QCheckBox>
@@ -17,11 +20,14 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
@@ -31,13 +37,42 @@
 #include <QVBoxLayout>
 
 static const char *const classNames[4] = {"p2p", "collective", "mpi-other", "user"};
+static const unsigned classBits[4] = {OTFX_STEER_P2P, OTFX_STEER_COLLECTIVE, OTFX_STEER_OTHER_MPI,
+                                      OTFX_STEER_USER};
+
+// A status bar label that never asks for more than `width` pixels: the text is cut with an ellipsis,
+// the whole of it is the tooltip.
+class ElidedLabel : public QLabel
+{
+  public:
+    explicit ElidedLabel(int width) : m_width(width)
+    {
+        setTextFormat(Qt::PlainText);
+    }
+    void setFullText(const QString &text)
+    {
+        m_full = text;
+        setToolTip(text);
+        setText(elideToWidth(text, font(), m_width));
+        setMaximumWidth(m_width + 8);
+    }
+    QString fullText() const
+    {
+        return m_full;
+    }
+
+  private:
+    int m_width;
+    QString m_full;
+};
 
 MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m_viewer(viewer)
 {
     setWindowTitle(tr("otfx-gui"));
     resize(1400, 860);
+    TimelineModel *timeline = viewer->timeline();
 
-    // ---- centre: banner, timeline, tabs ----
+    // ---- centre: banner, overview, timeline, tabs ----
     auto *centre = new QWidget;
     auto *layout = new QVBoxLayout(centre);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -55,34 +90,81 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     auto *timelineBar = new QHBoxLayout;
     m_follow = new QCheckBox(tr("Follow live"));
     m_follow->setToolTip(tr("Keep the window's width and end it at the newest event held"));
+    m_backButton = new QPushButton(tr("◀ Back"));
+    m_backButton->setToolTip(tr("The previous window (Alt + ← or Backspace in the timeline)"));
+    m_forwardButton = new QPushButton(tr("Forward ▶"));
+    m_forwardButton->setToolTip(tr("The next window again (Alt + →)"));
     auto *showAll = new QPushButton(tr("Show all"));
+    showAll->setToolTip(tr("Everything held, every selected rank (Home)"));
     auto *zoomIn = new QPushButton(tr("Zoom in"));
+    zoomIn->setToolTip(tr("+ in the timeline; Ctrl + + zooms the ranks"));
     auto *zoomOut = new QPushButton(tr("Zoom out"));
+    zoomOut->setToolTip(tr("− in the timeline; Ctrl + − zooms the ranks out"));
     auto *clearHighlight = new QPushButton(tr("Clear highlight"));
+    m_colourBy = new QComboBox;
+    m_colourBy->addItem(tr("Colour: role"));
+    m_colourBy->addItem(tr("Colour: function"));
+    m_colourBy->setObjectName(QStringLiteral("colourBy"));
     m_windowLabel = new QLabel;
+    m_windowLabel->setObjectName(QStringLiteral("window"));
     timelineBar->addWidget(new QLabel(tr("<b>Timeline</b>")));
     timelineBar->addWidget(m_windowLabel, 1);
     timelineBar->addWidget(m_follow);
+    timelineBar->addWidget(m_backButton);
+    timelineBar->addWidget(m_forwardButton);
     timelineBar->addWidget(zoomIn);
     timelineBar->addWidget(zoomOut);
     timelineBar->addWidget(showAll);
     timelineBar->addWidget(clearHighlight);
+    timelineBar->addWidget(m_colourBy);
+
+    auto *rankBar = new QHBoxLayout;
+    m_rankFilter = new QLineEdit;
+    m_rankFilter->setObjectName(QStringLiteral("rankFilter"));
+    m_rankFilter->setPlaceholderText(tr("all ranks, or e.g. 0-3,17"));
+    m_rankFilter->setToolTip(tr("The ranks to show: a list of ranks and ranges (at most 32), Enter applies"));
+    m_rankFilter->setMaximumWidth(220);
+    auto *allRanks = new QPushButton(tr("All ranks"));
+    m_filterMessage = new QLabel;
+    m_filterMessage->setStyleSheet(QStringLiteral("color: #b00020"));
+    m_rankLabel = new QLabel;
+    m_rankLabel->setObjectName(QStringLiteral("ranks"));
+    m_modeLabel = new QLabel;
+    m_modeLabel->setObjectName(QStringLiteral("mode"));
+    m_modeLabel->setStyleSheet(QStringLiteral("color: #555"));
+    m_partialLabel = new QLabel;
+    m_partialLabel->setObjectName(QStringLiteral("partial"));
+    m_partialLabel->setStyleSheet(QStringLiteral("color: #9a4d00; font-weight: bold"));
+    rankBar->addWidget(new QLabel(tr("Ranks:")));
+    rankBar->addWidget(m_rankFilter);
+    rankBar->addWidget(allRanks);
+    rankBar->addWidget(m_filterMessage);
+    rankBar->addWidget(m_rankLabel);
+    rankBar->addStretch(1);
+    rankBar->addWidget(m_partialLabel);
+    rankBar->addWidget(m_modeLabel);
 
     auto *timelineBox = new QWidget;
     auto *timelineLayout = new QVBoxLayout(timelineBox);
     timelineLayout->setContentsMargins(0, 0, 0, 0);
+    timelineLayout->setSpacing(2);
     timelineLayout->addLayout(timelineBar);
-    m_timelineView = new TimelineView(viewer->timeline());
-    timelineLayout->addWidget(m_timelineView, 1);
-    auto *legend = new QLabel;
-    QString legendText;
-    for (const char *role : {"user", "p2p", "collective", "mpi_other", "phase"})
-        legendText += QStringLiteral("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span> %2 &nbsp; ")
-                          .arg(TimelineView::roleColor(QLatin1String(role)).name(), QLatin1String(role));
-    legendText +=
-        tr("▨ reduced · wheel: zoom · drag: pan · right-drag: zoom to range · double-click: show all");
-    legend->setText(legendText);
-    timelineLayout->addWidget(legend);
+    timelineLayout->addLayout(rankBar);
+    m_timelineView = new TimelineView(timeline);
+    m_overviewView = new OverviewView(viewer->overview(), timeline, m_timelineView);
+    timelineLayout->addWidget(m_overviewView);
+    auto *plotRow = new QHBoxLayout;
+    plotRow->setSpacing(0);
+    plotRow->addWidget(m_timelineView, 1);
+    m_rankScroll = new QScrollBar(Qt::Vertical);
+    m_rankScroll->setObjectName(QStringLiteral("rankScroll"));
+    m_rankScroll->setToolTip(tr("Scroll the ranks (Shift + wheel, ↑ ↓ PgUp PgDn in the timeline)"));
+    plotRow->addWidget(m_rankScroll);
+    timelineLayout->addLayout(plotRow, 1);
+    m_legend = new QLabel;
+    m_legend->setObjectName(QStringLiteral("legend"));
+    m_legend->setWordWrap(true);
+    timelineLayout->addWidget(m_legend);
 
     auto *tabs = new QTabWidget;
     m_profileView = new QTableView;
@@ -94,7 +176,7 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     m_profileView->setSelectionMode(QAbstractItemView::SingleSelection);
     m_profileView->horizontalHeader()->setSectionResizeMode(ProfileModel::Region, QHeaderView::Stretch);
     m_profileView->verticalHeader()->hide();
-    tabs->addTab(m_profileView, tr("Profile (visible window)"));
+    tabs->addTab(m_profileView, tr("Profile (visible window and ranks)"));
     m_placesView = new QTableView;
     m_placesView->setObjectName(QStringLiteral("places"));
     m_placesView->setModel(viewer->status());
@@ -116,36 +198,47 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     layout->addWidget(splitter, 1);
     setCentralWidget(centre);
 
-    // ---- controls dock ----
+    // ---- controls dock (scrolls when the window is too low for it) ----
     auto *dock = new QDockWidget(tr("Controls"));
     dock->setObjectName(QStringLiteral("controls"));
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
-    dock->setWidget(buildControls());
+    auto *scroll = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("controlsScroll"));
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidget(buildControls());
+    scroll->setMinimumWidth(scroll->widget()->minimumSizeHint().width() +
+                            scroll->verticalScrollBar()->sizeHint().width());
+    dock->setWidget(scroll);
     addDockWidget(Qt::RightDockWidgetArea, dock);
 
-    // ---- status bar ----
-    m_connection = new QLabel;
-    m_app = new QLabel;
-    m_app->setObjectName(QStringLiteral("application"));
-    m_recording = new QLabel;
-    m_recording->setObjectName(QStringLiteral("recording"));
-    m_rate = new QLabel;
+    // ---- status bar: short items, each cut with an ellipsis rather than pushed out ----
+    auto elided = [](int width, const char *name) {
+        auto *label = new ElidedLabel(width);
+        label->setObjectName(QLatin1String(name));
+        return label;
+    };
+    m_connection = elided(200, "connection");
+    m_app = elided(150, "application");
+    m_recording = elided(110, "recording");
+    m_rate = elided(190, "rate");
     m_fill = new QProgressBar;
+    m_fill->setObjectName(QStringLiteral("fill"));
     m_fill->setRange(0, 1000);
-    m_fill->setMaximumWidth(120);
+    m_fill->setMaximumWidth(110);
     m_fill->setFormat(tr("buffers %p%"));
-    m_buffers = new QLabel;
-    m_reduced = new QLabel;
-    m_elapsed = new QLabel;
+    m_reduced = elided(200, "reduced");
+    m_elapsed = elided(110, "elapsed");
     m_busy = new QProgressBar;
     m_busy->setRange(0, 0);
-    m_busy->setMaximumWidth(80);
+    m_busy->setMaximumWidth(60);
     m_busy->setToolTip(tr("A steering command is being carried out"));
     m_busy->hide();
     for (QWidget *w : std::initializer_list<QWidget *>{m_connection, m_app, m_recording, m_rate, m_fill,
-                                                       m_buffers, m_reduced, m_elapsed})
+                                                       m_reduced, m_elapsed})
         statusBar()->addWidget(w);
-    m_message = new QLabel;
+    m_message = elided(220, "message");
     statusBar()->addPermanentWidget(m_message);
     statusBar()->addPermanentWidget(m_busy);
 
@@ -157,44 +250,85 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     job->addSeparator();
     m_analyses->addArchiveActions(job);
     job->addSeparator();
-    job->addAction(tr("Save &snapshot…"), this, &MainWindow::openSnapshotDialog);
+    m_snapshotAction = job->addAction(tr("Save &snapshot…"), this, &MainWindow::openSnapshotDialog);
     job->addAction(tr("Save screens&hot…"), this, &MainWindow::saveScreenshotInteractive);
     job->addSeparator();
     job->addAction(tr("&Quit"), this, &QWidget::close);
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("Show &all"), viewer->timeline(), &TimelineModel::showAll);
+    view->addAction(tr("Show &all (Home)"), timeline, &TimelineModel::showEverything);
+    view->addAction(tr("&Back (Alt + ←)"), timeline, &TimelineModel::back);
+    view->addAction(tr("&Forward (Alt + →)"), timeline, &TimelineModel::forward);
+    view->addAction(tr("All &ranks"), timeline, &TimelineModel::showAllRanks);
     view->addAction(tr("&Follow live"), this, [this] { m_follow->setChecked(!m_follow->isChecked()); });
 
     // ---- wiring ----
-    connect(m_analyses, &AnalysesPanel::message, m_message, &QLabel::setText);
-    TimelineModel *timeline = viewer->timeline();
+    connect(m_analyses, &AnalysesPanel::message, this, [this](const QString &text) {
+        static_cast<ElidedLabel *>(m_message)->setFullText(text);
+        m_message->setStyleSheet(QString());
+    });
     connect(m_reconnectButton, &QPushButton::clicked, m_viewer, &Viewer::reconnect);
     connect(m_follow, &QCheckBox::toggled, timeline, &TimelineModel::setFollowLive);
     connect(timeline, &TimelineModel::followLiveChanged, m_follow, &QCheckBox::setChecked);
-    connect(showAll, &QPushButton::clicked, timeline, &TimelineModel::showAll);
+    connect(showAll, &QPushButton::clicked, timeline, &TimelineModel::showEverything);
+    connect(m_backButton, &QPushButton::clicked, timeline, &TimelineModel::back);
+    connect(m_forwardButton, &QPushButton::clicked, timeline, &TimelineModel::forward);
     connect(zoomIn, &QPushButton::clicked, this, [timeline] { timeline->zoom(0.5, 0.5); });
     connect(zoomOut, &QPushButton::clicked, this, [timeline] { timeline->zoom(2.0, 0.5); });
     connect(clearHighlight, &QPushButton::clicked, this, [this] {
         m_timelineView->setHighlight(QString());
         m_profileView->clearSelection();
     });
+    connect(m_colourBy, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int index) {
+        m_timelineView->setColourByFunction(index == 1);
+        m_overviewView->update();
+        updateLegend();
+    });
+    connect(m_rankFilter, &QLineEdit::returnPressed, this, [this] { applyRankFilter(m_rankFilter->text()); });
+    connect(allRanks, &QPushButton::clicked, this, [this] { applyRankFilter(QString()); });
+    connect(m_rankScroll, &QScrollBar::valueChanged, this, [timeline](int value) {
+        if (value != timeline->rankFirst())
+            timeline->setRankWindow(value, timeline->rankCount(), false);
+    });
     connect(m_profileView, &QTableView::clicked, this, [this](const QModelIndex &index) {
         m_timelineView->setHighlight(m_viewer->profile()->regionAt(index.row()));
     });
     connect(timeline, &TimelineModel::viewportChanged, this, &MainWindow::updateWindowLabel);
     connect(timeline, &TimelineModel::dataChanged, this, &MainWindow::updateWindowLabel);
+    connect(timeline, &TimelineModel::dataChanged, this, &MainWindow::updateLegend);
+    connect(viewer->profile(), &QAbstractItemModel::modelReset, this, &MainWindow::updateLegend);
+    connect(viewer->profile(), &QAbstractItemModel::modelReset, this, &MainWindow::updateWindowLabel);
     connect(viewer->client(), &ProtocolClient::stateChanged, this, &MainWindow::updateConnection);
     connect(viewer->client(), &ProtocolClient::connected, this, [this] { m_connectedFor.start(); });
     connect(viewer->status(), &StatusModel::updated, this, &MainWindow::updateStatus);
+    connect(viewer->status(), &StatusModel::updated, this, &MainWindow::showJobState);
     connect(viewer, &Viewer::logged, m_log, &QPlainTextEdit::appendPlainText);
     connect(viewer, &Viewer::commandAnswered, this, &MainWindow::onAnswer);
+    connect(viewer, &Viewer::jobChanged, this, [this] {
+        // Another job: the old one's answers, states and filter are not this one's.
+        m_answer->clear();
+        static_cast<ElidedLabel *>(m_message)->setFullText(QString());
+        m_message->setStyleSheet(QString());
+        m_busy->hide();
+        m_rankFilter->clear();
+        m_filterMessage->clear();
+        m_shownStrategy.clear();
+        m_shownClasses = -2;
+        m_log->appendPlainText(tr("— another job: %1 —").arg(m_viewer->client()->welcome().value("job")));
+    });
     connect(viewer, &Viewer::commandSent, this, [this](quint32, const QString &line) {
         m_busy->show();
-        m_message->setText(tr("%1 …").arg(line));
+        static_cast<ElidedLabel *>(m_message)->setFullText(tr("%1 …").arg(line));
         m_message->setStyleSheet(QString());
     });
     connect(viewer, &Viewer::noticeReceived, this, [this](const Record &notice) {
-        m_message->setText(tr("notice: %1").arg(notice.value("event")));
+        QStringList details;
+        for (const QByteArray &key : notice.order)
+            if (key != "event")
+                details << QStringLiteral("%1=%2").arg(QString::fromUtf8(key), notice.fields.value(key));
+        static_cast<ElidedLabel *>(m_message)->setFullText(
+            details.isEmpty()
+                ? notice.value("event")
+                : notice.value("event") + QStringLiteral(": ") + details.join(QLatin1Char(' ')));
         updateConnection();
     });
     auto *clock = new QTimer(this);
@@ -205,6 +339,7 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     updateConnection();
     updateStatus();
     updateWindowLabel();
+    updateLegend();
 }
 
 QWidget *MainWindow::buildControls()
@@ -215,6 +350,7 @@ QWidget *MainWindow::buildControls()
         auto *b = new QPushButton(text);
         b->setToolTip(tip);
         connect(b, &QPushButton::clicked, this, [this, line] { m_viewer->command(line); });
+        m_steering << b;
         return b;
     };
 
@@ -234,6 +370,7 @@ QWidget *MainWindow::buildControls()
     windowButton->setToolTip(tr("Record from now for N seconds, then stop recording"));
     connect(windowButton, &QPushButton::clicked, this,
             [this] { m_viewer->command(QStringLiteral("record window %1s").arg(m_windowSeconds->value())); });
+    m_steering << windowButton;
     recordLayout->addWidget(m_windowSeconds, 1, 0);
     recordLayout->addWidget(windowButton, 1, 1);
     layout->addWidget(record);
@@ -250,22 +387,24 @@ QWidget *MainWindow::buildControls()
     auto *buffers = new QGroupBox(tr("Buffers"));
     auto *buffersLayout = new QGridLayout(buffers);
     m_reduction = new QComboBox;
+    m_reduction->setObjectName(QStringLiteral("reduction"));
     for (const char *s : {"ring", "time", "type", "depth", "stop"})
         m_reduction->addItem(QLatin1String(s));
+    m_reduction->setCurrentIndex(-1); // until the job says which it uses
+    m_reduction->setPlaceholderText(tr("(job's strategy unknown)"));
     m_reduction->setToolTip(
         tr("What a full buffer does: ring drops the oldest detail, time thins the older part, "
-           "type drops event classes, depth drops the deepest levels, stop stops storing"));
+           "type drops event classes, depth drops the deepest levels, stop stops storing. "
+           "Shows the job's strategy until you pick another."));
     auto *applyReduction = new QPushButton(tr("Set reduction"));
-    connect(applyReduction, &QPushButton::clicked, this,
-            [this] { m_viewer->command(QStringLiteral("reduction ") + m_reduction->currentText()); });
+    connect(applyReduction, &QPushButton::clicked, this, [this] {
+        if (m_reduction->currentIndex() >= 0)
+            m_viewer->command(QStringLiteral("reduction ") + m_reduction->currentText());
+    });
     auto *reset = new QPushButton(tr("Reset buffers…"));
     reset->setToolTip(tr("The event places drop every event they hold (definitions stay)"));
-    connect(reset, &QPushButton::clicked, this, [this] {
-        if (QMessageBox::question(this, tr("Reset buffers"), tr("Drop every event the job holds?")) ==
-            QMessageBox::Yes) {
-            m_viewer->command(QStringLiteral("reset"));
-        }
-    });
+    connect(reset, &QPushButton::clicked, this, &MainWindow::confirmReset);
+    m_steering << m_reduction << applyReduction << reset;
     buffersLayout->addWidget(m_reduction, 0, 0);
     buffersLayout->addWidget(applyReduction, 0, 1);
     buffersLayout->addWidget(reset, 1, 0, 1, 2);
@@ -275,37 +414,58 @@ QWidget *MainWindow::buildControls()
     auto *classesLayout = new QGridLayout(classes);
     for (int i = 0; i < 4; i++) {
         m_classes[i] = new QCheckBox(QLatin1String(classNames[i]));
+        m_classes[i]->setObjectName(QStringLiteral("class-") + QLatin1String(classNames[i]));
         m_classes[i]->setChecked(true);
+        m_classes[i]->setToolTip(tr("Shows what the job's ranks record (half checked: some ranks do)"));
         classesLayout->addWidget(m_classes[i], i / 2, i % 2);
+        m_steering << m_classes[i];
     }
     auto *applyClassesButton = new QPushButton(tr("Apply"));
     applyClassesButton->setToolTip(tr("enable the checked classes, disable the others"));
     connect(applyClassesButton, &QPushButton::clicked, this, &MainWindow::applyClasses);
+    m_steering << applyClassesButton;
     classesLayout->addWidget(applyClassesButton, 2, 0, 1, 2);
     layout->addWidget(classes);
 
     auto *snapshot = new QGroupBox(tr("Snapshot"));
     auto *snapshotLayout = new QVBoxLayout(snapshot);
     auto *snapshotButton = new QPushButton(tr("Save snapshot…"));
+    snapshotButton->setObjectName(QStringLiteral("saveSnapshot"));
     snapshotButton->setToolTip(tr("The job writes an OTF2 archive of its buffers or of the visible window"));
     connect(snapshotButton, &QPushButton::clicked, this, &MainWindow::openSnapshotDialog);
+    m_steering << snapshotButton;
     snapshotLayout->addWidget(snapshotButton);
     layout->addWidget(snapshot);
 
     layout->addWidget(new QLabel(tr("Last answer of the job:")));
     m_answer = new QPlainTextEdit;
+    m_answer->setObjectName(QStringLiteral("answer"));
     m_answer->setReadOnly(true);
-    m_answer->setMinimumWidth(300);
+    m_answer->setMinimumHeight(80);
     m_answer->setPlaceholderText(tr("(no command sent yet)"));
     layout->addWidget(m_answer, 1);
     return panel;
 }
 
+void MainWindow::confirmReset()
+{
+    QMessageBox box(QMessageBox::Question, tr("Reset buffers"),
+                    tr("Drop every event the job holds? This cannot be undone."),
+                    QMessageBox::Yes | QMessageBox::No, this);
+    box.setDefaultButton(QMessageBox::No); // Enter must not drop a job's trace
+    box.setObjectName(QStringLiteral("confirmReset"));
+    if (box.exec() == QMessageBox::Yes)
+        m_viewer->command(QStringLiteral("reset"));
+}
+
 void MainWindow::applyClasses()
 {
     QStringList enable, disable;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+        if (m_classes[i]->checkState() == Qt::PartiallyChecked)
+            continue; // left as the ranks have it
         (m_classes[i]->isChecked() ? enable : disable) << QLatin1String(classNames[i]);
+    }
     for (const QStringList *list : {&enable, &disable})
         if (!list->isEmpty()) {
             m_viewer->command((list == &enable ? QStringLiteral("enable ") : QStringLiteral("disable ")) +
@@ -313,36 +473,108 @@ void MainWindow::applyClasses()
         }
 }
 
+void MainWindow::showJobState()
+{
+    const StatusModel *status = m_viewer->status();
+    if (!status->valid())
+        return;
+    // Only when the job's state changed, so a choice not applied yet is not taken away every second.
+    const QString strategy = status->commonStrategy();
+    if (strategy != m_shownStrategy) {
+        m_shownStrategy = strategy;
+        m_reduction->setCurrentIndex(strategy.isEmpty() ? -1 : m_reduction->findText(strategy));
+        m_reduction->setPlaceholderText(status->strategies().isEmpty()
+                                            ? tr("(job's strategy unknown)")
+                                            : tr("mixed: %1").arg(status->strategies()));
+    }
+    const Record &summary = status->summary();
+    if (!summary.has("classes"))
+        return;
+    const int every = int(summary.u64("classes")), some = int(summary.u64("classes_any", quint64(every)));
+    const int key = every | (some << 8);
+    if (key == m_shownClasses)
+        return;
+    m_shownClasses = key;
+    for (int i = 0; i < 4; i++) {
+        const bool all = every & int(classBits[i]), any = some & int(classBits[i]);
+        m_classes[i]->setTristate(all != any);
+        m_classes[i]->setCheckState(all ? Qt::Checked : any ? Qt::PartiallyChecked : Qt::Unchecked);
+    }
+}
+
 void MainWindow::onAnswer(quint32, const QString &line, bool ok, const QString &answer)
 {
     m_busy->setVisible(m_viewer->commandsInFlight() > 0);
     m_answer->setPlainText(QStringLiteral("%1 — %2\n%3").arg(line, ok ? tr("done") : tr("FAILED"), answer));
-    m_message->setText(QStringLiteral("%1: %2").arg(line, ok ? tr("done") : tr("FAILED")));
+    static_cast<ElidedLabel *>(m_message)->setFullText(
+        QStringLiteral("%1: %2").arg(line, ok ? tr("done") : tr("FAILED")));
     m_message->setStyleSheet(ok ? QString() : QStringLiteral("color: #b00020; font-weight: bold"));
 }
 
 void MainWindow::openConnectDialog()
 {
-    ConnectDialog dialog(m_viewer->session(), this);
-    if (dialog.exec() == QDialog::Accepted)
-        m_viewer->connectToSession(dialog.session());
+    if (m_connectDialog) {
+        m_connectDialog->raise();
+        m_connectDialog->activateWindow();
+        return;
+    }
+    auto *dialog = new ConnectDialog(m_viewer->session(), m_viewer->sessionDirectory(), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setModal(false);
+    connect(dialog, &QDialog::accepted, this,
+            [this, dialog] { m_viewer->connectToSession(dialog->session()); });
+    // Connected meanwhile (a session file appeared, or Reconnect): the dialog has nothing left to do.
+    connect(m_viewer->client(), &ProtocolClient::stateChanged, dialog, [dialog](ProtocolClient::State state) {
+        if (state == ProtocolClient::Connected && dialog->isVisible() &&
+            dialog->result() != QDialog::Accepted)
+            dialog->reject();
+    });
+    m_connectDialog = dialog;
+    dialog->show();
+}
+
+ConnectDialog *MainWindow::connectDialog() const
+{
+    return m_connectDialog.data();
+}
+
+QString MainWindow::visibleWindowText() const
+{
+    const TimelineModel *t = m_viewer->timeline();
+    if (!t->hasViewport())
+        return QString();
+    const double span = double(t->to() - t->from());
+    const double resolution = std::max(1.0, span / 1000.0);
+    const double end = double(t->to()) - double(t->origin());
+    QString text =
+        QStringLiteral("%1 … %2").arg(formatTime(double(t->from()) - double(t->origin()), resolution, end),
+                                      formatTime(end, resolution, end));
+    if (!t->visibleRankSet().isEmpty())
+        text += tr(", ranks %1").arg(t->visibleRankSet());
+    return text;
 }
 
 void MainWindow::openSnapshotDialog()
 {
     const SessionInfo &session = m_viewer->session();
     const QString dir = session.path.isEmpty() ? QDir::currentPath() : QFileInfo(session.path).absolutePath();
-    TimelineModel *t = m_viewer->timeline();
-    const QString window =
-        t->hasViewport()
-            ? QStringLiteral("%1 … %2").arg(formatDuration(double(t->from()) - double(t->origin())),
-                                            formatDuration(double(t->to()) - double(t->origin())))
-            : QString();
-    SnapshotDialog dialog(dir, window, this);
+    SnapshotDialog dialog(dir, visibleWindowText(), this);
     if (dialog.exec() != QDialog::Accepted)
         return;
     m_answer->setPlainText(tr("writing snapshot %1 …").arg(dialog.name()));
     m_viewer->snapshot(dialog.name(), dialog.visibleWindow(), dialog.overwrite());
+}
+
+bool MainWindow::applyRankFilter(const QString &text)
+{
+    QString error;
+    if (!m_viewer->timeline()->setRankFilter(text, &error)) {
+        m_filterMessage->setText(error);
+        return false;
+    }
+    m_filterMessage->clear();
+    m_rankFilter->setText(m_viewer->timeline()->rankFilter());
+    return true;
 }
 
 bool MainWindow::saveScreenshot(const QString &path)
@@ -363,9 +595,13 @@ void MainWindow::updateConnection()
     ProtocolClient *client = m_viewer->client();
     const auto state = client->state();
     const QString where = QStringLiteral("%1:%2").arg(client->address()).arg(client->port());
+    auto *connection = static_cast<ElidedLabel *>(m_connection);
+    for (QWidget *w : m_steering)
+        w->setEnabled(state == ProtocolClient::Connected);
+    m_snapshotAction->setEnabled(state == ProtocolClient::Connected);
     switch (state) {
     case ProtocolClient::Connected:
-        m_connection->setText(tr("● job %1 (%2)").arg(client->welcome().value("job"), where));
+        connection->setFullText(tr("● job %1 (%2)").arg(client->welcome().value("job"), where));
         m_connection->setStyleSheet(QStringLiteral("color: #1b5e20"));
         m_banner->hide();
         m_reconnectButton->hide();
@@ -373,16 +609,17 @@ void MainWindow::updateConnection()
         break;
     case ProtocolClient::Connecting:
     case ProtocolClient::Authenticating:
-        m_connection->setText(tr("connecting to %1 …").arg(where));
+        connection->setFullText(tr("connecting to %1 …").arg(where));
         m_connection->setStyleSheet(QString());
         break;
     case ProtocolClient::Disconnected: {
-        m_connection->setText(tr("✖ not connected"));
+        connection->setFullText(tr("✖ not connected"));
         m_connection->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
-        const QString state = m_viewer->state().value(QStringLiteral("lost"));
+        // The client's own reason, stored before it said "disconnected": this loss's, not the last one's.
+        const QString reason = client->lostReason();
         m_banner->setText(
             m_viewer->jobEnded() ? tr("The job ended. Reconnect to the next job of this session directory.")
-            : client->port() ? tr("Connection lost: %1").arg(state.isEmpty() ? tr("not connected") : state)
+            : client->port() ? tr("Connection lost: %1").arg(reason.isEmpty() ? tr("not connected") : reason)
                              : tr("Not connected: use Job ▸ Connect… to pick a job"));
         m_banner->show();
         m_reconnectButton->setVisible(client->port() != 0);
@@ -394,48 +631,150 @@ void MainWindow::updateConnection()
 void MainWindow::updateStatus()
 {
     const StatusModel *status = m_viewer->status();
+    auto set = [](QLabel *label, const QString &text) {
+        static_cast<ElidedLabel *>(label)->setFullText(text);
+    };
     if (!status->valid()) {
-        for (QLabel *l : {m_app, m_recording, m_rate, m_buffers, m_reduced, m_elapsed})
-            l->clear();
+        for (QLabel *l : {m_app, m_recording, m_rate, m_reduced, m_elapsed})
+            set(l, QString());
         m_fill->setValue(0);
+        m_fill->setToolTip(QString());
         return;
     }
     // After the connection ended these are what the job said last: marked so.
     const QString stale =
         m_viewer->client()->state() == ProtocolClient::Connected ? QString() : tr(" (last known)");
-    m_app->setText(tr("application: <b>%1</b>%2").arg(status->appState(), stale));
-    m_recording->setText(tr("recording: <b>%1</b>%2").arg(status->recording(), stale));
+    set(m_app, tr("application: %1%2").arg(status->appState(), stale));
+    set(m_recording, tr("recording: %1%2").arg(status->recording(), stale));
     m_recording->setStyleSheet(status->recording() == QLatin1String("on") ? QStringLiteral("color: #1b5e20")
                                                                           : QStringLiteral("color: #b00020"));
     const Record &summary = status->summary();
-    m_rate->setText(tr("%1 events/s").arg(formatCount(status->eventsPerSecond())) +
-                    (status->partial()
-                         ? tr(" (%1 of %2 places answered)")
-                               .arg(summary.value("places_answered"), summary.value("places_total"))
-                         : QString()));
+    const QString answered =
+        status->partial()
+            ? tr(" (%1 of %2 places)").arg(summary.value("places_answered"), summary.value("places_total"))
+            : QString();
+    if (status->appState() == QLatin1String("finished"))
+        set(m_rate,
+            tr("finished: %1 events received").arg(formatCount(double(summary.u64("events_received")))) +
+                answered);
+    else
+        set(m_rate, tr("%1 events/s").arg(formatCount(status->eventsPerSecond())) + answered);
     m_fill->setValue(int(status->fill() * 1000.0));
-    m_buffers->setText(status->bufferSummary());
-    m_reduced->setText(
-        tr("reduced %1 · dropped %2")
-            .arg(formatCount(double(status->reducedEvents())), formatCount(double(status->droppedEvents()))));
+    m_fill->setToolTip(
+        tr("Fill of all trace buffers together; per place:\n%1")
+            .arg(status->bufferSummary().replace(QStringLiteral(" · "), QStringLiteral("\n"))));
+    // Events never stored (stop, dropped at the source, throttled) count as dropped, by cause.
+    QStringList causes;
+    for (const char *cause : {"stop", "source-drop", "throttle"}) {
+        const QByteArray key = QByteArray("dropped_") + cause;
+        if (summary.u64(key.constData()))
+            causes << QStringLiteral("%1 %2").arg(QLatin1String(cause),
+                                                  formatCount(double(summary.u64(key.constData()))));
+    }
+    set(m_reduced,
+        tr("reduced %1 · dropped %2%3")
+            .arg(formatCount(double(status->reducedEvents())), formatCount(double(status->droppedEvents())),
+                 causes.isEmpty()
+                     ? QString()
+                     : QStringLiteral(" (") + causes.join(QStringLiteral(", ")) + QLatin1Char(')')));
     const quint64 started = m_viewer->session().startedNs;
     double elapsed = m_connectedFor.isValid() ? double(m_connectedFor.elapsed()) * 1e6 : 0.0;
     if (started && status->lastTime() > started)
         elapsed = double(status->lastTime() - started);
-    m_elapsed->setText(tr("elapsed %1").arg(formatDuration(elapsed)));
+    set(m_elapsed, tr("elapsed %1").arg(formatDuration(elapsed)));
 }
 
 void MainWindow::updateWindowLabel()
 {
     const TimelineModel *t = m_viewer->timeline();
+    m_backButton->setEnabled(t->canGoBack());
+    m_forwardButton->setEnabled(t->canGoForward());
+    m_modeLabel->setText(m_timelineView->modeText());
+    QStringList partial;
+    if (!t->partialText().isEmpty())
+        partial << tr("timeline %1").arg(t->partialText());
+    if (!m_viewer->profile()->partialText().isEmpty())
+        partial << tr("profile %1").arg(m_viewer->profile()->partialText());
+    m_partialLabel->setText(partial.join(QStringLiteral(" · ")));
+    updateRankScroll();
     if (!t->hasViewport()) {
         m_windowLabel->setText(tr("everything held"));
         return;
     }
+    const double span = double(t->to() - t->from());
+    const double end = double(t->to()) - double(t->origin());
+    const double resolution = std::max(1.0, span / 1000.0);
     m_windowLabel->setText((t->showingAll() ? tr("everything held: ") : QString()) +
                            tr("%1 … %2 (%3)%4")
-                               .arg(formatDuration(double(t->from()) - double(t->origin())),
-                                    formatDuration(double(t->to()) - double(t->origin())),
-                                    formatDuration(double(t->to() - t->from())),
+                               .arg(formatTime(double(t->from()) - double(t->origin()), resolution, end),
+                                    formatTime(end, resolution, end), formatDuration(span),
                                     t->wantsEvents() ? tr(" — single events") : QString()));
+}
+
+void MainWindow::updateRankScroll()
+{
+    const TimelineModel *t = m_viewer->timeline();
+    const int selected = t->selectedRanks(), count = t->rankCount();
+    const QSignalBlocker block(m_rankScroll);
+    m_rankScroll->setRange(0, std::max(0, selected - count));
+    m_rankScroll->setPageStep(std::max(1, count));
+    m_rankScroll->setValue(t->rankFirst());
+    m_rankScroll->setVisible(selected > count);
+    if (selected <= 0) {
+        m_rankLabel->clear();
+        return;
+    }
+    const int first = t->rankAtPosition(t->rankFirst()), last = t->rankAtPosition(t->rankFirst() + count - 1);
+    m_rankLabel->setText(count == selected && t->rankFilter().isEmpty()
+                             ? tr("all %1 ranks").arg(t->totalRanks())
+                             : tr("showing %1 of %2 selected (%3–%4), %5 in the job")
+                                   .arg(count)
+                                   .arg(selected)
+                                   .arg(first)
+                                   .arg(last)
+                                   .arg(t->totalRanks()));
+}
+
+void MainWindow::updateLegend()
+{
+    auto swatch = [](const QColor &colour, const QString &name) {
+        return QStringLiteral("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
+            .arg(colour.name(), name.toHtmlEscaped());
+    };
+    QStringList items;
+    if (m_timelineView->colourByFunction()) {
+        // The functions of the visible window, largest exclusive time first (the profile's order).
+        QStringList names;
+        for (const auto &entry : m_viewer->profile()->entries())
+            names << entry.name;
+        for (const auto &entry : m_viewer->timeline()->legend())
+            if (!entry.name.isEmpty() && !names.contains(entry.name))
+                names << entry.name;
+        const int shown = std::min<int>(int(names.size()), 16);
+        for (int i = 0; i < shown; i++)
+            items << swatch(TimelineView::functionColor(names[i]), names[i]);
+        if (names.size() > shown)
+            items << tr("… %1 more (hover for names)").arg(names.size() - shown);
+    } else {
+        for (const char *role : {"user", "p2p", "collective", "mpi_other", "phase"})
+            items << swatch(TimelineView::roleColor(QLatin1String(role)), QLatin1String(role));
+    }
+    items << tr("▨ reduced");
+    const auto veil = [](int kind) {
+        const QColor c = TimelineView::periodColor(kind);
+        return QStringLiteral("rgba(%1,%2,%3,%4)")
+            .arg(c.red())
+            .arg(c.green())
+            .arg(c.blue())
+            .arg(c.alphaF() * 2);
+    };
+    items << QStringLiteral("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
+                 .arg(veil(TimelineModel::Period::AppPaused), tr("application paused"));
+    items << QStringLiteral("<span style='background:%1'>&nbsp;&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
+                 .arg(veil(TimelineModel::Period::NotRecording), tr("not recording"));
+    m_legend->setText(
+        items.join(QStringLiteral(" &nbsp; ")) +
+        tr("<br><span style='color:#666'>wheel: zoom · Ctrl + wheel: zoom ranks · Shift + wheel: "
+           "scroll ranks · drag: pan · right-drag: zoom to range · double-click / Home: show "
+           "all · Alt + ←/→: back / forward</span>"));
 }

@@ -1,21 +1,29 @@
-// main_window.h — otfx-gui's window: connection banner, timeline, profile / places / server log tabs,
-// the controls dock and the status bar, all showing one Viewer.
+// main_window.h — otfx-gui's window: connection banner, the overview strip and the timeline (with its
+// rank filter, vertical scroll bar and history), profile / places / server log tabs, the controls dock
+// (scrollable; its controls show the job's state and are disabled while not connected) and the status
+// bar, all showing one Viewer.
 #pragma once
 
 #include "viewer.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QPointer>
 
+class QAction;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
+class QScrollBar;
 class QSpinBox;
 class QComboBox;
 class QCheckBox;
 class QTableView;
 class QWidget;
 class QPushButton;
+class ConnectDialog;
+class OverviewView;
 class TimelineView;
 class AnalysesPanel;
 
@@ -33,31 +41,56 @@ class MainWindow : public QMainWindow
     {
         return m_analyses;
     }
+    OverviewView *overviewView() const
+    {
+        return m_overviewView;
+    }
     bool saveScreenshot(const QString &path);
+    // Opens the connect dialog (not modal): it closes by itself once the viewer is connected, whoever
+    // connected it (the dialog, or the discovery of a session file meanwhile).
     void openConnectDialog();
+    ConnectDialog *connectDialog() const;
     void openSnapshotDialog();
+    // What the snapshot dialog offers as "the visible window" (empty while there is none).
+    QString visibleWindowText() const;
+    // Applies a rank filter typed by the user; false (and says why beside the field) when it is refused.
+    bool applyRankFilter(const QString &text);
 
   private:
     QWidget *buildControls();
     void updateConnection();
     void updateStatus();
     void updateWindowLabel();
+    void updateRankScroll();
+    void updateLegend();
     void onAnswer(quint32 id, const QString &line, bool ok, const QString &answer);
     void applyClasses();
     void saveScreenshotInteractive();
+    void confirmReset();
+    void showJobState();
 
     Viewer *m_viewer;
     TimelineView *m_timelineView;
     AnalysesPanel *m_analyses;
+    OverviewView *m_overviewView;
     QTableView *m_profileView, *m_placesView;
     QPlainTextEdit *m_log, *m_answer;
-    QLabel *m_banner, *m_windowLabel;
-    QPushButton *m_reconnectButton;
-    QLabel *m_message, *m_connection, *m_app, *m_recording, *m_rate, *m_buffers, *m_reduced, *m_elapsed;
+    QLabel *m_banner, *m_windowLabel, *m_modeLabel, *m_partialLabel, *m_legend, *m_rankLabel,
+        *m_filterMessage;
+    QLineEdit *m_rankFilter;
+    QScrollBar *m_rankScroll;
+    QComboBox *m_colourBy;
+    QPushButton *m_reconnectButton, *m_backButton, *m_forwardButton;
+    QLabel *m_message, *m_connection, *m_app, *m_recording, *m_rate, *m_reduced, *m_elapsed;
     QProgressBar *m_fill, *m_busy;
     QSpinBox *m_windowSeconds;
     QComboBox *m_reduction;
     QCheckBox *m_classes[4];
     QCheckBox *m_follow;
+    QList<QWidget *> m_steering; // enabled only while connected
+    QAction *m_snapshotAction = nullptr;
+    QString m_shownStrategy; // the job's strategy last put into the reduction box
+    int m_shownClasses = -2; // the job's classes last put into the checkboxes
+    QPointer<ConnectDialog> m_connectDialog;
     QElapsedTimer m_connectedFor;
 };

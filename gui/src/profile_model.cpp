@@ -11,6 +11,18 @@ bool ProfileModel::applyReply(const Records &records)
     const Record *header = findRecord(records, "profile");
     if (!header)
         return false;
+    const Record *partial = findRecord(records, "partial");
+    if (partial && !m_entries.isEmpty()) { // what every place said stays until the final answer
+        m_partialsKept++;
+        return false;
+    }
+    m_partialText =
+        partial
+            ? tr("partial: %1 of %2 places answered").arg(partial->value("answered"), partial->value("total"))
+        : header->u64("places_answered") < header->u64("places_total")
+            ? tr("only %1 of %2 places answered")
+                  .arg(header->value("places_answered"), header->value("places_total"))
+            : QString();
     beginResetModel();
     m_header = *header;
     m_entries.clear();

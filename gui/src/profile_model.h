@@ -1,5 +1,6 @@
 // profile_model.h — the `profile` query's answer for the visible window: one row per region, sortable
-// by every column (visits, inclusive, exclusive time, share, ...), kept sorted across updates.
+// by every column (visits, inclusive, exclusive time, share, ...), kept sorted across updates. A partial
+// answer (not every place answered yet) is taken only while no rows are shown; partialText() marks it.
 #pragma once
 
 #include "records.h"
@@ -49,11 +50,21 @@ class ProfileModel : public QAbstractTableModel
     {
         return m_sortOrder;
     }
+    QString partialText() const
+    {
+        return m_partialText;
+    }
+    int partialsKept() const
+    {
+        return m_partialsKept;
+    }
 
   private:
     void sortEntries();
     Record m_header;
     QVector<Entry> m_entries;
+    QString m_partialText;
+    int m_partialsKept = 0;
     int m_sortColumn = Exclusive;
     Qt::SortOrder m_sortOrder = Qt::DescendingOrder;
 };

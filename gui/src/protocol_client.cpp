@@ -42,6 +42,7 @@ void ProtocolClient::reconnectToServer()
     }
     m_buffer.clear();
     m_lastError.clear();
+    m_lostReason.clear();
     setState(Connecting);
     m_socket->connectToHost(m_address, m_port);
 }
@@ -265,6 +266,7 @@ void ProtocolClient::lose(const QString &reason)
     m_pending.clear();
     m_queue.clear();
     m_buffer.clear();
+    m_lostReason = reason;
     setState(Disconnected);
     const QString why = reason.isEmpty() ? QStringLiteral("reconnecting") : reason;
     for (auto it = pending.constBegin(); it != pending.constEnd(); ++it)

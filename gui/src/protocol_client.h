@@ -50,6 +50,12 @@ class ProtocolClient : public QObject
     {
         return m_lastError;
     }
+    // Why the last connection ended (set before stateChanged(Disconnected) is emitted, so a slot of
+    // that signal reads this loss's reason, never the previous one's); empty while connected.
+    QString lostReason() const
+    {
+        return m_lostReason;
+    }
     int inFlight() const
     {
         return int(m_pending.size());
@@ -100,7 +106,7 @@ class ProtocolClient : public QObject
 
     QTcpSocket *m_socket;
     State m_state = Disconnected;
-    QString m_address, m_token, m_lastError;
+    QString m_address, m_token, m_lastError, m_lostReason;
     quint16 m_port = 0;
     QByteArray m_buffer;
     Record m_welcome;

@@ -5,9 +5,12 @@
 #include "timeline_view.h"
 #include "viewer.h"
 
+#include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QKeyEvent>
 #include <QTextStream>
 
 #include <cstdio>
@@ -267,6 +270,76 @@ void ScriptRunner::next()
     } else if (verb == QLatin1String("show-all")) {
         m_viewer->timeline()->showAll();
         pass();
+    } else if (verb == QLatin1String("ranks") && args.size() == 1) {
+        if (m_window->applyRankFilter(args[0] == QLatin1String("all") ? QString() : args[0]))
+            pass(m_viewer->timeline()->visibleRankSet());
+        else
+            fail(QStringLiteral("the rank filter '%1' was refused").arg(args[0]));
+    } else if (verb == QLatin1String("rank-window") && args.size() == 2) {
+        bool a = false, b = false;
+        const int first = args[0].toInt(&a), count = args[1].toInt(&b);
+        if (!a || !b || first < 0 || count < 1) {
+            fail(QStringLiteral("rank-window needs a first position >= 0 and a count >= 1"));
+        } else {
+            m_viewer->timeline()->setRankWindow(first, count);
+            pass(m_viewer->timeline()->visibleRankSet());
+        }
+    } else if (verb == QLatin1String("back")) {
+        m_viewer->timeline()->back();
+        pass();
+    } else if (verb == QLatin1String("forward")) {
+        m_viewer->timeline()->forward();
+        pass();
+    } else if (verb == QLatin1String("key") && !args.isEmpty()) {
+        // A key press on the timeline, as typed: "key Plus", "key Left alt", "key Minus ctrl".
+        static const QHash<QString, int> keys = {
+            {QStringLiteral("Plus"), Qt::Key_Plus},     {QStringLiteral("Minus"), Qt::Key_Minus},
+            {QStringLiteral("Left"), Qt::Key_Left},     {QStringLiteral("Right"), Qt::Key_Right},
+            {QStringLiteral("Up"), Qt::Key_Up},         {QStringLiteral("Down"), Qt::Key_Down},
+            {QStringLiteral("PageUp"), Qt::Key_PageUp}, {QStringLiteral("PageDown"), Qt::Key_PageDown},
+            {QStringLiteral("Home"), Qt::Key_Home},     {QStringLiteral("Backspace"), Qt::Key_Backspace}};
+        Qt::KeyboardModifiers modifiers;
+        for (const QString &m : args.mid(1))
+            modifiers |= m == QLatin1String("ctrl")    ? Qt::ControlModifier
+                         : m == QLatin1String("alt")   ? Qt::AltModifier
+                         : m == QLatin1String("shift") ? Qt::ShiftModifier
+                                                       : Qt::NoModifier;
+        if (!keys.contains(args[0])) {
+            fail(QStringLiteral("unknown key '%1'").arg(args[0]));
+        } else {
+            QKeyEvent press(QEvent::KeyPress, keys.value(args[0]), modifiers);
+            QCoreApplication::sendEvent(m_window->timelineView(), &press);
+            pass();
+        }
+    } else if (verb == QLatin1String("colour") && args.size() == 1 &&
+               (args[0] == QLatin1String("role") || args[0] == QLatin1String("function"))) {
+        m_window->findChild<QComboBox *>(QStringLiteral("colourBy"))
+            ->setCurrentIndex(args[0] == QLatin1String("function") ? 1 : 0);
+        pass();
+    } else if (verb == QLatin1String("check-screen")) {
+        // The screen's structure, not its pixels: rows drawn, ruler and rank labels distinct.
+        TimelineView *view = m_window->timelineView();
+        const int wanted = args.isEmpty() ? 1 : args[0].toInt();
+        const int painted = view->paintedSlots();
+        QStringList ticks;
+        for (const auto &tick : view->ticks())
+            ticks << tick.label;
+        const QStringList ranks = view->rankLabels();
+        const auto distinct = [](const QStringList &list) {
+            return QSet<QString>(list.begin(), list.end()).size();
+        };
+        const QString note = QStringLiteral("%1 of %2 rows drawn; ruler %3; ranks %4")
+                                 .arg(painted)
+                                 .arg(m_viewer->timeline()->slotCount())
+                                 .arg(ticks.join(QStringLiteral(", ")), ranks.join(QStringLiteral(", ")));
+        if (painted < wanted)
+            fail(QStringLiteral("fewer rows drawn than %1: %2").arg(wanted).arg(note));
+        else if (ticks.size() < 2 || distinct(ticks) != ticks.size())
+            fail(QStringLiteral("the ruler's labels are not distinct: %1").arg(note));
+        else if (ranks.isEmpty() || distinct(ranks) != ranks.size())
+            fail(QStringLiteral("the rank labels are not distinct: %1").arg(note));
+        else
+            pass(note);
     } else if (verb == QLatin1String("follow") && args.size() == 1) {
         m_viewer->timeline()->setFollowLive(args[0] == QLatin1String("on"));
         pass();

@@ -11,6 +11,10 @@ bool StatusModel::applyReply(const Records &records)
     const Record *summary = findRecord(records, "summary");
     if (!summary)
         return false;
+    if (findRecord(records, "partial") && m_valid) { // a sum over some places: keep the last full one
+        m_partialsKept++;
+        return false;
+    }
     beginResetModel();
     m_summary = *summary;
     m_places.clear();
@@ -128,4 +132,12 @@ QString StatusModel::bufferSummary() const
         parts << part;
     }
     return parts.join(QStringLiteral(" · "));
+}
+
+QString StatusModel::commonStrategy() const
+{
+    const QString all = strategies();
+    return all.contains(QLatin1Char(',')) || all == QLatin1String("mixed") || all == QLatin1String("none")
+               ? QString()
+               : all;
 }

@@ -1,5 +1,6 @@
 // status_model.h — the `status` query's answer: the summary (application running/paused, recording,
-// events/s, buffer fill, reduced and dropped events) and one table row per event place.
+// events/s, buffer fill, reduced and dropped events) and one table row per event place. A partial
+// answer (a sum over the places that answered so far) never replaces a full one.
 #pragma once
 
 #include "records.h"
@@ -26,7 +27,8 @@ class StatusModel : public QAbstractTableModel
 
     explicit StatusModel(QObject *parent = nullptr);
 
-    // Takes a status reply (or partial); false when it holds no summary line.
+    // Takes a status reply (or a partial one while nothing is known); false when it holds no summary
+    // line or is a partial answer kept out.
     bool applyReply(const Records &records);
     void clear();
 
@@ -79,10 +81,21 @@ class StatusModel : public QAbstractTableModel
     {
         return m_summary.u64("last_time");
     }
+    // The answering place's clock when the answer was made (0 from a job that does not say).
+    quint64 now() const
+    {
+        return m_summary.u64("now");
+    }
     bool partial() const
     {
         return m_summary.u64("places_answered") < m_summary.u64("places_total");
     }
+    int partialsKept() const
+    {
+        return m_partialsKept;
+    }
+    // The reduction strategy every place uses, empty when they differ or none is known.
+    QString commonStrategy() const;
     // Strategies of the places, joined ("ring" or "ring, time").
     QString strategies() const;
     // One line for the status bar's buffer item: per place "fill% strategy".
@@ -95,4 +108,5 @@ class StatusModel : public QAbstractTableModel
     Record m_summary;
     Records m_places;
     bool m_valid = false;
+    int m_partialsKept = 0;
 };

@@ -2,6 +2,8 @@
 
 #include "format.h"
 
+#include <otfx/protocol.h>
+
 #include <QMap>
 #include <QQueue>
 #include <QStringList>
@@ -34,8 +36,10 @@ void TimelineModel::setWindow(quint64 from, quint64 to)
     emit viewportChanged();
 }
 
-void TimelineModel::setViewport(quint64 from, quint64 to)
+void TimelineModel::setViewport(quint64 from, quint64 to, bool remember)
 {
+    if (remember)
+        this->remember();
     setFollowLive(false);
     setWindow(from, std::max(from, to));
 }
@@ -77,10 +81,252 @@ void TimelineModel::pan(double fraction)
 
 void TimelineModel::showAll()
 {
+    if (m_hasViewport && !m_all)
+        remember();
     setFollowLive(false);
     m_hasViewport = false;
     m_all = true;
     emit viewportChanged();
+}
+
+void TimelineModel::showEverything()
+{
+    remember();
+    m_rankFirst = 0;
+    m_rankCount = 0;
+    setFollowLive(false);
+    m_hasViewport = false;
+    m_all = true;
+    emit viewportChanged();
+}
+
+TimelineModel::Window TimelineModel::window() const
+{
+    Window w;
+    w.all = m_all || !m_hasViewport;
+    w.from = m_from;
+    w.to = m_to;
+    w.rankFirst = m_rankFirst;
+    w.rankCount = m_rankCount;
+    return w;
+}
+
+static bool sameWindow(const TimelineModel::Window &a, const TimelineModel::Window &b)
+{
+    return a.all == b.all && (a.all || (a.from == b.from && a.to == b.to)) && a.rankFirst == b.rankFirst &&
+           a.rankCount == b.rankCount;
+}
+
+void TimelineModel::remember()
+{
+    const Window now = window();
+    if (!m_back.isEmpty() && sameWindow(m_back.last(), now))
+        return;
+    m_back.append(now);
+    if (m_back.size() > 100)
+        m_back.removeFirst();
+    m_forward.clear();
+}
+
+void TimelineModel::restore(const Window &w)
+{
+    setFollowLive(false);
+    m_rankFirst = w.rankFirst;
+    m_rankCount = w.rankCount;
+    clampRankWindow();
+    if (w.all) {
+        m_hasViewport = false;
+        m_all = true;
+    } else {
+        m_all = false;
+        m_hasViewport = true;
+        m_from = w.from;
+        m_to = w.to;
+    }
+    emit viewportChanged();
+}
+
+void TimelineModel::back()
+{
+    if (m_back.isEmpty())
+        return;
+    m_forward.append(window());
+    restore(m_back.takeLast());
+}
+
+void TimelineModel::forward()
+{
+    if (m_forward.isEmpty())
+        return;
+    m_back.append(window());
+    restore(m_forward.takeLast());
+}
+
+// ---- ranks ----
+
+void TimelineModel::setTotalRanks(int ranks)
+{
+    if (ranks == m_totalRanks)
+        return;
+    m_totalRanks = std::max(0, ranks);
+    clampRankWindow();
+    emit viewportChanged();
+}
+
+QVector<QPair<int, int>> TimelineModel::selectedRanges() const
+{
+    QVector<QPair<int, int>> out;
+    if (m_totalRanks <= 0)
+        return out;
+    if (m_filter.isEmpty()) {
+        out.append(qMakePair(0, m_totalRanks - 1));
+        return out;
+    }
+    for (const auto &range : m_filter)
+        if (range.first < m_totalRanks)
+            out.append(qMakePair(range.first, std::min(range.second, m_totalRanks - 1)));
+    return out;
+}
+
+int TimelineModel::selectedRanks() const
+{
+    int count = 0;
+    for (const auto &range : selectedRanges())
+        count += range.second - range.first + 1;
+    return count;
+}
+
+int TimelineModel::rankAtPosition(int position) const
+{
+    for (const auto &range : selectedRanges()) {
+        const int size = range.second - range.first + 1;
+        if (position < size)
+            return range.first + position;
+        position -= size;
+    }
+    return -1;
+}
+
+static QString formatRanges(const QVector<QPair<int, int>> &ranges)
+{
+    QStringList items;
+    for (const auto &range : ranges)
+        items << (range.first == range.second ? QString::number(range.first)
+                                              : QStringLiteral("%1-%2").arg(range.first).arg(range.second));
+    return items.join(QLatin1Char(','));
+}
+
+bool TimelineModel::setRankFilter(const QString &text, QString *error)
+{
+    const QString trimmed = QString(text).remove(QLatin1Char(' '));
+    QVector<QPair<int, int>> ranges;
+    if (!trimmed.isEmpty() && trimmed != QLatin1String("all")) {
+        otfx_rank_set set;
+        if (!otfx_rank_set_parse(trimmed.toUtf8().constData(), &set) || set.count == 0) {
+            if (error)
+                *error = tr("'%1' is not a rank list like 0-3,17 (at most 32 ranges)").arg(text);
+            return false;
+        }
+        for (uint32_t i = 0; i < set.count; i++)
+            ranges.append(qMakePair(int(std::min<uint32_t>(set.ranges[i].first, INT32_MAX)),
+                                    int(std::min<uint32_t>(set.ranges[i].last, INT32_MAX))));
+        std::sort(ranges.begin(), ranges.end());
+        QVector<QPair<int, int>> merged;
+        for (const auto &range : ranges)
+            if (!merged.isEmpty() && range.first <= merged.last().second + 1)
+                merged.last().second = std::max(merged.last().second, range.second);
+            else
+                merged.append(range);
+        ranges = merged;
+        if (m_totalRanks > 0 && ranges.first().first >= m_totalRanks) {
+            if (error)
+                *error = tr("the job has ranks 0-%1 only").arg(m_totalRanks - 1);
+            return false;
+        }
+    }
+    m_filter = ranges;
+    m_rankFirst = 0;
+    m_rankCount = 0;
+    emit viewportChanged();
+    return true;
+}
+
+QString TimelineModel::rankFilter() const
+{
+    return formatRanges(m_filter);
+}
+
+void TimelineModel::clampRankWindow()
+{
+    const int selected = selectedRanks();
+    if (selected <= 0) {
+        m_rankFirst = 0;
+        m_rankCount = 0;
+        return;
+    }
+    int count = m_rankCount ? std::clamp(m_rankCount, 1, selected) : selected;
+    m_rankFirst = std::clamp(m_rankFirst, 0, selected - count);
+    m_rankCount = count == selected ? 0 : count;
+}
+
+void TimelineModel::setRankWindow(int first, int count, bool remember)
+{
+    const int selected = selectedRanks();
+    if (selected <= 0)
+        return;
+    count = std::clamp(count, 1, selected);
+    first = std::clamp(first, 0, selected - count);
+    const int storedCount = count == selected ? 0 : count;
+    if (first == m_rankFirst && storedCount == m_rankCount)
+        return;
+    if (remember)
+        this->remember();
+    m_rankFirst = first;
+    m_rankCount = storedCount;
+    emit viewportChanged();
+}
+
+void TimelineModel::zoomRanks(double factor, double anchor)
+{
+    const int count = rankCount();
+    if (count <= 0)
+        return;
+    anchor = std::clamp(anchor, 0.0, 1.0);
+    int newCount = std::max(1, int(std::lround(count * factor)));
+    if (factor < 1.0 && newCount >= count)
+        newCount = std::max(1, count - 1);
+    if (factor > 1.0 && newCount <= count)
+        newCount = count + 1;
+    const double at = m_rankFirst + anchor * count;
+    setRankWindow(int(std::lround(at - anchor * newCount)), newCount);
+}
+
+void TimelineModel::scrollRanks(int positions)
+{
+    setRankWindow(m_rankFirst + positions, rankCount());
+}
+
+void TimelineModel::showAllRanks()
+{
+    setRankWindow(0, selectedRanks());
+}
+
+QString TimelineModel::visibleRankSet() const
+{
+    const auto ranges = selectedRanges();
+    if (ranges.isEmpty() || (m_filter.isEmpty() && m_rankCount == 0))
+        return QString();
+    const int first = m_rankFirst, last = m_rankFirst + rankCount() - 1; // positions
+    QVector<QPair<int, int>> visible;
+    int position = 0;
+    for (const auto &range : ranges) {
+        const int size = range.second - range.first + 1;
+        const int a = std::max(first, position), b = std::min(last, position + size - 1);
+        if (a <= b)
+            visible.append(qMakePair(range.first + (a - position), range.first + (b - position)));
+        position += size;
+    }
+    return formatRanges(visible);
 }
 
 void TimelineModel::setFollowLive(bool follow)
@@ -114,12 +360,16 @@ QString TimelineModel::timelineCommand() const
     QString line = QStringLiteral("timeline");
     if (!windowOptions().isEmpty())
         line += QLatin1Char(' ') + windowOptions();
+    if (!visibleRankSet().isEmpty())
+        line += QStringLiteral(" --ranks ") + visibleRankSet();
     return line + QStringLiteral(" --bins %1 --rows %2").arg(m_bins).arg(m_rows);
 }
 
 bool TimelineModel::wantsEvents() const
 {
     if (!m_hasViewport || m_all || m_rowData.isEmpty() || m_grouped)
+        return false;
+    if (m_totalRanks > 0 && rankCount() > m_rows) // the next answer groups the ranks
         return false;
     return (m_to - m_from) / quint64(std::max(1, m_bins)) <= m_eventsNsPerPixel;
 }
@@ -128,7 +378,9 @@ QString TimelineModel::eventsCommand() const
 {
     if (!wantsEvents())
         return QString();
-    // The visible ranks as ranges ("0-7,12"): a protocol rank set holds at most 32 items.
+    if (!visibleRankSet().isEmpty())
+        return QStringLiteral("events %1 --ranks %2 --limit 20000").arg(windowOptions(), visibleRankSet());
+    // The ranks of the rows as ranges ("0-7,12"): a protocol rank set holds at most 32 items.
     QStringList ranks;
     int first = -1, last = -1;
     auto flush = [&] {
@@ -165,6 +417,20 @@ bool TimelineModel::applyTimeline(const Records &records)
     const Record *header = findRecord(records, "timeline");
     if (!header)
         return false;
+    if (const Record *partial = findRecord(records, "partial")) {
+        m_partialText =
+            tr("partial: %1 of %2 places answered").arg(partial->value("answered"), partial->value("total"));
+        if (!m_rowData.isEmpty()) { // rows of every place stay until the final answer comes
+            m_partialsKept++;
+            emit dataChanged();
+            return false;
+        }
+    } else if (header->u64("places_answered") < header->u64("places_total")) {
+        m_partialText = tr("only %1 of %2 places answered")
+                            .arg(header->value("places_answered"), header->value("places_total"));
+    } else {
+        m_partialText.clear();
+    }
     m_header = *header;
     m_dataFrom = header->u64("from");
     m_dataTo = header->u64("to");
@@ -211,6 +477,13 @@ bool TimelineModel::applyTimeline(const Records &records)
     }
     std::sort(m_rowData.begin(), m_rowData.end(),
               [](const Row &a, const Row &b) { return a.index < b.index; });
+    m_slots = int(std::min<quint64>(header->u64("rows", quint64(m_rowData.size())), 4096));
+    if (!m_rowData.isEmpty())
+        m_slots = std::max(m_slots, m_rowData.last().index + 1);
+    m_slotRow.fill(-1, m_slots);
+    for (int r = 0; r < m_rowData.size(); r++)
+        if (m_rowData[r].index >= 0)
+            m_slotRow[m_rowData[r].index] = r;
     if (m_all && m_columns > 0 && m_dataTo > m_dataFrom) {
         // Showing everything held: the answer's range is the window (and grows with the job, as every
         // refresh asks for everything again until the user zooms or pans).
@@ -283,10 +556,12 @@ QString TimelineModel::cellText(int row, int column) const
                                                    .arg(r.firstRank)
                                                    .arg(r.lastRank)
                                                    .arg(r.ranks);
+    const double cellWidth = double(columnEnd(column) - columnStart(column));
+    const double end = double(columnEnd(column)) - double(m_origin);
     text += QStringLiteral("\n%1 … %2 (%3)")
-                .arg(formatDuration(double(columnStart(column)) - double(m_origin)),
-                     formatDuration(double(columnEnd(column)) - double(m_origin)),
-                     formatDuration(double(columnEnd(column) - columnStart(column))));
+                .arg(formatTime(double(columnStart(column)) - double(m_origin), cellWidth, end),
+                     formatTime(double(columnEnd(column)) - double(m_origin), cellWidth, end),
+                     formatDuration(cellWidth));
     const int d = r.dominant[column];
     if (d >= 0 && d < m_legend.size())
         text += QStringLiteral("\nregion %1 (%2)").arg(m_legend[d].name, m_legend[d].role);
@@ -378,19 +653,73 @@ bool TimelineModel::applyEvents(const Records &records)
 
 QString TimelineModel::intervalText(const Interval &interval) const
 {
+    // Start and end to the width of a pixel of the window they are hovered in.
+    const double resolution = std::max(1.0, double(m_to - m_from) / std::max(1, m_bins));
+    const double magnitude = double(interval.end) - double(m_origin);
+    const auto at = [&](quint64 t) {
+        return formatTime(double(t) - double(m_origin), resolution, magnitude);
+    };
     if (interval.reduced)
         return QStringLiteral("rank %1: reduced range (%2)\n%3 … %4")
             .arg(interval.rank)
-            .arg(interval.name, formatDuration(double(interval.start) - double(m_origin)),
-                 formatDuration(double(interval.end) - double(m_origin)));
+            .arg(interval.name, at(interval.start), at(interval.end));
     return QStringLiteral("%1 (%2)\nrank %3 thread %4, depth %5\n%6 … %7 (%8)")
         .arg(interval.name, roleOf(interval.name))
         .arg(interval.rank)
         .arg(interval.thread)
         .arg(interval.depth)
-        .arg(formatDuration(double(interval.start) - double(m_origin)),
-             formatDuration(double(interval.end) - double(m_origin)),
-             formatDuration(double(interval.end - interval.start)));
+        .arg(at(interval.start), at(interval.end), formatDuration(double(interval.end - interval.start)));
+}
+
+void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording)
+{
+    if (!now)
+        return; // a job whose status does not give its clock
+    const bool active[2] = {appPaused, notRecording};
+    bool changed = false;
+    for (int kind = 0; kind < 2; kind++) {
+        int &open = m_openPeriod[kind];
+        if (active[kind] && open < 0) {
+            Period period;
+            period.kind = Period::Kind(kind);
+            period.from = lastEvent && lastEvent <= now ? lastEvent : now;
+            if (m_lastObservation && m_lastObservation <= now)
+                period.from = std::max(period.from, m_lastObservation);
+            period.to = now;
+            period.open = true;
+            m_periods.push_back(period);
+            open = int(m_periods.size()) - 1;
+            changed = true;
+        } else if (open >= 0) {
+            m_periods[open].to = std::max(m_periods[open].to, now);
+            // Events recorded before the pause may arrive late (ranks send full batches): the newest
+            // one held moves the period's start later, never earlier.
+            if (active[kind] && lastEvent > m_periods[open].from && lastEvent <= now)
+                m_periods[open].from = lastEvent;
+            if (!active[kind]) {
+                m_periods[open].open = false;
+                open = -1;
+            }
+            changed = true;
+        }
+    }
+    m_lastObservation = now;
+    if (changed)
+        emit dataChanged();
+}
+
+QString TimelineModel::periodText(const Period &period) const
+{
+    const double end = double(period.to) - double(m_origin);
+    return tr("%1 from %2 to %3%4 (as the status showed it, to about a second)")
+        .arg(period.kind == Period::AppPaused ? tr("application paused") : tr("not recording"),
+             formatTime(double(period.from) - double(m_origin), 1e6, end), formatTime(end, 1e6, end),
+             period.open ? tr(" and on") : QString());
+}
+
+int TimelineModel::rowInSlot(int slot) const
+{
+    return slot >= 0 && slot < m_slotRow.size() ? m_slotRow[slot] : -1;
 }
 
 void TimelineModel::clear()
@@ -398,6 +727,16 @@ void TimelineModel::clear()
     m_header = Record();
     m_columns = 0;
     m_rowData.clear();
+    m_slotRow.clear();
+    m_slots = 0;
+    m_partialText.clear();
+    m_back.clear();
+    m_forward.clear();
+    m_filter.clear();
+    m_rankFirst = m_rankCount = 0;
+    m_periods.clear();
+    m_openPeriod[0] = m_openPeriod[1] = -1;
+    m_lastObservation = 0;
     m_legend.clear();
     m_hasEvents = false;
     m_intervals.clear();

@@ -3,11 +3,20 @@
 // zoomed in far enough, of the `events` query (single regions per rank, messages between ranks).
 //
 // The model decides what to ask: timelineCommand() asks for exactly the visible window at `bins`
-// columns (the widget's width in pixels) and at most `rows` rows (its height / the smallest row);
-// eventsCommand() is non-empty when the window is narrow enough for single events
-// (nanoseconds per pixel ≤ eventsNsPerPixel()) and the rows are single ranks. It never asks for the raw
-// events of the whole run. Answers are kept with their own window, so a view drawn while a newer answer
-// is on its way is only shifted, never wrong.
+// columns (the widget's width in pixels) and at most `rows` rows (its height / the smallest row), for
+// the visible ranks: a rank filter ("0-3,17", at most 32 ranges as the protocol's rank sets) selects
+// ranks, and a vertical window (first position, count) of the selected ranks is what is on screen, so
+// any subset of a job of any size can be shown as single ranks. eventsCommand() is non-empty when the
+// window is narrow enough for single events (nanoseconds per pixel ≤ eventsNsPerPixel()) and the rows
+// are single ranks. It never asks for the raw events of the whole run. Answers are kept with their own
+// window, so a view drawn while a newer answer is on its way is only shifted, never wrong.
+//
+// Partial answers (some places have not answered yet) never replace rows already shown: they are only
+// taken while nothing is shown, and either way partialText() says so until the final answer. Rows are
+// laid out in the answer's row slots (its `rows=` groups, by `index`), so a row missing from an answer
+// leaves its slot empty instead of stretching the others.
+//
+// The user's windows (time and ranks) are remembered: back() and forward() walk that history.
 #pragma once
 
 #include "records.h"
@@ -15,6 +24,8 @@
 #include <QHash>
 #include <QObject>
 #include <QVector>
+
+#include <vector>
 
 class TimelineModel : public QObject
 {
@@ -43,6 +54,13 @@ class TimelineModel : public QObject
         int tag = 0;
     };
 
+    // One state of the view, as kept in the history.
+    struct Window {
+        bool all = true;
+        quint64 from = 0, to = 0;
+        int rankFirst = 0, rankCount = 0;
+    };
+
     explicit TimelineModel(QObject *parent = nullptr);
 
     // ---- the view ----
@@ -58,7 +76,9 @@ class TimelineModel : public QObject
     {
         return m_to;
     }
-    void setViewport(quint64 from, quint64 to); // turns follow-live off when asked by the user
+    // Turns follow-live off. `remember`: the window before goes to the history (a drag remembers once,
+    // at its start).
+    void setViewport(quint64 from, quint64 to, bool remember = true);
     void setPixelSize(int width, int rows);
     int bins() const
     {
@@ -75,6 +95,54 @@ class TimelineModel : public QObject
     // Shows everything held: asks without a window, and each answer's range becomes the window, until
     // the user zooms or pans (the initial state).
     void showAll();
+    // Shows everything held and every selected rank (Home).
+    void showEverything();
+    // ---- history of the user's windows ----
+    void remember();
+    bool canGoBack() const
+    {
+        return !m_back.isEmpty();
+    }
+    bool canGoForward() const
+    {
+        return !m_forward.isEmpty();
+    }
+    void back();
+    void forward();
+    int historyDepth() const
+    {
+        return int(m_back.size());
+    }
+
+    // ---- ranks ----
+    // The job's application ranks (the WELCOME's ranks=); 0 while unknown (then every rank is asked).
+    void setTotalRanks(int ranks);
+    int totalRanks() const
+    {
+        return m_totalRanks;
+    }
+    // A filter like "0-3,17" (empty or "all": every rank); false with *error when it does not parse,
+    // has more than 32 ranges or selects no rank of the job. Shows every selected rank.
+    bool setRankFilter(const QString &text, QString *error = nullptr);
+    QString rankFilter() const; // canonical ("0-3,17"), empty for every rank
+    int selectedRanks() const;  // how many ranks the filter keeps (0 while the job's size is unknown)
+    int rankAtPosition(int position) const;
+    // The vertical window: positions [first, first + count) of the selected ranks.
+    int rankFirst() const
+    {
+        return m_rankFirst;
+    }
+    int rankCount() const
+    {
+        return m_rankCount ? m_rankCount : selectedRanks();
+    }
+    void setRankWindow(int first, int count, bool remember = true);
+    // Vertical zoom by `factor` (< 1: fewer ranks, taller rows) around fraction `anchor` of the rows.
+    void zoomRanks(double factor, double anchor);
+    void scrollRanks(int positions);
+    void showAllRanks();
+    // The visible ranks as a protocol rank set ("0-3,17"), empty when that is every rank of the job.
+    QString visibleRankSet() const;
     bool showingAll() const
     {
         return m_all;
@@ -150,6 +218,22 @@ class TimelineModel : public QObject
     void setRoleHint(const QString &region, const QString &role);
     int busyCells() const; // cells where something ran: "the timeline is not empty"
     QString cellText(int row, int column) const;
+    // Row slots of the answer (its groups); row `r` of rows() sits in slot rows()[r].index.
+    int slotCount() const
+    {
+        return m_slots;
+    }
+    int rowInSlot(int slot) const; // index into rows(), -1 for an empty slot
+    // Non-empty while the answer shown, or one on its way, covers only some places ("partial: 2 of 3
+    // places answered").
+    QString partialText() const
+    {
+        return m_partialText;
+    }
+    int partialsKept() const
+    {
+        return m_partialsKept;
+    }
 
     bool hasEvents() const
     {
@@ -176,6 +260,23 @@ class TimelineModel : public QObject
         return m_eventsTruncated;
     }
     QString intervalText(const Interval &interval) const;
+    // ---- steering periods: what the viewer saw of the application pause and of recording ----
+    struct Period {
+        enum Kind { AppPaused, NotRecording } kind = AppPaused;
+        quint64 from = 0, to = 0;
+        bool open = false; // still going at the last status
+    };
+    // Takes one full status answer: its clock (`now`, the job's clock), the newest event held (an upper
+    // bound of where a pause began: nothing is recorded while paused) and the states. A period begins
+    // at the later of that event and the last status that did not show it, and ends at the first status
+    // that no longer shows it; so it is as exact as the status period (1 s) allows, never longer.
+    void observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording);
+    const std::vector<Period> &periods() const
+    {
+        return m_periods;
+    }
+    QString periodText(const Period &period) const;
+
     // Times in tooltips and on the axis are shown relative to this (the job's start).
     void setOrigin(quint64 origin)
     {
@@ -194,6 +295,10 @@ class TimelineModel : public QObject
 
   private:
     void setWindow(quint64 from, quint64 to);
+    Window window() const;
+    void restore(const Window &window);
+    void clampRankWindow();
+    QVector<QPair<int, int>> selectedRanges() const; // the filter within the job's ranks
     bool m_hasViewport = false, m_follow = false;
     bool m_all = true; // showing everything held: ask without a window
     quint64 m_from = 0, m_to = 0, m_liveTime = 0, m_origin = 0;
@@ -205,7 +310,16 @@ class TimelineModel : public QObject
     bool m_windowMode = true, m_grouped = false;
     int m_columns = 0;
     QVector<Row> m_rowData;
+    QVector<int> m_slotRow;
+    int m_slots = 0, m_partialsKept = 0;
+    QString m_partialText;
     QVector<Legend> m_legend;
+    QVector<Window> m_back, m_forward;
+    std::vector<Period> m_periods; // (QVector<Period>::append trips GCC 12's -Wstringop-overflow)
+    int m_openPeriod[2] = {-1, -1};
+    quint64 m_lastObservation = 0;
+    int m_totalRanks = 0, m_rankFirst = 0, m_rankCount = 0; // m_rankCount 0: every selected rank
+    QVector<QPair<int, int>> m_filter;                      // empty: every rank
     QHash<QString, QString> m_roles;
 
     bool m_hasEvents = false, m_eventsTruncated = false;

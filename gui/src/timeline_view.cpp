@@ -3,6 +3,7 @@
 #include "format.h"
 
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -16,6 +17,7 @@ static const int Gutter = 84, AxisHeight = 22, MinRowHeight = 12;
 TimelineView::TimelineView(TimelineModel *model, QWidget *parent) : QWidget(parent), m_model(model)
 {
     setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(300, 120);
     setAutoFillBackground(true);
     QPalette p = palette();
@@ -38,6 +40,45 @@ QColor TimelineView::roleColor(const QString &role)
     if (role == QLatin1String("phase"))
         return QColor(255, 179, 0);
     return QColor(120, 120, 120);
+}
+
+QColor TimelineView::functionColor(const QString &name)
+{
+    // FNV-1a of the UTF-8 name: the same colour for a function in every run, session and viewer.
+    quint32 hash = 2166136261u;
+    for (const char c : name.toUtf8()) {
+        hash ^= quint8(c);
+        hash *= 16777619u;
+    }
+    // A final mix (MurmurHash3's), as names differing in a few letters differ in few bits of FNV's low
+    // ones; then 30 hues 12° apart in three shades: 90 colours, chosen by the name alone.
+    hash ^= hash >> 16;
+    hash *= 0x85ebca6bu;
+    hash ^= hash >> 13;
+    hash *= 0xc2b2ae35u;
+    hash ^= hash >> 16;
+    static const int saturations[3] = {200, 230, 110}, values[3] = {230, 160, 245};
+    const int hue = int(hash % 30u) * 12;
+    const int shade = int((hash / 30u) % 3u);
+    const int saturation = saturations[shade];
+    const int value = values[shade];
+    return QColor::fromHsv(hue, saturation, value);
+}
+
+QColor TimelineView::periodColor(int kind)
+{
+    return kind == TimelineModel::Period::AppPaused ? QColor(60, 60, 60, 70) : QColor(200, 0, 0, 45);
+}
+
+void TimelineView::setColourByFunction(bool byFunction)
+{
+    m_byFunction = byFunction;
+    update();
+}
+
+QColor TimelineView::regionColor(const QString &name, const QString &role) const
+{
+    return m_byFunction ? functionColor(name) : roleColor(role);
 }
 
 void TimelineView::setHighlight(const QString &region)
@@ -73,22 +114,47 @@ quint64 TimelineView::timeAt(int x) const
     return m_model->from() + quint64(fraction * double(m_model->to() - m_model->from()));
 }
 
-int TimelineView::rowAt(int y) const
+double TimelineView::slotHeight(const QRect &plot) const
 {
-    const QRect plot = plotRect();
-    const int rows = int(m_model->rows().size());
-    if (!rows || y < plot.top() || y >= plot.bottom())
-        return -1;
-    return std::min(rows - 1, int(double(y - plot.top()) / plot.height() * rows));
+    return double(plot.height()) / std::max(1, m_model->slotCount());
 }
 
-int TimelineView::rowOfRank(int rank) const
+int TimelineView::slotAt(int y) const
+{
+    const QRect plot = plotRect();
+    const int slotTotal = m_model->slotCount();
+    if (!slotTotal || y < plot.top() || y >= plot.bottom())
+        return -1;
+    return std::min(slotTotal - 1, int(double(y - plot.top()) / plot.height() * slotTotal));
+}
+
+int TimelineView::slotOfRank(int rank) const
 {
     const auto &rows = m_model->rows();
-    for (int i = 0; i < rows.size(); i++)
-        if (rank >= rows[i].firstRank && rank <= rows[i].lastRank)
-            return i;
+    for (const auto &row : rows)
+        if (rank >= row.firstRank && rank <= row.lastRank)
+            return row.index;
     return -1;
+}
+
+QString TimelineView::modeText() const
+{
+    if (!m_model->hasViewport() || m_model->rows().isEmpty())
+        return QString();
+    QString text;
+    if (m_model->hasEvents() && m_model->wantsEvents())
+        text = tr("single events%1").arg(m_model->eventsTruncated() ? tr(" (truncated)") : QString());
+    else if (m_model->grouped())
+        text = tr("%1 bins × %2 rows, ranks grouped: mean of %3 (Ctrl + wheel or a rank filter shows "
+                  "single ranks)")
+                   .arg(m_model->columns())
+                   .arg(m_model->slotCount())
+                   .arg(m_model->rows().first().ranks);
+    else
+        text = tr("%1 bins × %2 ranks").arg(m_model->columns()).arg(m_model->slotCount());
+    if (m_model->followLive())
+        text += tr(" · live");
+    return text;
 }
 
 void TimelineView::paintEvent(QPaintEvent *)
@@ -110,22 +176,29 @@ void TimelineView::paintEvent(QPaintEvent *)
         drawEvents(painter, plot);
     else
         drawBins(painter, plot);
+    // Steering periods as a veil over every row: what the ranks did there was waiting, not their work.
+    for (const auto &period : m_model->periods()) {
+        const double x0 = std::max(double(plot.left()), xOf(period.from));
+        const double x1 = std::min(double(plot.right()), xOf(period.to));
+        if (x1 <= x0)
+            continue;
+        const QRectF band(x0, plot.top(), std::max(1.0, x1 - x0), plot.height());
+        painter.fillRect(band, periodColor(period.kind));
+        painter.fillRect(band, QBrush(periodColor(period.kind).darker(200), Qt::Dense7Pattern));
+    }
     painter.restore();
-    // rank labels
-    const auto &rows = m_model->rows();
-    const double rowHeight = double(plot.height()) / rows.size();
+    // rank labels, one per slot (as many as fit)
+    const double rowHeight = slotHeight(plot);
     painter.setPen(Qt::black);
     QFont small = font();
     small.setPointSizeF(std::max(6.0, std::min(9.0, rowHeight * 0.6)));
     painter.setFont(small);
-    const int every = std::max(1, int(std::ceil(12.0 / rowHeight)));
-    for (int i = 0; i < rows.size(); i += every) {
-        const QRectF label(2, plot.top() + i * rowHeight, Gutter - 6, std::max(rowHeight, 12.0));
-        const QString text = rows[i].firstRank == rows[i].lastRank
-                                 ? tr("rank %1").arg(rows[i].firstRank)
-                                 : tr("%1–%2").arg(rows[i].firstRank).arg(rows[i].lastRank);
-        painter.drawText(label, Qt::AlignRight | Qt::AlignVCenter, text);
+    for (const auto &label : slotLabels()) {
+        const QRectF box(2, plot.top() + label.first * rowHeight, Gutter - 6, std::max(rowHeight, 12.0));
+        painter.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
+                         elideToWidth(label.second, small, Gutter - 6));
     }
+    painter.setFont(font());
     drawAxis(painter, plot);
     if (m_selecting) {
         const int x0 = std::min(m_pressPos.x(), m_lastPos.x()), x1 = std::max(m_pressPos.x(), m_lastPos.x());
@@ -133,27 +206,66 @@ void TimelineView::paintEvent(QPaintEvent *)
         painter.setPen(QColor(0, 120, 215));
         painter.drawRect(QRect(x0, plot.top(), x1 - x0, plot.height()));
     }
-    painter.setPen(Qt::darkGray);
-    const QString mode =
-        events ? tr("single events%1").arg(m_model->eventsTruncated() ? tr(" (truncated)") : QString())
-               : tr("%1 bins × %2 rows%3")
-                     .arg(m_model->columns())
-                     .arg(rows.size())
-                     .arg(m_model->grouped() ? tr(" (ranks grouped: mean)") : QString());
-    painter.drawText(QRect(2, 2, Gutter - 4, AxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter,
-                     m_model->followLive() ? tr("live") : QString());
-    painter.drawText(plot.adjusted(4, 2, -4, 0), Qt::AlignRight | Qt::AlignTop, mode);
+}
+
+QVector<QPair<int, QString>> TimelineView::slotLabels() const
+{
+    QVector<QPair<int, QString>> out;
+    const double rowHeight = slotHeight(plotRect());
+    const int every = std::max(1, int(std::ceil(12.0 / rowHeight)));
+    const auto &rows = m_model->rows();
+    for (int slot = 0; slot < m_model->slotCount(); slot += every) {
+        const int r = m_model->rowInSlot(slot);
+        QString text;
+        if (r >= 0)
+            text = rows[r].firstRank == rows[r].lastRank
+                       ? tr("rank %1").arg(rows[r].firstRank)
+                       : tr("%1–%2").arg(rows[r].firstRank).arg(rows[r].lastRank);
+        else if (!m_model->grouped() && m_model->rankAtPosition(m_model->rankFirst() + slot) >= 0)
+            text = tr("rank %1").arg(m_model->rankAtPosition(m_model->rankFirst() + slot));
+        if (!text.isEmpty())
+            out.append(qMakePair(slot, text));
+    }
+    return out;
+}
+
+QStringList TimelineView::rankLabels() const
+{
+    QStringList out;
+    if (!m_model->hasViewport() || m_model->rows().isEmpty())
+        return out;
+    for (const auto &label : slotLabels())
+        out << label.second;
+    return out;
+}
+
+int TimelineView::paintedSlots()
+{
+    const QImage image = grab().toImage();
+    const QRect plot = plotRect();
+    const QRgb background = QColor(248, 248, 248).rgb();
+    const double rowHeight = slotHeight(plot);
+    int painted = 0;
+    for (int slot = 0; slot < m_model->slotCount(); slot++) {
+        const int top = plot.top() + int(slot * rowHeight), bottom = plot.top() + int((slot + 1) * rowHeight);
+        bool any = false;
+        for (int y = top; y < bottom && y < image.height() && !any; y++)
+            for (int x = plot.left(); x <= plot.right() && x < image.width() && !any; x++)
+                any = image.pixel(x, y) != background;
+        painted += any;
+    }
+    return painted;
 }
 
 void TimelineView::drawBins(QPainter &painter, const QRect &plot)
 {
     const auto &rows = m_model->rows();
     const auto &legend = m_model->legend();
-    const double rowHeight = double(plot.height()) / rows.size();
+    const double rowHeight = slotHeight(plot);
     const int columns = m_model->columns();
     const QBrush hatch(QColor(90, 90, 90), Qt::BDiagPattern);
     for (int r = 0; r < rows.size(); r++) {
-        const double y = plot.top() + r * rowHeight;
+        const double y = plot.top() + rows[r].index * rowHeight;
         const double h = std::max(1.0, rowHeight - (rowHeight > 4 ? 1.0 : 0.0));
         for (int c = 0; c < columns; c++) {
             const double x0 = xOf(m_model->columnStart(c)), x1 = xOf(m_model->columnEnd(c));
@@ -163,8 +275,8 @@ void TimelineView::drawBins(QPainter &painter, const QRect &plot)
             const double busy = m_model->busy(r, c);
             const int d = m_model->dominant(r, c);
             if (busy > 0.0 || d >= 0) {
-                QColor colour =
-                    d >= 0 && d < legend.size() ? roleColor(legend[d].role) : QColor(150, 150, 150);
+                QColor colour = d >= 0 && d < legend.size() ? regionColor(legend[d].name, legend[d].role)
+                                                            : QColor(150, 150, 150);
                 const bool match = d >= 0 && d < legend.size() && legend[d].name == m_highlight;
                 if (!m_highlight.isEmpty() && !match)
                     colour = QColor::fromHsv(colour.hsvHue(), colour.hsvSaturation() / 5, 235);
@@ -183,27 +295,34 @@ void TimelineView::drawBins(QPainter &painter, const QRect &plot)
     }
 }
 
+QRectF TimelineView::intervalRect(const TimelineModel::Interval &interval, const QRect &plot) const
+{
+    const int slot = slotOfRank(interval.rank);
+    if (slot < 0)
+        return QRectF();
+    const double rowHeight = slotHeight(plot);
+    const double x0 = std::max(double(plot.left()), xOf(interval.start));
+    const double x1 = std::min(double(plot.right()), xOf(interval.end));
+    if (x1 < plot.left() || x0 > plot.right())
+        return QRectF();
+    const double inset = std::min(rowHeight * 0.4, interval.depth * rowHeight * 0.12);
+    return QRectF(x0, plot.top() + slot * rowHeight + inset, std::max(1.0, x1 - x0),
+                  std::max(1.0, rowHeight - 1 - 2 * inset));
+}
+
 void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
 {
-    const auto &rows = m_model->rows();
-    const double rowHeight = double(plot.height()) / rows.size();
+    const double rowHeight = slotHeight(plot);
     const QBrush hatch(QColor(90, 90, 90), Qt::BDiagPattern);
     for (const auto &interval : m_model->intervals()) {
-        const int r = rowOfRank(interval.rank);
-        if (r < 0)
+        const QRectF rect = intervalRect(interval, plot);
+        if (rect.isNull())
             continue;
-        const double x0 = std::max(double(plot.left()), xOf(interval.start));
-        const double x1 = std::min(double(plot.right()), xOf(interval.end));
-        if (x1 < plot.left() || x0 > plot.right())
-            continue;
-        const double inset = std::min(rowHeight * 0.4, interval.depth * rowHeight * 0.12);
-        const QRectF rect(x0, plot.top() + r * rowHeight + inset, std::max(1.0, x1 - x0),
-                          std::max(1.0, rowHeight - 1 - 2 * inset));
         if (interval.reduced) {
             painter.fillRect(rect, hatch);
             continue;
         }
-        QColor colour = roleColor(m_model->roleOf(interval.name));
+        QColor colour = regionColor(interval.name, m_model->roleOf(interval.name));
         if (!m_highlight.isEmpty() && interval.name != m_highlight)
             colour = QColor::fromHsv(colour.hsvHue(), colour.hsvSaturation() / 5, 235);
         painter.fillRect(rect, colour);
@@ -211,14 +330,17 @@ void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
             painter.setPen(colour.darker(150));
             painter.drawRect(rect);
         }
-        if (rect.width() > 40 && rect.height() > 9) {
-            painter.setPen(Qt::white);
-            painter.drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, interval.name);
+        if (rect.width() > 24 && rect.height() > 9) {
+            const QString name = elideToWidth(interval.name, painter.font(), int(rect.width()) - 4);
+            if (!name.isEmpty()) {
+                painter.setPen(colour.lightnessF() > 0.6 ? Qt::black : Qt::white);
+                painter.drawText(rect.adjusted(2, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, name);
+            }
         }
     }
     painter.setPen(QPen(Qt::black, 1));
     for (const auto &message : m_model->messages()) {
-        const int a = rowOfRank(message.src), b = rowOfRank(message.dst);
+        const int a = slotOfRank(message.src), b = slotOfRank(message.dst);
         if (a < 0 || b < 0 || !message.sent || !message.received)
             continue;
         const QPointF from(xOf(message.sent), plot.top() + (a + 0.5) * rowHeight);
@@ -228,15 +350,16 @@ void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
     }
 }
 
-void TimelineView::drawAxis(QPainter &painter, const QRect &plot)
+QVector<TimelineView::Tick> TimelineView::ticks() const
 {
-    painter.setPen(Qt::black);
-    painter.drawLine(plot.left(), plot.top() - 1, plot.right(), plot.top() - 1);
+    QVector<Tick> out;
+    const QRect plot = plotRect();
     const double span = double(m_model->to() - m_model->from());
-    if (span <= 0)
-        return;
+    if (span <= 0 || !m_model->hasViewport())
+        return out;
     const double origin = double(m_model->origin());
-    // A tick step of 1, 2 or 5 × 10^k ns giving about one tick per 120 pixels.
+    // A tick step of 1, 2 or 5 × 10^k ns giving about one tick per 120 pixels; labels keep the decimals
+    // the step needs, in the unit of the window's end, so neighbouring ticks always differ.
     const double raw = span / std::max(1.0, plot.width() / 120.0);
     const double power = std::pow(10.0, std::floor(std::log10(raw)));
     double step = power;
@@ -245,34 +368,101 @@ void TimelineView::drawAxis(QPainter &painter, const QRect &plot)
             step = m * power;
             break;
         }
+    step = std::max(1.0, step);
+    const double end = double(m_model->to()) - origin;
     const double first = std::ceil((double(m_model->from()) - origin) / step) * step;
-    for (double t = first; t <= double(m_model->to()) - origin; t += step) {
-        const double x = xOf(quint64(t + origin));
-        painter.drawLine(QPointF(x, plot.top() - 5), QPointF(x, plot.top() - 1));
-        painter.drawText(QRectF(x - 60, 0, 120, AxisHeight - 5), Qt::AlignCenter, formatDuration(t));
+    for (int k = 0; k < 1000; k++) {
+        const double t = first + k * step; // no accumulated rounding
+        if (t > end)
+            break;
+        out.append(Tick{xOf(quint64(std::llround(std::max(0.0, t + origin)))), formatTime(t, step, end)});
+    }
+    return out;
+}
+
+void TimelineView::drawAxis(QPainter &painter, const QRect &plot)
+{
+    painter.setPen(Qt::black);
+    painter.drawLine(plot.left(), plot.top() - 1, plot.right(), plot.top() - 1);
+    for (const Tick &tick : ticks()) {
+        painter.drawLine(QPointF(tick.x, plot.top() - 5), QPointF(tick.x, plot.top() - 1));
+        painter.drawText(QRectF(tick.x - 60, 0, 120, AxisHeight - 5), Qt::AlignCenter, tick.label);
     }
 }
 
 void TimelineView::wheelEvent(QWheelEvent *event)
 {
     const QRect plot = plotRect();
-    const double anchor = double(event->position().x() - plot.left()) / plot.width();
     const double steps = event->angleDelta().y() / 120.0;
-    if (steps != 0.0)
-        m_model->zoom(std::pow(0.8, steps), anchor);
+    if (steps != 0.0) {
+        if (event->modifiers() & Qt::ControlModifier)
+            m_model->zoomRanks(std::pow(0.8, steps),
+                               double(event->position().y() - plot.top()) / plot.height());
+        else if (event->modifiers() & Qt::ShiftModifier)
+            m_model->scrollRanks(-int(std::lround(steps * std::max(1.0, m_model->rankCount() / 10.0))));
+        else
+            m_model->zoom(std::pow(0.8, steps), double(event->position().x() - plot.left()) / plot.width());
+    }
+    event->accept();
+}
+
+void TimelineView::keyPressEvent(QKeyEvent *event)
+{
+    const bool ctrl = event->modifiers() & Qt::ControlModifier;
+    const bool alt = event->modifiers() & Qt::AltModifier;
+    const int page = std::max(1, m_model->rankCount());
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        ctrl ? m_model->zoomRanks(0.5, 0.5) : m_model->zoom(0.5, 0.5);
+        break;
+    case Qt::Key_Minus:
+        ctrl ? m_model->zoomRanks(2.0, 0.5) : m_model->zoom(2.0, 0.5);
+        break;
+    case Qt::Key_Left:
+        alt ? m_model->back() : m_model->pan(-0.2);
+        break;
+    case Qt::Key_Right:
+        alt ? m_model->forward() : m_model->pan(0.2);
+        break;
+    case Qt::Key_Backspace:
+        m_model->back();
+        break;
+    case Qt::Key_Up:
+        m_model->scrollRanks(-1);
+        break;
+    case Qt::Key_Down:
+        m_model->scrollRanks(1);
+        break;
+    case Qt::Key_PageUp:
+        m_model->scrollRanks(-page);
+        break;
+    case Qt::Key_PageDown:
+        m_model->scrollRanks(page);
+        break;
+    case Qt::Key_Home:
+        m_model->showEverything();
+        break;
+    default:
+        QWidget::keyPressEvent(event);
+        return;
+    }
     event->accept();
 }
 
 void TimelineView::mousePressEvent(QMouseEvent *event)
 {
+    setFocus(Qt::MouseFocusReason);
     m_pressPos = m_lastPos = event->pos();
     m_pressFrom = m_model->from();
     m_pressTo = m_model->to();
     if (event->button() == Qt::RightButton ||
-        (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier)))
+        (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier))) {
         m_selecting = true;
-    else if (event->button() == Qt::LeftButton)
+    } else if (event->button() == Qt::LeftButton) {
         m_panning = true;
+        m_model->remember(); // one history entry per drag, not one per mouse move
+    }
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent *event)
@@ -282,7 +472,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent *event)
         const double span = double(m_pressTo - m_pressFrom);
         const double dt = double(m_pressPos.x() - event->pos().x()) / plotRect().width() * span;
         const double from = std::max(0.0, double(m_pressFrom) + dt);
-        m_model->setViewport(quint64(from), quint64(from + span));
+        m_model->setViewport(quint64(from), quint64(from + span), false);
     } else if (m_selecting) {
         update();
     }
@@ -308,19 +498,39 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent *)
 
 QString TimelineView::tooltipAt(const QPoint &pos) const
 {
-    const int row = rowAt(pos.y());
-    if (row < 0 || pos.x() < plotRect().left())
+    const int slot = slotAt(pos.y());
+    if (slot < 0 || pos.x() < plotRect().left())
         return QString();
+    const int row = m_model->rowInSlot(slot);
     const quint64 time = timeAt(pos.x());
+    QString steering;
+    for (const auto &period : m_model->periods())
+        if (period.from <= time && time <= period.to)
+            steering += QLatin1Char('\n') + m_model->periodText(period);
+    return tooltipOfData(pos, slot, row, time) + steering;
+}
+
+QString TimelineView::tooltipOfData(const QPoint &pos, int slot, int row, quint64 time) const
+{
     if (m_model->hasEvents() && m_model->wantsEvents()) {
-        const auto &rows = m_model->rows();
+        // The instance drawn under the pointer: the deepest whose (inset) strip holds the point, so a
+        // parent's strip above or below its child shows the parent.
+        const QRect plot = plotRect();
         const TimelineModel::Interval *best = nullptr;
-        for (const auto &interval : m_model->intervals())
-            if (interval.rank >= rows[row].firstRank && interval.rank <= rows[row].lastRank &&
-                interval.start <= time && time < interval.end && (!best || interval.depth > best->depth))
+        for (const auto &interval : m_model->intervals()) {
+            const QRectF rect = intervalRect(interval, plot);
+            if (!rect.isNull() && rect.adjusted(0, 0, 0.5, 0.5).contains(pos) &&
+                (!best || interval.depth > best->depth))
                 best = &interval;
-        return best ? m_model->intervalText(*best) : tr("rank %1: no region").arg(rows[row].firstRank);
+        }
+        if (best)
+            return m_model->intervalText(*best);
+        const int rank =
+            row >= 0 ? m_model->rows()[row].firstRank : m_model->rankAtPosition(m_model->rankFirst() + slot);
+        return tr("rank %1: no region").arg(rank);
     }
+    if (row < 0)
+        return tr("no events held for these ranks here");
     for (int c = 0; c < m_model->columns(); c++)
         if (m_model->columnStart(c) <= time && time < m_model->columnEnd(c))
             return m_model->cellText(row, c);

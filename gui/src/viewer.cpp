@@ -19,6 +19,11 @@ Viewer::Viewer(QObject *parent) : QObject(parent)
     m_viewDebounce.setInterval(40); // a wheel burst asks once
     connect(&m_viewDebounce, &QTimer::timeout, this, [this] { requestView(false); });
     connect(&m_timeline, &TimelineModel::viewportChanged, &m_viewDebounce, qOverload<>(&QTimer::start));
+    connect(&m_overview, &TimelineModel::viewportChanged, this, &Viewer::requestOverview);
+    m_overview.setPixelSize(800, 1);
+    m_sessionDirectory = defaultSessionDirectory();
+    m_discovery.setInterval(500);
+    connect(&m_discovery, &QTimer::timeout, this, &Viewer::tryDiscover);
     connect(&m_status, &StatusModel::updated, this, [this] {
         // Times are shown from the job's start: the server's start or, earlier, the first event held
         // (MPI_Init begins before the root serves).
@@ -39,8 +44,33 @@ void Viewer::addLog(const QString &line)
     emit logged(stamped);
 }
 
+bool Viewer::discover()
+{
+    if (tryDiscover())
+        return true;
+    m_discovery.start();
+    return false;
+}
+
+bool Viewer::tryDiscover()
+{
+    if (m_client.state() != ProtocolClient::Disconnected) { // connected another way meanwhile
+        m_discovery.stop();
+        return true;
+    }
+    const QString path = newestSessionFile(m_sessionDirectory);
+    SessionInfo found;
+    QString why;
+    if (path.isEmpty() || !readSessionFile(path, &found, &why))
+        return false;
+    m_discovery.stop();
+    connectToSession(found);
+    return true;
+}
+
 void Viewer::connectToSession(const SessionInfo &session)
 {
+    m_discovery.stop();
     m_session = session;
     m_jobEnded = false;
     addLog(QStringLiteral("connecting to %1:%2%3")
@@ -72,7 +102,7 @@ void Viewer::onConnected()
     const Record &welcome = m_client.welcome();
     addLog(QStringLiteral("connected: job %1, %2 ranks, %3 places")
                .arg(welcome.value("job"), welcome.value("ranks"), welcome.value("places")));
-    m_statusInFlight = m_timelineInFlight = m_profileInFlight = m_eventsInFlight = 0;
+    m_statusInFlight = m_timelineInFlight = m_profileInFlight = m_eventsInFlight = m_overviewInFlight = 0;
     if (welcome.value("job") != m_job) { // another job: nothing of the old one stays on screen
         m_job = welcome.value("job");
         m_status.clear();
@@ -80,11 +110,19 @@ void Viewer::onConnected()
         m_timeline.clear();
         m_timeline.showAll();
         m_timeline.setOrigin(m_session.startedNs);
+        m_overview.clear();
+        m_lastAnswer.clear();
+        m_lastCommand.clear();
+        m_lastOk = false;
+        m_commands.clear();
+        emit jobChanged();
     }
+    m_timeline.setTotalRanks(int(welcome.u64("ranks")));
     m_statusTimer.start();
     m_viewTimer.start();
     refreshStatus();
     requestView(false);
+    requestOverview();
 }
 
 void Viewer::onLost(const QString &reason)
@@ -114,12 +152,24 @@ void Viewer::requestView(bool periodic)
     // A periodic refresh waits for the last answer; a changed window supersedes what is in flight.
     if (!periodic || !m_timelineInFlight)
         m_timelineInFlight = m_client.send(m_timeline.timelineCommand(), QStringLiteral("timeline"));
-    if (!periodic || !m_profileInFlight)
-        m_profileInFlight =
-            m_client.send(QStringLiteral("profile ") + m_timeline.windowOptions(), QStringLiteral("profile"));
+    if (!periodic || !m_profileInFlight) {
+        QString line = QStringLiteral("profile ") + m_timeline.windowOptions();
+        if (!m_timeline.visibleRankSet().isEmpty())
+            line += QStringLiteral(" --ranks ") + m_timeline.visibleRankSet();
+        m_profileInFlight = m_client.send(line.simplified(), QStringLiteral("profile"));
+    }
     const QString events = m_timeline.eventsCommand();
     if (!events.isEmpty() && (!periodic || !m_eventsInFlight))
         m_eventsInFlight = m_client.send(events, QStringLiteral("events"));
+    if (periodic)
+        requestOverview();
+}
+
+void Viewer::requestOverview()
+{
+    if (m_client.state() != ProtocolClient::Connected || m_overviewInFlight)
+        return;
+    m_overviewInFlight = m_client.send(m_overview.timelineCommand(), QStringLiteral("overview"));
 }
 
 quint32 Viewer::command(const QString &line)
@@ -135,8 +185,11 @@ quint32 Viewer::command(const QString &line)
 quint32 Viewer::snapshot(const QString &name, bool visibleWindow, bool overwrite)
 {
     QString line = QStringLiteral("snapshot ") + encodeWord(name);
+    // The window on screen, also while it is "everything held" (then it is the last answer's range).
     if (visibleWindow && m_timeline.hasViewport())
-        line += QLatin1Char(' ') + m_timeline.windowOptions();
+        line += QStringLiteral(" --from %1ns --to %2ns").arg(m_timeline.from()).arg(m_timeline.to());
+    if (visibleWindow && !m_timeline.visibleRankSet().isEmpty())
+        line += QStringLiteral(" --ranks ") + m_timeline.visibleRankSet();
     if (overwrite)
         line += QStringLiteral(" --overwrite");
     return command(line);
@@ -146,13 +199,16 @@ void Viewer::onPartial(quint32 id, const QString &view, const Records &records)
 {
     Q_UNUSED(id);
     m_partials++;
-    // A partial answer is complete for the places it covers: show it until the final one comes.
+    // A partial answer covers only the places that answered: the models take it only while they show
+    // nothing yet, and mark it (never replacing what all places said before).
     if (view == QLatin1String("status"))
         m_status.applyReply(records);
     else if (view == QLatin1String("timeline"))
         m_timeline.applyTimeline(records);
     else if (view == QLatin1String("profile"))
         m_profile.applyReply(records);
+    else if (view == QLatin1String("overview"))
+        m_overview.applyTimeline(records);
 }
 
 void Viewer::onReplied(quint32 id, const QString &view, const Records &records)
@@ -160,8 +216,12 @@ void Viewer::onReplied(quint32 id, const QString &view, const Records &records)
     if (view == QLatin1String("status")) {
         if (id == m_statusInFlight)
             m_statusInFlight = 0;
-        if (m_status.applyReply(records))
+        if (m_status.applyReply(records)) {
             m_statusReplies++;
+            m_timeline.observeSteering(m_status.now(), m_status.lastTime(),
+                                       m_status.appState() == QLatin1String("paused"),
+                                       m_status.recording() == QLatin1String("off"));
+        }
         return;
     }
     if (view == QLatin1String("timeline")) {
@@ -171,6 +231,13 @@ void Viewer::onReplied(quint32 id, const QString &view, const Records &records)
             m_timelineReplies++;
         if (m_timeline.wantsEvents() && !m_timeline.hasEvents() && !m_eventsInFlight)
             m_eventsInFlight = m_client.send(m_timeline.eventsCommand(), QStringLiteral("events"));
+        return;
+    }
+    if (view == QLatin1String("overview")) {
+        if (id == m_overviewInFlight)
+            m_overviewInFlight = 0;
+        if (m_overview.applyTimeline(records))
+            m_overviewReplies++;
         return;
     }
     if (view == QLatin1String("profile")) {
@@ -225,6 +292,8 @@ void Viewer::onFailed(quint32 id, const QString &view, const QString &code, cons
         m_profileInFlight = 0;
     } else if (view == QLatin1String("events")) {
         m_eventsInFlight = 0;
+    } else if (view == QLatin1String("overview")) {
+        m_overviewInFlight = 0;
     }
     if (!view.isEmpty()) {
         if (code != QLatin1String("disconnected")) {
@@ -244,7 +313,7 @@ void Viewer::onFailed(quint32 id, const QString &view, const QString &code, cons
 
 void Viewer::onNotice(const Record &notice)
 {
-    addLog(QStringLiteral("notice: ") + notice.text());
+    addLog(notice.text()); // "notice event=… …"
     const QString event = notice.value("event");
     if (event == QLatin1String("window-ended"))
         m_windowsEnded++;
@@ -295,5 +364,25 @@ QMap<QString, QString> Viewer::state() const
     s[QStringLiteral("stale_dropped")] = num(qint64(m_client.staleDropped()));
     s[QStringLiteral("partials")] = num(m_partials);
     s[QStringLiteral("in_flight")] = num(m_client.inFlight());
+    s[QStringLiteral("session")] = m_session.path;
+    s[QStringLiteral("session_dir")] = m_sessionDirectory;
+    s[QStringLiteral("total_ranks")] = num(m_timeline.totalRanks());
+    s[QStringLiteral("rank_filter")] = m_timeline.rankFilter();
+    s[QStringLiteral("rank_first")] = num(m_timeline.rankFirst());
+    s[QStringLiteral("rank_count")] = num(m_timeline.rankCount());
+    s[QStringLiteral("visible_ranks")] = m_timeline.visibleRankSet();
+    s[QStringLiteral("timeline_slots")] = num(m_timeline.slotCount());
+    s[QStringLiteral("timeline_grouped")] = num(m_timeline.grouped());
+    s[QStringLiteral("timeline_partial")] = m_timeline.partialText();
+    s[QStringLiteral("partials_kept")] =
+        num(m_timeline.partialsKept() + m_profile.partialsKept() + m_status.partialsKept());
+    s[QStringLiteral("history_back")] = num(m_timeline.historyDepth());
+    s[QStringLiteral("overview_replies")] = num(m_overviewReplies);
+    s[QStringLiteral("overview_columns")] = num(m_overview.columns());
+    int paused = 0, notRecording = 0;
+    for (const auto &period : m_timeline.periods())
+        (period.kind == TimelineModel::Period::AppPaused ? paused : notRecording)++;
+    s[QStringLiteral("paused_periods")] = num(paused);
+    s[QStringLiteral("not_recording_periods")] = num(notRecording);
     return s;
 }

@@ -33,6 +33,11 @@ class Viewer : public QObject
     {
         return &m_timeline;
     }
+    // The whole run (everything held, all ranks in one row) for the overview strip.
+    TimelineModel *overview()
+    {
+        return &m_overview;
+    }
     ProfileModel *profile()
     {
         return &m_profile;
@@ -42,6 +47,23 @@ class Viewer : public QObject
     void connectToSession(const SessionInfo &session);
     // Re-reads the session file (a job restarted writes a new one) and connects again.
     void reconnect();
+    // Where session files are looked for (--session-dir, else $OTFX_SESSION_DIR, else ./).
+    void setSessionDirectory(const QString &directory)
+    {
+        m_sessionDirectory = directory;
+    }
+    QString sessionDirectory() const
+    {
+        return m_sessionDirectory;
+    }
+    // Connects to the newest session file of sessionDirectory() now if there is one (true), else looks
+    // again every half second until one appears or a connection is made another way.
+    bool discover();
+    // Stops looking for a session file (something else, such as an opened archive, is shown now).
+    void stopDiscovery()
+    {
+        m_discovery.stop();
+    }
     const SessionInfo &session() const
     {
         return m_session;
@@ -81,6 +103,8 @@ class Viewer : public QObject
     void logged(const QString &line);
     void noticeReceived(const Record &notice);
     void elapsedChanged();
+    // Connected to another job than before: what the old one said is gone.
+    void jobChanged();
 
   private:
     void onConnected();
@@ -91,13 +115,16 @@ class Viewer : public QObject
     void onNotice(const Record &notice);
     void addLog(const QString &line);
     void requestView(bool periodic);
+    void requestOverview();
+    bool tryDiscover();
 
     ProtocolClient m_client;
     StatusModel m_status;
-    TimelineModel m_timeline;
+    TimelineModel m_timeline, m_overview;
     ProfileModel m_profile;
     SessionInfo m_session;
-    QTimer m_statusTimer, m_viewTimer, m_viewDebounce;
+    QTimer m_statusTimer, m_viewTimer, m_viewDebounce, m_discovery;
+    QString m_sessionDirectory;
     QHash<quint32, QString> m_commands; // steering commands in flight: id → line
     QStringList m_log;
     QString m_lastAnswer, m_lastCommand, m_lastError;
@@ -105,5 +132,7 @@ class Viewer : public QObject
     int m_commandsAnswered = 0, m_windowsEnded = 0, m_timelineReplies = 0, m_profileReplies = 0;
     int m_eventsReplies = 0, m_statusReplies = 0, m_partials = 0, m_connections = 0;
     quint32 m_statusInFlight = 0, m_timelineInFlight = 0, m_profileInFlight = 0, m_eventsInFlight = 0;
+    quint32 m_overviewInFlight = 0;
+    int m_overviewReplies = 0;
     QString m_lost, m_job;
 };

@@ -368,43 +368,6 @@ otfx_status chunk_read_payload(const chunk_info *info, const payload_buffers *bu
     return OTFX_OK;
 }
 
-void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time, const uint8_t *tokens,
-                       uint32_t count, const uint8_t *operands, size_t operand_bytes, call_frame *frames,
-                       uint32_t depth)
-{
-    codec_state_init(&cursor->codec, begin, predict_time);
-    cursor->tokens = tokens;
-    cursor->operands = operands;
-    cursor->operands_end = operands + operand_bytes;
-    cursor->index = 0;
-    cursor->count = count;
-    cursor->frames = frames;
-    cursor->depth = depth;
-    memset(&cursor->left, 0, sizeof cursor->left);
-}
-
-int event_cursor_next(event_cursor *cursor, otfx_event *event)
-{
-    if (cursor->index == cursor->count)
-        return cursor->operands == cursor->operands_end ? 0 : -1;
-    otfx_ref top = cursor->depth ? cursor->frames[cursor->depth - 1].region : OTFX_REF_NONE;
-    if (!codec_decode(&cursor->codec, cursor->tokens[cursor->index], top, &cursor->operands,
-                      cursor->operands_end, event))
-        return -1;
-    cursor->index++;
-    if (event->type == OTFX_EV_ENTER) {
-        if (cursor->depth == OTFX_MAX_CALL_DEPTH)
-            return -1;
-        cursor->frames[cursor->depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
-    } else if (event->type == OTFX_EV_LEAVE) {
-        if (cursor->depth == 0)
-            return -1;
-        cursor->left = cursor->frames[--cursor->depth];
-        event->u.region.region = cursor->left.region;
-    }
-    return 1;
-}
-
 static otfx_status close_frame(summary *into, const call_frame *frame, otfx_time begin, otfx_time end,
                                otfx_time from, otfx_time to)
 {

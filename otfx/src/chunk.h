@@ -29,14 +29,6 @@ enum chunk_flags {
     CHUNK_KNOWN_FLAGS = (1u << 5) - 1,
 };
 
-/* One open region: its enter time and the exclusive time accumulated while a walker runs. */
-typedef struct call_frame {
-    otfx_ref region;
-    uint32_t entered_here; /* entered inside the chunk being walked (not taken from its context) */
-    otfx_time enter;
-    otfx_time exclusive;
-} call_frame;
-
 /* A parsed, bounds-checked header with pointers to the sections. */
 typedef struct chunk_info {
     uint8_t flags;
@@ -100,24 +92,6 @@ void payload_buffers_free(payload_buffers *buffers);
 /* Points *raw at the uncompressed payload (tokens, then operands): the stored bytes, or
  * buffers->raw after decompressing into it. */
 otfx_status chunk_read_payload(const chunk_info *info, const payload_buffers *buffers, const uint8_t **raw);
-
-/* Decodes a payload event by event, keeping the calling stack: it fills in each LEAVE's region and
- * rejects a LEAVE without an open region or an ENTER beyond OTFX_MAX_CALL_DEPTH. */
-typedef struct event_cursor {
-    codec_state codec;
-    const uint8_t *tokens;
-    const uint8_t *operands, *operands_end;
-    uint32_t index, count;
-    call_frame *frames; /* OTFX_MAX_CALL_DEPTH entries, starting with the context */
-    uint32_t depth;
-    call_frame left; /* the frame the last LEAVE closed */
-} event_cursor;
-
-void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time, const uint8_t *tokens,
-                       uint32_t count, const uint8_t *operands, size_t operand_bytes, call_frame *frames,
-                       uint32_t depth);
-/* 1: *event holds the next event; 0: the payload ended cleanly; -1: malformed payload. */
-int event_cursor_next(event_cursor *cursor, otfx_event *event);
 
 /* Statistics of a payload over the window [from, to), walked from a cursor at the payload's start:
  * the piece spans [begin, end] where begin precedes its first event (the end of the previous chunk).

@@ -5,18 +5,20 @@
 #include <string.h>
 
 typedef enum field_kind {
-    FIELD_U32,         /* varint */
-    FIELD_U32_OR_NONE, /* varint of value + 1, so UINT32_MAX ("none") costs one byte */
-    FIELD_U64,         /* varint */
-    FIELD_S64,         /* zigzag varint */
-    FIELD_REQUEST,     /* zigzag varint of the difference to the previous request id */
-    FIELD_STRATEGY,    /* varint naming an otfx_reduction */
-    FIELD_REGION,      /* packed: nibble = region cache slot, or escape and the ref as varint */
-    FIELD_MESSAGE,     /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes and
-                        * the zigzag difference of the ordinal (u.msg.seq) to its prediction; a cached
-                        * tuple's ordinal is the prediction (codec.h, codec_channel) */
-    FIELD_COLL_SEQ,    /* zigzag varint of the difference of u.coll.seq to its prediction (codec.h,
-                        * codec_comm); after u.coll.comm */
+    FIELD_U32,          /* varint */
+    FIELD_U32_OR_NONE,  /* varint of value + 1, so UINT32_MAX ("none") costs one byte */
+    FIELD_U64,          /* varint */
+    FIELD_S64,          /* zigzag varint */
+    FIELD_REQUEST,      /* zigzag varint of the difference to the previous request id */
+    FIELD_STRATEGY,     /* varint naming an otfx_reduction */
+    FIELD_REGION,       /* packed: nibble = region cache slot, or escape and the ref as varint */
+    FIELD_MESSAGE,      /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes and
+                         * the zigzag difference of the ordinal (u.msg.seq) to its prediction; a cached
+                         * tuple's ordinal is the prediction (codec.h, codec_channel) */
+    FIELD_COLL_SEQ,     /* zigzag varint of the difference of u.coll.seq to its prediction (codec.h,
+                         * codec_comm); after u.coll.comm */
+    FIELD_METRIC_VALUE, /* zigzag varint of the difference of u.metric.value to the metric's last one
+                         * (codec.h, codec_metric); after u.metric.metric */
 } field_kind;
 
 typedef struct field_layout {
@@ -41,7 +43,10 @@ typedef struct event_layout {
 /* The token keeps the type in its low nibble: a 17th type needs a new token layout (and format version). */
 _Static_assert(OTFX_EV_TYPE_COUNT <= 16, "event types must fit the token's low nibble");
 
-/* The record table: everything the encoder and decoder know about event types. */
+/* The record table: everything the encoder and decoder know about event types. decode_event reads the
+ * fields of ENTER, LEAVE, the four message types and the four request types without it, in the
+ * table's order: a change to those layouts changes decode_event too (tests/otfx/test_codec.c round-trips
+ * every type). */
 static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
     [OTFX_EV_ENTER] = {"enter", OTFX_CLASS_OTHER, 1, {FIELD(FIELD_REGION, u.region.region)}},
     [OTFX_EV_LEAVE] = {"leave", OTFX_CLASS_OTHER, 0, {{0, 0}}},
@@ -80,7 +85,7 @@ static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
     [OTFX_EV_METRIC] = {"metric",
                         OTFX_CLASS_OTHER,
                         2,
-                        {FIELD(FIELD_U32, u.metric.metric), FIELD(FIELD_U64, u.metric.value)}},
+                        {FIELD(FIELD_U32, u.metric.metric), FIELD(FIELD_METRIC_VALUE, u.metric.value)}},
     [OTFX_EV_PHASE] = {"phase",
                        OTFX_CLASS_OTHER,
                        2,
@@ -134,6 +139,8 @@ void codec_state_init(codec_state *state, otfx_time begin, bool predict_time)
 {
     memset(state, 0, sizeof *state);
     memset(state->callees, 0xff, sizeof state->callees); /* OTFX_REF_NONE everywhere */
+    for (unsigned i = 0; i < CODEC_METRIC_SLOTS; i++)
+        state->metrics[i].metric = OTFX_REF_NONE;
     state->time = begin;
     state->predict_time = predict_time;
 }
@@ -162,7 +169,7 @@ static void store_u64(otfx_event *event, unsigned offset, uint64_t value)
     memcpy((char *)event + offset, &value, sizeof value);
 }
 
-static unsigned callee_row(otfx_ref top)
+static inline unsigned callee_row(otfx_ref top)
 {
     return (top * 0x9e3779b1u) >> 25; /* CODEC_CALLEE_ROWS = 128 rows */
 }
@@ -200,7 +207,8 @@ static unsigned region_encode(codec_state *state, otfx_ref top, otfx_ref region)
 }
 
 /* The region a nibble names (explicit: the varint read), or OTFX_REF_NONE if it names nothing. */
-static otfx_ref region_decode(codec_state *state, otfx_ref top, unsigned nibble, otfx_ref explicit_region)
+static inline otfx_ref region_decode(codec_state *state, otfx_ref top, unsigned nibble,
+                                     otfx_ref explicit_region)
 {
     unsigned row = callee_row(top);
     if (nibble < CODEC_CALLEE_SLOTS)
@@ -242,7 +250,7 @@ static void message_insert(codec_state *state, const codec_message *message)
 
 /* The channel end of a message event (sends and receives of one channel are counted apart) and its
  * slot in the channel table. */
-static unsigned channel_slot(const otfx_event *event, uint32_t *end)
+static inline unsigned channel_slot(const otfx_event *event, uint32_t *end)
 {
     *end = event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND ? 1u : 2u;
     uint32_t hash = event->u.msg.comm * 0x9e3779b1u ^ event->u.msg.peer * 0x85ebca6bu ^
@@ -288,6 +296,18 @@ static void coll_seq_seen(codec_state *state, const otfx_event *event)
     *comm_slot(state, event->u.coll.comm) = (codec_comm){event->u.coll.comm, event->u.coll.seq};
 }
 
+/* The metric's slot: its last value predicts the next (the metric already known). */
+static codec_metric *metric_slot(codec_state *state, otfx_ref metric)
+{
+    return &state->metrics[(metric * 0x9e3779b1u) >> 28]; /* CODEC_METRIC_SLOTS = 16 */
+}
+
+static uint64_t metric_prediction(codec_state *state, otfx_ref metric)
+{
+    const codec_metric *slot = metric_slot(state, metric);
+    return slot->metric == metric ? slot->last : 0;
+}
+
 static bool is_packed(uint8_t kind)
 {
     return kind == FIELD_REGION || kind == FIELD_MESSAGE;
@@ -298,7 +318,7 @@ static unsigned varint_length(uint64_t value)
     return value < 0x80 ? 1 : (70u - (unsigned)__builtin_clzll(value)) / 7;
 }
 
-static unsigned prediction_slot(otfx_ref top, unsigned token)
+static inline unsigned prediction_slot(otfx_ref top, unsigned token)
 {
     uint32_t hash = top * 0x9e3779b1u + token * 0x85ebca6bu;
     return hash >> 24;
@@ -370,6 +390,12 @@ size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, u
                              zigzag_encode((int64_t)(event->u.coll.seq - coll_seq_prediction(state, event))));
             coll_seq_seen(state, event);
             break;
+        case FIELD_METRIC_VALUE:
+            out = varint_put(out, zigzag_encode((int64_t)(event->u.metric.value -
+                                                          metric_prediction(state, event->u.metric.metric))));
+            *metric_slot(state, event->u.metric.metric) =
+                (codec_metric){event->u.metric.metric, event->u.metric.value};
+            break;
         case FIELD_REGION:
             if (nibble == CODEC_ESCAPE)
                 out = varint_put(out, load_u32(event, field->offset));
@@ -390,40 +416,97 @@ size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, u
     return (size_t)(out - operands);
 }
 
-static bool get_u32(const uint8_t **in, const uint8_t *end, uint32_t *value)
+/* The decoder's helpers are inlined into the cursor's loop: a call per field costs more than the field. */
+#define DECODE_INLINE static inline __attribute__((always_inline))
+
+/* Most operands are one or two bytes: those without a loop, the rest as varint_get reads them. */
+DECODE_INLINE bool get_varint(const uint8_t **in, const uint8_t *end, uint64_t *value)
+{
+    const uint8_t *p = *in;
+    if (end - p >= 2) {
+        if (p[0] < 0x80) {
+            *value = p[0];
+            *in = p + 1;
+            return true;
+        }
+        if (p[1] < 0x80) {
+            *value = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+            *in = p + 2;
+            return true;
+        }
+    }
+    return varint_get(in, end, value);
+}
+
+DECODE_INLINE bool get_u32(const uint8_t **in, const uint8_t *end, uint32_t *value)
 {
     uint64_t wide;
-    if (!varint_get(in, end, &wide) || wide > UINT32_MAX)
+    if (!get_varint(in, end, &wide) || wide > UINT32_MAX)
         return false;
     *value = (uint32_t)wide;
     return true;
 }
 
-bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
-                  const uint8_t *operands_end, otfx_event *event)
+DECODE_INLINE bool decode_request(codec_state *state, const uint8_t **in, const uint8_t *end,
+                                  uint64_t *request)
 {
-    unsigned type = token & 0x0f, nibble = token >> 4;
-    if (type >= OTFX_EV_TYPE_COUNT)
+    uint64_t wide;
+    if (!get_varint(in, end, &wide))
         return false;
-    const event_layout *layout = &layouts[type];
+    state->request += (uint64_t)zigzag_decode(wide);
+    *request = state->request;
+    return true;
+}
+
+DECODE_INLINE bool decode_region(codec_state *state, otfx_ref top, unsigned nibble, const uint8_t **in,
+                                 const uint8_t *end, otfx_ref *region)
+{
+    uint32_t narrow = OTFX_REF_NONE;
+    if (nibble == CODEC_ESCAPE && !get_u32(in, end, &narrow))
+        return false;
+    *region = region_decode(state, top, nibble, narrow);
+    return *region != OTFX_REF_NONE;
+}
+
+/* A message's tuple (cached or explicit) and its ordinal; the event's other fields are zero. */
+DECODE_INLINE bool decode_message(codec_state *state, unsigned nibble, const uint8_t **in, const uint8_t *end,
+                                  otfx_event *event)
+{
+    codec_message message;
+    uint64_t residual = 0;
+    if (nibble == CODEC_ESCAPE) {
+        if (!get_u32(in, end, &message.comm) || !get_u32(in, end, &message.peer) ||
+            !get_u32(in, end, &message.tag) || !get_varint(in, end, &message.bytes) ||
+            !get_varint(in, end, &residual))
+            return false;
+        message_insert(state, &message);
+    } else if (nibble < state->messages_used) {
+        message = state->messages[nibble];
+    } else {
+        return false;
+    }
+    event->u.msg.comm = message.comm;
+    event->u.msg.peer = message.peer;
+    event->u.msg.tag = message.tag;
+    event->u.msg.bytes = message.bytes;
+    /* seq_prediction and seq_seen on one slot */
+    uint32_t end_kind;
+    codec_channel *channel = &state->channels[channel_slot(event, &end_kind)];
+    uint64_t predicted = channel->end == end_kind && channel->comm == message.comm &&
+                                 channel->peer == message.peer && channel->tag == message.tag &&
+                                 channel->last_seq != 0
+                             ? channel->last_seq + 1
+                             : 0;
+    event->u.msg.seq = predicted + (uint64_t)zigzag_decode(residual);
+    *channel = (codec_channel){message.comm, message.peer, message.tag, end_kind, event->u.msg.seq};
+    return true;
+}
+
+/* The fields of the rarer types, driven by the record table. */
+static bool decode_fields(codec_state *state, const event_layout *layout, unsigned nibble, otfx_ref top,
+                          const uint8_t **operands, const uint8_t *operands_end, otfx_event *event)
+{
     const uint8_t *in = *operands;
-    /* A nibble a type does not use must be zero: keeps every event's encoding unique. */
-    if (nibble != 0 && (layout->field_count == 0 || !is_packed(layout->fields[0].kind)))
-        return false;
-    unsigned slot = prediction_slot(top, token);
-    uint64_t value;
-    if (!varint_get(&in, operands_end, &value))
-        return false;
-    otfx_time delta =
-        state->predict_time ? state->predicted_delta[slot] + (uint64_t)zigzag_decode(value) : value;
-    if (delta > OTFX_TIME_MAX - state->time)
-        return false;
-    state->predicted_delta[slot] = delta;
-    memset(event, 0, sizeof *event);
-    event->type = (otfx_event_type)type;
-    event->time = state->time + delta;
-    if (type == OTFX_EV_LEAVE)
-        event->u.region.region = OTFX_REF_NONE;
     for (unsigned i = 0; i < layout->field_count; i++) {
         const field_layout *field = &layout->fields[i];
         uint64_t wide;
@@ -435,31 +518,38 @@ bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t
             store_u32(event, field->offset, narrow);
             break;
         case FIELD_U32_OR_NONE:
-            if (!varint_get(&in, operands_end, &wide) || wide == 0 || wide > (uint64_t)UINT32_MAX + 1)
+            if (!get_varint(&in, operands_end, &wide) || wide == 0 || wide > (uint64_t)UINT32_MAX + 1)
                 return false;
             store_u32(event, field->offset, (uint32_t)(wide - 1));
             break;
         case FIELD_U64:
-            if (!varint_get(&in, operands_end, &wide))
+            if (!get_varint(&in, operands_end, &wide))
                 return false;
             store_u64(event, field->offset, wide);
             break;
         case FIELD_S64:
-            if (!varint_get(&in, operands_end, &wide))
+            if (!get_varint(&in, operands_end, &wide))
                 return false;
             store_u64(event, field->offset, (uint64_t)zigzag_decode(wide));
             break;
         case FIELD_REQUEST:
-            if (!varint_get(&in, operands_end, &wide))
+            if (!decode_request(state, &in, operands_end, &wide))
                 return false;
-            state->request += (uint64_t)zigzag_decode(wide);
-            store_u64(event, field->offset, state->request);
+            store_u64(event, field->offset, wide);
             break;
         case FIELD_COLL_SEQ:
-            if (!varint_get(&in, operands_end, &wide))
+            if (!get_varint(&in, operands_end, &wide))
                 return false;
             event->u.coll.seq = coll_seq_prediction(state, event) + (uint64_t)zigzag_decode(wide);
             coll_seq_seen(state, event);
+            break;
+        case FIELD_METRIC_VALUE:
+            if (!varint_get(&in, operands_end, &wide))
+                return false;
+            event->u.metric.value =
+                metric_prediction(state, event->u.metric.metric) + (uint64_t)zigzag_decode(wide);
+            *metric_slot(state, event->u.metric.metric) =
+                (codec_metric){event->u.metric.metric, event->u.metric.value};
             break;
         case FIELD_STRATEGY:
             if (!get_u32(&in, operands_end, &narrow) || narrow >= OTFX_REDUCE_COUNT)
@@ -467,40 +557,144 @@ bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t
             store_u32(event, field->offset, narrow);
             break;
         case FIELD_REGION:
-            narrow = OTFX_REF_NONE;
-            if (nibble == CODEC_ESCAPE && !get_u32(&in, operands_end, &narrow))
-                return false;
-            narrow = region_decode(state, top, nibble, narrow);
-            if (narrow == OTFX_REF_NONE)
+            if (!decode_region(state, top, nibble, &in, operands_end, &narrow))
                 return false;
             store_u32(event, field->offset, narrow);
             break;
-        case FIELD_MESSAGE: {
-            codec_message message;
-            uint64_t residual = 0;
-            if (nibble == CODEC_ESCAPE) {
-                if (!get_u32(&in, operands_end, &message.comm) ||
-                    !get_u32(&in, operands_end, &message.peer) || !get_u32(&in, operands_end, &message.tag) ||
-                    !varint_get(&in, operands_end, &message.bytes) ||
-                    !varint_get(&in, operands_end, &residual))
-                    return false;
-                message_insert(state, &message);
-            } else if (nibble < state->messages_used) {
-                message = state->messages[nibble];
-            } else {
+        case FIELD_MESSAGE:
+            if (!decode_message(state, nibble, &in, operands_end, event))
                 return false;
-            }
-            event->u.msg.comm = message.comm;
-            event->u.msg.peer = message.peer;
-            event->u.msg.tag = message.tag;
-            event->u.msg.bytes = message.bytes;
-            event->u.msg.seq = seq_prediction(state, event) + (uint64_t)zigzag_decode(residual);
-            seq_seen(state, event);
             break;
         }
-        }
+    }
+    *operands = in;
+    return true;
+}
+
+/* Decodes one event from `token` and the operands at *operands (not beyond operands_end), advancing
+ * *operands; `top` as for codec_encode. A LEAVE's region is left OTFX_REF_NONE (the cursor's stack
+ * knows it). False on malformed input, without reading out of bounds. The frequent types go without
+ * the table's loop, the others with it (decode_fields). */
+DECODE_INLINE bool decode_event(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
+                                const uint8_t *operands_end, otfx_event *event)
+{
+    unsigned type = token & 0x0f, nibble = token >> 4;
+    if (type >= OTFX_EV_TYPE_COUNT)
+        return false;
+    /* A nibble a type does not use must be zero: keeps every event's encoding unique. */
+    if (nibble != 0 && (layouts[type].field_count == 0 || !is_packed(layouts[type].fields[0].kind)))
+        return false;
+    const uint8_t *in = *operands;
+    unsigned slot = prediction_slot(top, token);
+    uint64_t value;
+    if (!get_varint(&in, operands_end, &value))
+        return false;
+    otfx_time delta =
+        state->predict_time ? state->predicted_delta[slot] + (uint64_t)zigzag_decode(value) : value;
+    if (delta > OTFX_TIME_MAX - state->time)
+        return false;
+    state->predicted_delta[slot] = delta;
+    memset(event, 0, sizeof *event);
+    event->type = (otfx_event_type)type;
+    event->time = state->time + delta;
+    switch (type) {
+    case OTFX_EV_ENTER:
+        if (!decode_region(state, top, nibble, &in, operands_end, &event->u.region.region))
+            return false;
+        break;
+    case OTFX_EV_LEAVE:
+        event->u.region.region = OTFX_REF_NONE;
+        break;
+    case OTFX_EV_SEND:
+    case OTFX_EV_RECV:
+        if (!decode_message(state, nibble, &in, operands_end, event))
+            return false;
+        break;
+    case OTFX_EV_ISEND:
+    case OTFX_EV_IRECV:
+        if (!decode_message(state, nibble, &in, operands_end, event) ||
+            !decode_request(state, &in, operands_end, &event->u.msg.request))
+            return false;
+        break;
+    case OTFX_EV_ISEND_COMPLETE:
+    case OTFX_EV_IRECV_REQUEST:
+    case OTFX_EV_REQUEST_CANCELLED:
+    case OTFX_EV_NBC_REQUEST:
+        if (!decode_request(state, &in, operands_end, &event->u.request.request))
+            return false;
+        break;
+    default:
+        if (!decode_fields(state, &layouts[type], nibble, top, &in, operands_end, event))
+            return false;
+        break;
     }
     state->time = event->time;
     *operands = in;
     return true;
+}
+
+/* ---- the event cursor ---- */
+
+void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time, const uint8_t *tokens,
+                       uint32_t count, const uint8_t *operands, size_t operand_bytes, call_frame *frames,
+                       uint32_t depth)
+{
+    codec_state_init(&cursor->codec, begin, predict_time);
+    cursor->tokens = tokens;
+    cursor->operands = operands;
+    cursor->operands_end = operands + operand_bytes;
+    cursor->index = 0;
+    cursor->count = count;
+    cursor->frames = frames;
+    cursor->depth = depth;
+    memset(&cursor->left, 0, sizeof cursor->left);
+}
+
+size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end)
+{
+    codec_state *state = &cursor->codec;
+    const uint8_t *tokens = cursor->tokens, *operands = cursor->operands,
+                  *operands_end = cursor->operands_end;
+    call_frame *frames = cursor->frames;
+    uint32_t index = cursor->index, depth = cursor->depth;
+    const uint32_t count = cursor->count;
+    size_t n = 0;
+    *end = 1;
+    for (; n < capacity; n++) {
+        if (index == count) {
+            *end = operands == operands_end ? 0 : -1;
+            break;
+        }
+        otfx_event *event = &events[n];
+        otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
+        if (!decode_event(state, tokens[index], top, &operands, operands_end, event)) {
+            *end = -1;
+            break;
+        }
+        index++;
+        if (event->type == OTFX_EV_ENTER) {
+            if (depth == OTFX_MAX_CALL_DEPTH) {
+                *end = -1;
+                break;
+            }
+            frames[depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
+        } else if (event->type == OTFX_EV_LEAVE) {
+            if (depth == 0) {
+                *end = -1;
+                break;
+            }
+            cursor->left = frames[--depth];
+            event->u.region.region = cursor->left.region;
+        }
+    }
+    cursor->operands = operands;
+    cursor->index = index;
+    cursor->depth = depth;
+    return n;
+}
+
+int event_cursor_next(event_cursor *cursor, otfx_event *event)
+{
+    int end;
+    return event_cursor_decode(cursor, event, 1, &end) ? 1 : end;
 }

@@ -4,7 +4,8 @@
  * nibble, a packed operand in the high nibble) and an operand stream (time delta and fields as
  * LEB128 varints). Keeping the tokens apart lets LZ4 find the repeating token patterns of iterative
  * codes, which the interleaved time deltas would otherwise break up. One table (codec.c) lists the
- * fields of every event type and drives both the encoder and the decoder.
+ * fields of every event type and drives both the encoder and the decoder (whose frequent types take
+ * paths of their own in the table's order, for speed).
  */
 #ifndef OTFX_CODEC_H
 #define OTFX_CODEC_H
@@ -51,6 +52,14 @@ typedef struct codec_comm {
     uint64_t last_seq; /* 0: unused */
 } codec_comm;
 
+/* A metric's value (otfx_event.u.metric.value) is coded as the zigzag difference to the last value of
+ * the same metric in the chunk (0 before the first): counters read at every ENTER and LEAVE grow by a
+ * little at a time. Direct-mapped by the metric (a metric another one pushed out predicts 0 again). */
+#define CODEC_METRIC_SLOTS 16
+typedef struct codec_metric {
+    otfx_ref metric; /* OTFX_REF_NONE: unused */
+    uint64_t last;
+} codec_metric;
 /* Time deltas are coded either as they are or, in predicted mode, as the difference to the delta seen
  * last time in the same situation: the same token (type and packed operand) with the same region on
  * top of the calling stack. In iterative codes the same call sequence repeats with similar timing and
@@ -71,6 +80,7 @@ typedef struct codec_state {
     codec_message messages[CODEC_CACHE_SLOTS];
     codec_channel channels[CODEC_CHANNEL_SLOTS];
     codec_comm comms[CODEC_COMM_SLOTS];
+    codec_metric metrics[CODEC_METRIC_SLOTS];
     uint8_t next_region_victim, next_message_victim;
     uint8_t regions_used, messages_used;
 } codec_state;
@@ -83,11 +93,35 @@ void codec_state_init(codec_state *state, otfx_time begin, bool predict_time);
 size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, uint8_t *token,
                     uint8_t *operands);
 
-/* Decodes one event from `token` and the operands at *operands (not beyond operands_end), advancing
- * *operands; `top` as for codec_encode. A LEAVE's region is left OTFX_REF_NONE (the caller's stack
- * knows it). Returns false on malformed input without reading out of bounds. */
-bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
-                  const uint8_t *operands_end, otfx_event *event);
+/* One open region: its enter time and the exclusive time accumulated while a walker runs. */
+typedef struct call_frame {
+    otfx_ref region;
+    uint32_t entered_here; /* entered inside the chunk being walked (not taken from its context) */
+    otfx_time enter;
+    otfx_time exclusive;
+} call_frame;
+
+/* Decodes a payload, keeping the calling stack: it fills in each LEAVE's region and rejects a LEAVE
+ * without an open region or an ENTER beyond OTFX_MAX_CALL_DEPTH. */
+typedef struct event_cursor {
+    codec_state codec;
+    const uint8_t *tokens;
+    const uint8_t *operands, *operands_end;
+    uint32_t index, count;
+    call_frame *frames; /* OTFX_MAX_CALL_DEPTH entries, starting with the context */
+    uint32_t depth;
+    call_frame left; /* the frame the last LEAVE closed */
+} event_cursor;
+
+void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time, const uint8_t *tokens,
+                       uint32_t count, const uint8_t *operands, size_t operand_bytes, call_frame *frames,
+                       uint32_t depth);
+/* 1: *event holds the next event; 0: the payload ended cleanly; -1: malformed payload. */
+int event_cursor_next(event_cursor *cursor, otfx_event *event);
+/* Up to `capacity` next events into `events` (what event_cursor_next would give one by one, in one
+ * loop: the readers' bulk path); returns how many. *end: 1 when the payload may hold more, 0 when it
+ * ended cleanly, -1 when it is malformed after the events returned. */
+size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end);
 
 /* The class an event belongs to; `role` is the role of the region for ENTER and LEAVE. */
 otfx_event_class codec_event_class(otfx_event_type type, otfx_region_role role);

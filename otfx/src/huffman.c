@@ -145,10 +145,29 @@ size_t huffman_encode(const uint8_t *src, size_t size, uint8_t *dst, size_t capa
     return (size_t)(out - dst);
 }
 
+/* Eight bytes, the first in the lowest bits. */
+static inline uint64_t load_le64(const uint8_t *in)
+{
+    uint64_t word;
+    memcpy(&word, in, sizeof word);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    word = __builtin_bswap64(word);
+#endif
+    return word;
+}
+
 typedef struct decode_entry {
     uint8_t symbol;
     uint8_t length; /* 0: no code starts with these bits */
 } decode_entry;
+
+/* Two codes at a time where both fit in HUFFMAN_MAX_BITS: the lookup that yields most bytes of operand
+ * streams (their codes are short). */
+typedef struct pair_entry {
+    uint8_t symbols[2];
+    uint8_t length; /* of both codes; 0: no code starts with these bits */
+    uint8_t count;  /* symbols: 1 or 2 */
+} pair_entry;
 
 bool huffman_decode(const uint8_t *src, size_t stored, uint8_t *dst, size_t size)
 {
@@ -178,19 +197,48 @@ bool huffman_decode(const uint8_t *src, size_t stored, uint8_t *dst, size_t size
         for (uint32_t high = 0; high < (1u << (HUFFMAN_MAX_BITS - lengths[s])); high++)
             table[codes[s] | high << lengths[s]] = (decode_entry){(uint8_t)s, lengths[s]};
     }
+    const uint32_t mask = (1u << HUFFMAN_MAX_BITS) - 1;
+    /* The pair table pays for its build only over a long enough stream. */
+    const bool pairs = size >= 4u << HUFFMAN_MAX_BITS;
+    pair_entry pair[1u << HUFFMAN_MAX_BITS];
+    if (pairs) {
+        for (uint32_t bits = 0; bits <= mask; bits++) {
+            decode_entry first = table[bits], second = table[bits >> first.length];
+            if (first.length && second.length && first.length + second.length <= HUFFMAN_MAX_BITS)
+                pair[bits] =
+                    (pair_entry){{first.symbol, second.symbol}, (uint8_t)(first.length + second.length), 2};
+            else
+                pair[bits] = (pair_entry){{first.symbol, 0}, first.length, 1};
+        }
+    }
     const uint8_t *in = src + HUFFMAN_TABLE_BYTES, *end = src + stored;
     const uint64_t bits_total = (uint64_t)(end - in) * 8;
     uint64_t buffer = 0, bits_used = 0;
     unsigned filled = 0; /* valid bits in buffer, zeros past the input's end count as padding */
-    const uint32_t mask = (1u << HUFFMAN_MAX_BITS) - 1;
     size_t i = 0;
     /* While 8 input bytes remain: one unaligned load tops the buffer up to >= 56 bits, enough for five
-     * codes of at most HUFFMAN_MAX_BITS bits. */
+     * lookups of at most HUFFMAN_MAX_BITS bits. A pair lookup writes two bytes (the second is
+     * overwritten when only one was decoded), so it runs while ten bytes of room remain. */
+    if (pairs) {
+        while (i + 10 <= size && end - in >= 8) {
+            buffer |= load_le64(in) << filled;
+            in += (63 - filled) >> 3;
+            filled |= 56;
+            for (int k = 0; k < 5; k++) {
+                pair_entry entry = pair[buffer & mask];
+                if (entry.length == 0)
+                    return false;
+                dst[i] = entry.symbols[0];
+                dst[i + 1] = entry.symbols[1];
+                i += entry.count;
+                buffer >>= entry.length;
+                filled -= entry.length;
+                bits_used += entry.length;
+            }
+        }
+    }
     while (i + 5 <= size && end - in >= 8) {
-        uint64_t word = 0;
-        for (int b = 7; b >= 0; b--)
-            word = word << 8 | in[b];
-        buffer |= word << filled;
+        buffer |= load_le64(in) << filled;
         in += (63 - filled) >> 3;
         filled |= 56;
         for (int k = 0; k < 5; k++) {

@@ -2,7 +2,8 @@
  *
  * LZ4 finds repeats but stores what it cannot match byte for byte; event operands (time deltas) are
  * mostly such noise with a skewed byte distribution, which an entropy coder shrinks by a further
- * third. Codes are at most HUFFMAN_MAX_BITS long so the decoder needs one table lookup per byte.
+ * third. Codes are at most HUFFMAN_MAX_BITS long so the decoder needs one table lookup per byte (on a
+ * long stream one per two bytes where both codes fit in HUFFMAN_MAX_BITS together).
  * Layout: 128 bytes of 4-bit code lengths (symbol 2k in the low nibble of byte k, 0 = unused), then
  * the codes, least significant bit first. */
 #ifndef OTFX_HUFFMAN_H

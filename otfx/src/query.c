@@ -512,16 +512,21 @@ typedef struct event_sink {
     uint32_t pending_count, pending_next;
 } event_sink;
 
+/* With context: what the consumer has open after `event`. */
+static inline void sink_track(event_sink *sink, const otfx_event *event)
+{
+    if (event->type == OTFX_EV_ENTER && sink->depth < OTFX_MAX_CALL_DEPTH)
+        sink->stack[sink->depth++] = (call_frame){event->u.region.region, 0, event->time, 0};
+    else if (event->type == OTFX_EV_LEAVE && sink->depth > 0)
+        sink->depth--;
+}
+
 static void deliver(event_sink *sink, const otfx_event *event)
 {
     if (sink->done)
         return;
-    if (sink->context) {
-        if (event->type == OTFX_EV_ENTER && sink->depth < OTFX_MAX_CALL_DEPTH)
-            sink->stack[sink->depth++] = (call_frame){event->u.region.region, 0, event->time, 0};
-        else if (event->type == OTFX_EV_LEAVE && sink->depth > 0)
-            sink->depth--;
-    }
+    if (sink->context)
+        sink_track(sink, event);
     if (event->time > sink->last_time)
         sink->last_time = event->time;
     sink->delivered++;
@@ -1046,7 +1051,8 @@ static otfx_status reader_enter_next(otfx_trace_reader *r, bool *more)
     return r->failure;
 }
 
-/* Decodes the current chunk's events straight into the caller's array. */
+/* Decodes the current chunk's events straight into the caller's array, a batch at a time; what the
+ * window or a re-seek leaves out is squeezed out of the batch. */
 static otfx_status reader_run_cursor(otfx_trace_reader *r)
 {
     event_sink *sink = &r->sink;
@@ -1056,48 +1062,76 @@ static otfx_status reader_run_cursor(otfx_trace_reader *r)
     const size_t capacity = r->out_capacity;
     const otfx_time from = r->from, to = r->to;
     otfx_status status = OTFX_OK;
-    while (n < capacity) {
-        otfx_event *event = &out[n];
-        int next = event_cursor_next(cursor, event);
-        if (next <= 0) {
-            if (next < 0)
+    bool more = true;
+    while (more && n < capacity) {
+        int end;
+        const size_t got = event_cursor_decode(cursor, out + n, capacity - n, &end);
+        size_t kept = n;
+        /* A chunk's events are in time order: when its first lies at or after `from` and its last
+         * before `to`, and nothing is skipped, the batch stays whole and only its end moves the
+         * position passed. */
+        if (got > 0 && !r->skipping && out[n].time >= from && out[n + got - 1].time < to) {
+            const otfx_time last = out[n + got - 1].time;
+            size_t at_last = 1;
+            while (at_last < got && out[n + got - 1 - at_last].time == last)
+                at_last++;
+            if (at_last == got && r->passed_any && r->passed_time == last) {
+                r->passed_at_time += at_last;
+            } else {
+                r->passed_any = true;
+                r->passed_time = last;
+                r->passed_at_time = at_last;
+            }
+            if (sink->context)
+                for (size_t i = n; i < n + got; i++)
+                    sink_track(sink, &out[i]);
+            if (last > sink->last_time)
+                sink->last_time = last;
+            kept = n + got;
+        } else {
+            for (size_t i = n; i < n + got; i++) {
+                const otfx_event *event = &out[i];
+                const otfx_time time = event->time;
+                if (time >= to) {
+                    r->position = READER_DONE;
+                    more = false;
+                    break;
+                }
+                if (r->skipping) {
+                    if (time < r->passed_time)
+                        continue;
+                    if (time == r->passed_time && r->skipped_at_time < r->passed_at_time) {
+                        r->skipped_at_time++;
+                        continue;
+                    }
+                    r->skipping = false;
+                }
+                if (r->passed_any && time == r->passed_time) {
+                    r->passed_at_time++;
+                } else {
+                    r->passed_any = true;
+                    r->passed_time = time;
+                    r->passed_at_time = 1;
+                }
+                if (time < from)
+                    continue;
+                if (sink->context)
+                    sink_track(sink, event);
+                if (time > sink->last_time)
+                    sink->last_time = time;
+                if (kept != i)
+                    out[kept] = *event;
+                kept++;
+            }
+        }
+        n = kept;
+        if (more && end <= 0) {
+            more = false;
+            if (end < 0)
                 status = otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor->index);
             else
                 r->position = r->position == READER_IN_OPEN ? READER_TAIL : READER_BETWEEN;
-            break;
         }
-        const otfx_time time = event->time;
-        if (time >= to) {
-            r->position = READER_DONE;
-            break;
-        }
-        if (r->skipping) {
-            if (time < r->passed_time)
-                continue;
-            if (time == r->passed_time && r->skipped_at_time < r->passed_at_time) {
-                r->skipped_at_time++;
-                continue;
-            }
-            r->skipping = false;
-        }
-        if (r->passed_any && time == r->passed_time) {
-            r->passed_at_time++;
-        } else {
-            r->passed_any = true;
-            r->passed_time = time;
-            r->passed_at_time = 1;
-        }
-        if (time < from)
-            continue;
-        if (sink->context) {
-            if (event->type == OTFX_EV_ENTER && sink->depth < OTFX_MAX_CALL_DEPTH)
-                sink->stack[sink->depth++] = (call_frame){event->u.region.region, 0, time, 0};
-            else if (event->type == OTFX_EV_LEAVE && sink->depth > 0)
-                sink->depth--;
-        }
-        if (time > sink->last_time)
-            sink->last_time = time;
-        n++;
     }
     sink->delivered += n - r->out_count;
     r->out_count = n;

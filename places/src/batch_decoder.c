@@ -51,6 +51,7 @@
  * function, communicator and root: anything else fails the batch.
  */
 #include "event_place_internal.h"
+#include "place_triggers.h"
 
 #include <otfx/analysis.h>
 #include <otfx/support/growth.h>
@@ -718,6 +719,17 @@ static bool decode_metric_set(struct decoder *decoder, const struct capture_reco
     }
     decoder->metric_set = set.set_id;
     decoder->metric_count = set.count;
+    /* The mark: at the event the set was read first with (its timestamp), before the set's values. */
+    otfx_ref mark;
+    if (otfx_defs_metric(decoder->place->defs, OTFX_METRIC_SET_MARK, "set", OTFX_METRIC_UINT64, &mark) !=
+        OTFX_OK)
+        return fail(decoder, "cannot define metric %s", OTFX_METRIC_SET_MARK);
+    uint64_t ticks = header->timestamp;
+    if (decoder->any_time && ticks < decoder->last_time)
+        ticks = decoder->last_time;
+    otfx_event *event = next_event(decoder, OTFX_EV_METRIC, record_time(decoder->rank, ticks));
+    event->u.metric.metric = mark;
+    event->u.metric.value = set.set_id;
     return true;
 }
 
@@ -1061,6 +1073,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
         return false;
     }
     rank->intrusion_ps += intrusion_ps;
+    const uint32_t depth_before = stream->depth;
     stream->last_time = decoder.last_time;
     stream->last_event_time = decoder.last_event_time;
     stream->any_time = decoder.any_time;
@@ -1078,5 +1091,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     stream->metric_set = decoder.metric_set;
     stream->metric_count = decoder.metric_count;
     memcpy(stream->metric_refs, decoder.metric_refs, sizeof(stream->metric_refs));
+    if (place->triggers)
+        place_triggers_on_batch(place, rank, stream, place->events, decoder.event_count, depth_before);
     return true;
 }

@@ -10,6 +10,7 @@
 /* clock_gettime(CLOCK_MONOTONIC) for the ranks' clock offsets is POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
 #include "event_place_internal.h"
+#include "place_triggers.h"
 
 #include <otfx/settings.h>
 #include <otfx/support/growth.h>
@@ -39,6 +40,7 @@ static void destroy_place(struct event_place *place)
                 for (uint32_t n = 0; n < rank->streams[t]->name_capacity; n++)
                     free(rank->streams[t]->names[n]);
                 free(rank->streams[t]->names);
+                place_triggers_free_stream(rank->streams[t]);
                 free(rank->streams[t]);
             }
         }
@@ -53,6 +55,7 @@ static void destroy_place(struct event_place *place)
     free(place->batch);
     free(place->events);
     free(place->new_comm_ids);
+    place_triggers_free(place);
     if (place->defs)
         otfx_defs_destroy(place->defs);
 }
@@ -324,6 +327,7 @@ void otfx_place_settings_from_env(otfx_place_settings *settings)
     settings->snapshot_overwrite = otfx_setting_bool(OTFX_SETTING_SNAPSHOT_OVERWRITE);
     settings->run_status = otfx_setting_string(OTFX_SETTING_RUN_STATUS);
     settings->job_id = otfx_setting_string(OTFX_SETTING_JOB_ID);
+    settings->triggers = otfx_setting_string(OTFX_SETTING_TRIGGERS);
 }
 
 int otfx_event_place_run(const otfx_event_place_setup *setup)
@@ -343,6 +347,10 @@ int otfx_event_place_run(const otfx_event_place_setup *setup)
     }
     PMPI_Comm_set_errhandler(setup->tool_comm, MPI_ERRORS_RETURN);
     place_control_init(&place);
+    if (setup->served_count > 0 && !place_triggers_start(&place, setup->settings.triggers)) {
+        destroy_place(&place);
+        return 2;
+    }
     const int result = place_loop_run(&place);
     place_control_finish(&place);
     destroy_place(&place);

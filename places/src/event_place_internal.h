@@ -10,6 +10,7 @@
  *   rank_control.c   steering messages to the served ranks (rank_control.h)
  *   snapshot.c       the event places' common OTF2 snapshot (snapshot.h)
  *   batch_decoder.c  one batch of raw records → otfx events of one trace
+ *   triggers.c       trigger conditions on the appended events, silent ranks (place_triggers.h)
  *   place_config.c   OTFX_BUFFER / OTFX_REDUCTION and size parsing
  *   user_symbols.c   user-function addresses → regions (load map, libdwfl)
  */
@@ -79,7 +80,11 @@ struct place_stream {
      * (batch_decoder.c; the two may arrive in different batches). */
     bool nbc_pending;
     struct capture_collective_record nbc_payload;
+    struct trigger_stack *trigger_stack; /* triggers.c: the open regions while a trigger is armed */
 };
+
+/* served_rank.events_per_s is measured over this many one-second samples */
+#define RATE_SAMPLES 10
 
 struct served_rank {
     int rank;
@@ -131,8 +136,11 @@ struct served_rank {
     /* Steering (batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
      * depth 0 in its other threads' streams are dropped and counted too. */
     bool recording_resumed;
-    /* events/s over the last second (place_loop.c samples the traces' events_received once a second) */
-    uint64_t rate_mark_events, events_per_s;
+    /* events/s over the last RATE_SAMPLES samples (one a second): a rank's batches arrive in bursts
+     * (one per ~100 KiB), so a one-second rate reads 0 between them although the rank records */
+    uint64_t rate_events[RATE_SAMPLES], rate_times[RATE_SAMPLES];
+    uint32_t rate_next, rate_count;
+    uint64_t events_per_s;
     /* The rank's process, from its clock pings: watched while it runs when it shares this node
      * (rank_deaths.c, place_watch_ranks). */
     int pid;
@@ -175,6 +183,7 @@ struct event_place {
     size_t query_memory;
     uint64_t module_timeout_ns;
     bool keep_traces; /* a module's thread that was given up on may still read them: never freed */
+    struct place_triggers *triggers; /* triggers.c; NULL: none was ever added */
 };
 
 /* event_place.c: one message arrived on the tool communicator (probed with `status`): receives it and

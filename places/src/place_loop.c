@@ -11,6 +11,8 @@
  */
 #define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "place_loop.h"
+#include "place_triggers.h"
+#include "rank_metrics.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -358,6 +360,18 @@ void place_snapshot_start(struct place_runtime *runtime)
     runtime->snapshot.selected =
         place_snapshot_select(runtime->place, &runtime->snapshot.command, &runtime->snapshot.traces,
                               &runtime->snapshot.trace_count);
+    runtime->snapshot.held_from = UINT64_MAX;
+    runtime->snapshot.window_reduced = 0;
+    for (size_t i = 0; i < runtime->snapshot.trace_count; i++) {
+        otfx_trace_status status;
+        if (otfx_trace_status_get(runtime->snapshot.traces[i], &status) != OTFX_OK)
+            continue;
+        if (status.oldest_detail < runtime->snapshot.held_from)
+            runtime->snapshot.held_from = status.oldest_detail;
+        if (status.reductions &&
+            (status.strategy != OTFX_REDUCE_RING || status.oldest_detail > runtime->snapshot.command.from))
+            runtime->snapshot.window_reduced++;
+    }
     runtime->snapshot_busy = true;
     runtime->snapshot_finished = false;
     runtime->snapshot.on_thread = false;
@@ -419,8 +433,9 @@ static void catch_interrupts(void)
 
 /* ---- the loop ------------------------------------------------------------------------------------ */
 
-/* events/s per served rank over the last second, from the traces' received counts. */
-static void sample_rates(struct event_place *place, uint64_t elapsed_ns)
+/* events/s per served rank, from the traces' received counts over the last RATE_SAMPLES samples (about
+ * ten seconds): batches come in bursts, a one-second rate would read 0 between them. */
+static void sample_rates(struct event_place *place, uint64_t now)
 {
     for (int r = 0; r < place->setup.served_count; r++) {
         struct served_rank *rank = &place->ranks[r];
@@ -430,9 +445,19 @@ static void sample_rates(struct event_place *place, uint64_t elapsed_ns)
             if (rank->streams[t] && otfx_trace_status_get(rank->streams[t]->trace, &status) == OTFX_OK)
                 received += status.events_received;
         }
-        const uint64_t delta = received >= rank->rate_mark_events ? received - rank->rate_mark_events : 0;
-        rank->events_per_s = elapsed_ns ? (uint64_t)((double)delta * 1e9 / (double)elapsed_ns) : 0;
-        rank->rate_mark_events = received;
+        /* the oldest sample kept is the one about to be overwritten once the ring is full */
+        const uint32_t oldest = rank->rate_count < RATE_SAMPLES ? 0 : rank->rate_next;
+        if (rank->rate_count > 0) {
+            const uint64_t events =
+                received >= rank->rate_events[oldest] ? received - rank->rate_events[oldest] : 0;
+            const uint64_t elapsed = now > rank->rate_times[oldest] ? now - rank->rate_times[oldest] : 0;
+            rank->events_per_s = elapsed ? (uint64_t)((double)events * 1e9 / (double)elapsed) : 0;
+        }
+        rank->rate_events[rank->rate_next] = received;
+        rank->rate_times[rank->rate_next] = now;
+        rank->rate_next = (rank->rate_next + 1) % RATE_SAMPLES;
+        if (rank->rate_count < RATE_SAMPLES)
+            rank->rate_count++;
     }
 }
 
@@ -451,6 +476,7 @@ static bool start_tree(struct place_runtime *runtime)
     runtime->enabled_classes = OTFX_STEER_ALL;
     if (setup->served_count > 0 && place->ranks[0].control.classes)
         runtime->enabled_classes = place->ranks[0].control.classes;
+    runtime->metrics_selected = place_metrics_at_start();
     runtime->query_memory = place->query_memory;
     runtime->module_timeout_ns = place->module_timeout_ns;
     runtime->snapshot_dir = setup->settings.snapshot_dir;
@@ -474,6 +500,7 @@ static bool start_tree(struct place_runtime *runtime)
         .snapshot_on_failure = settings->snapshot_on_failure,
         .snapshot_overwrite = settings->snapshot_overwrite != 0,
         .run_status = settings->run_status,
+        .triggers = settings->triggers,
     };
     const otfx_tree_host host = place_tree_host(runtime);
     runtime->tree = otfx_tree_start(&config, &host);
@@ -517,8 +544,8 @@ int place_loop_run(struct event_place *place)
     } else {
         const MPI_Comm tool_comm = place->setup.tool_comm;
         const bool serves = place->setup.served_count > 0;
-        uint64_t wait_ns = IDLE_WAIT_MIN_NS, last_sample = place_now_ns();
-        runtime->next_rate_ns = last_sample + 1000000000u;
+        uint64_t wait_ns = IDLE_WAIT_MIN_NS;
+        runtime->next_rate_ns = place_now_ns() + 1000000000u;
         while (!otfx_tree_finished(runtime->tree)) {
             bool active = false;
             int flag = 1;
@@ -534,10 +561,11 @@ int place_loop_run(struct event_place *place)
                 active = true;
             const uint64_t now = place_now_ns();
             if (serves && now >= runtime->next_rate_ns) {
-                sample_rates(place, now - last_sample);
-                last_sample = now;
+                sample_rates(place, now);
                 runtime->next_rate_ns = now + 1000000000u;
             }
+            if (serves && place->triggers && place_triggers_poll(place, now))
+                active = true;
             if (serves && now >= runtime->next_watch_ns) {
                 if (place_watch_ranks(place, now))
                     active = true;

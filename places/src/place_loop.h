@@ -68,6 +68,11 @@ struct snapshot_job {
     otfx_trace **traces; /* this place's part, chosen on the MPI thread (place_snapshot_select) */
     size_t trace_count;
     bool selected; /* false: out of memory choosing them */
+    /* when the write began: the oldest detail the chosen traces held (UINT64_MAX: none), and how many of
+     * them a reduction may have taken detail of the window from (ring: its oldest detail is after the
+     * window's start; the other strategies thin anywhere) */
+    uint64_t held_from;
+    uint32_t window_reduced;
     place_snapshot_result result;
     bool on_thread;
 };
@@ -103,7 +108,8 @@ struct place_runtime {
     bool snapshot_busy, snapshot_finished; /* finished: under lock */
     struct snapshot_job snapshot;
 
-    uint32_t enabled_classes; /* the event classes the served ranks record (enable/disable) */
+    uint32_t enabled_classes;  /* the event classes the served ranks record (enable/disable) */
+    uint64_t metrics_selected; /* the metrics the served ranks read (a mask over the metric table) */
     uint64_t next_rate_ns, next_watch_ns;
 };
 

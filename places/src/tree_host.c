@@ -6,6 +6,8 @@
  * end-of-run report, the ranks that ended or died.
  */
 #include "place_loop.h"
+#include "place_triggers.h"
+#include "rank_metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +184,20 @@ static enum capture_control_command control_of(const struct place_runtime *runti
     case OTFX_CMD_SNAPSHOT:
     case OTFX_CMD_RESET: /* what the ranks recorded before the reset goes too: flush it first */
         return CAPTURE_CONTROL_FLUSH;
+    case OTFX_CMD_METRICS_SET:
+    case OTFX_CMD_METRICS_ADD:
+    case OTFX_CMD_METRICS_REMOVE: {
+        char why[256];
+        return place_metrics_control(runtime->metrics_selected, command, control_argument, why, sizeof why)
+                   ? CAPTURE_CONTROL_SET_METRICS
+                   : 0; /* carry_out says why */
+    }
+    case OTFX_CMD_METRICS_LIST:
+    case OTFX_CMD_METRICS_AVAILABLE: {
+        char why[256];
+        place_metrics_control(runtime->metrics_selected, command, control_argument, why, sizeof why);
+        return CAPTURE_CONTROL_PROBE_METRICS;
+    }
     default:
         return 0;
     }
@@ -196,6 +212,8 @@ static uint64_t steer(void *context, const otfx_command *command, uint64_t argum
         return 0;
     if (control == CAPTURE_CONTROL_SET_CLASSES)
         runtime->enabled_classes = (uint32_t)control_argument;
+    if (control == CAPTURE_CONTROL_SET_METRICS)
+        runtime->metrics_selected = control_argument;
     const uint64_t sequence = place_control_send(runtime->place, control, control_argument);
     return sequence ? sequence : OTFX_TREE_NO_RANK_RUNNING;
 }
@@ -294,7 +312,43 @@ static bool set_reduction(struct place_runtime *runtime, const otfx_command *com
     return ok;
 }
 
-static bool carry_out(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields)
+/* trigger add, remove, arm: `argument` is the trigger's id (the root's numbering). */
+static bool carry_out_trigger(struct place_runtime *runtime, const otfx_command *command, uint64_t argument,
+                              otfx_text *fields)
+{
+    struct event_place *place = runtime->place;
+    otfx_kv_u64(fields, "trigger", argument);
+    char why[320] = "";
+    bool ok;
+    if (command->kind == OTFX_CMD_TRIGGER_ADD)
+        ok = place_trigger_add(place, argument, command->path, why, sizeof(why));
+    else if (command->kind == OTFX_CMD_TRIGGER_REMOVE)
+        ok = place_trigger_remove(place, argument) ||
+             (snprintf(why, sizeof(why), "no such trigger here"), false);
+    else
+        ok =
+            place_trigger_arm(place, argument) || (snprintf(why, sizeof(why), "no such trigger here"), false);
+    if (!ok)
+        otfx_kv_str(fields, "error", why);
+    return ok;
+}
+
+/* The metrics commands once the ranks answered, or why the list was refused. */
+static bool describe_metrics(struct place_runtime *runtime, const otfx_command *command, otfx_text *fields,
+                             otfx_text *lines)
+{
+    char why[256];
+    uint64_t argument;
+    if (!place_metrics_control(runtime->metrics_selected, command, &argument, why, sizeof why)) {
+        otfx_kv_str(fields, "error", why);
+        return false;
+    }
+    return place_metrics_describe(runtime->place, runtime->index, runtime->metrics_selected, command, fields,
+                                  lines);
+}
+
+static bool carry_out(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields,
+                      otfx_text *lines)
 {
     struct place_runtime *runtime = context;
     uint64_t unused;
@@ -303,6 +357,16 @@ static bool carry_out(void *context, const otfx_command *command, uint64_t argum
         return set_reduction(runtime, command, fields);
     case OTFX_CMD_RESET:
         return reset_traces(runtime, fields);
+    case OTFX_CMD_METRICS_SET:
+    case OTFX_CMD_METRICS_ADD:
+    case OTFX_CMD_METRICS_REMOVE:
+    case OTFX_CMD_METRICS_LIST:
+    case OTFX_CMD_METRICS_AVAILABLE:
+        return describe_metrics(runtime, command, fields, lines);
+    case OTFX_CMD_TRIGGER_ADD:
+    case OTFX_CMD_TRIGGER_REMOVE:
+    case OTFX_CMD_TRIGGER_ARM:
+        return carry_out_trigger(runtime, command, argument, fields);
     default:
         if (!control_of(runtime, command, argument, &unused)) {
             otfx_kv_str(fields, "error", "not a command for event places");
@@ -339,6 +403,9 @@ static bool snapshot_take(void *context, uint32_t request, bool *ok, otfx_text *
         otfx_kv_u64(fields, "clock_max_ns", result->clock_max_correction_ns);
         otfx_kv_u64(fields, "clock_unresolved", result->clock_unresolved_messages);
         otfx_kv_u64(fields, "incomplete_collectives", result->collectives_incomplete);
+        if (runtime->snapshot.held_from != UINT64_MAX)
+            otfx_kv_u64(fields, "held_from", runtime->snapshot.held_from);
+        otfx_kv_u64(fields, "window_reduced", runtime->snapshot.window_reduced);
     } else {
         otfx_kv_str(fields, "error", result->error);
     }
@@ -392,6 +459,12 @@ static bool next_death(void *context, uint32_t *rank_out, uint32_t *exit_code, c
     return false;
 }
 
+static bool next_firing(void *context, otfx_tree_firing *firing)
+{
+    struct place_runtime *runtime = context;
+    return place_triggers_next_firing(runtime->place, firing);
+}
+
 /* ---- the loop ------------------------------------------------------------------------------------- */
 
 static void wake(void *context)
@@ -437,5 +510,6 @@ otfx_tree_host place_tree_host(struct place_runtime *runtime)
         .report = report,
         .ranks_ended = ranks_ended,
         .next_death = next_death,
+        .next_firing = next_firing,
     };
 }

@@ -13,7 +13,10 @@
  *        the ranks' traces together fill MIB MiB: each has a budget of MIB/ranks MiB (a place's --buffer is
  *        per rank) and is appended to until one of them reduced (ring) for the first time; the times
  *        carry nanosecond noise, as measured ones do (the store holds about as many events per MiB as
- *        of a real run then, instead of several times more). */
+ *        of a real run then, instead of several times more).
+ *      either form, then --repeat N: the four timings N times over on the same traces (one build);
+ *        --replies DIR: writes each module's reply to DIR/critical-path.txt and DIR/wait-states.txt (to
+ *        compare the answers of two builds byte for byte). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <otfx/analysis.h>
@@ -120,21 +123,23 @@ static double seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The CPU time of this thread: on a shared machine the wall time also counts the other processes'. */
-static double cpu_seconds(void)
+/* The CPU time of this thread (on a shared machine the wall time also counts the other processes'), and
+ * of the whole process (with the replay's thread that decodes ahead). */
+static double cpu_seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct stopwatch {
-    double wall, cpu;
+    double wall, cpu, process;
 } stopwatch;
 
 static stopwatch stopwatch_start(void)
 {
-    return (stopwatch){seconds(), cpu_seconds()};
+    return (stopwatch){seconds(), cpu_seconds(CLOCK_THREAD_CPUTIME_ID),
+                       cpu_seconds(CLOCK_PROCESS_CPUTIME_ID)};
 }
 
 typedef struct halo {
@@ -279,9 +284,11 @@ static int count_event(const otfx_event *event, void *user)
 
 static void report(const char *what, uint64_t events, stopwatch since)
 {
-    double wall = seconds() - since.wall, cpu = cpu_seconds() - since.cpu;
-    printf("%-14s %llu events in %.3f s: %.2f M events/s (CPU %.3f s: %.2f M events/s)\n", what,
-           (unsigned long long)events, wall, (double)events / wall / 1e6, cpu, (double)events / cpu / 1e6);
+    double wall = seconds() - since.wall, cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - since.cpu,
+           process = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - since.process;
+    printf("%-14s %llu events in %.3f s: %.2f M events/s (CPU %.3f s: %.2f M events/s; process CPU %.3f s)\n",
+           what, (unsigned long long)events, wall, (double)events / wall / 1e6, cpu,
+           (double)events / cpu / 1e6, process);
 }
 
 /* otfx_analysis_query_events over every trace, as the replay reads them (with the context). */
@@ -308,7 +315,11 @@ static uint64_t bench_replay(const halo *h)
                              .send = on_send,
                              .receive = on_receive,
                              .complete = on_complete};
-    otfx_replay_config config = {.from = 0, .to = OTFX_TIME_MAX, .pass = &pass, .app_ranks = h->ranks};
+    otfx_replay_config config = {.from = 0,
+                                 .to = OTFX_TIME_MAX,
+                                 .pass = &pass,
+                                 .app_ranks = h->ranks,
+                                 .decode_ahead = otfx_replay_cores_spare()};
     char error[256] = "";
     stopwatch start = stopwatch_start();
     otfx_replay *replay = otfx_replay_create(&config, h->defs, error, sizeof error);
@@ -339,7 +350,7 @@ static uint64_t bench_replay(const halo *h)
 }
 
 /* A module's answer as one place answering the whole query: leaf, merge into the empty result, finish. */
-static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events)
+static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events, const char *replies)
 {
     const otfx_analysis_module *module = otfx_analysis_for_command(kind);
     if (!module) {
@@ -384,6 +395,15 @@ static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events)
     report(module->name, events, start);
     printf("               (leaf %.3f s, merge and finish %.3f s, reply %zu bytes)\n", leaf_end - start.wall,
            end - leaf_end, reply.length);
+    if (replies) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.txt", replies, module->name);
+        FILE *file = fopen(path, "wb");
+        if (!file || fwrite(reply.data, 1, reply.length, file) != reply.length || fclose(file) != 0) {
+            fprintf(stderr, "replay-bench: cannot write %s\n", path);
+            exit(1);
+        }
+    }
     otfx_text_free(&reply);
     otfx_blob_free(&part);
     otfx_blob_free(&merged);
@@ -393,6 +413,17 @@ static void bench_module(const halo *h, otfx_command_kind kind, uint64_t events)
 
 int main(int argc, char **argv)
 {
+    const char *replies = NULL;
+    unsigned repeat = 1;
+    /* The options after the positional arguments. */
+    while (argc > 3 &&
+           (strcmp(argv[argc - 2], "--replies") == 0 || strcmp(argv[argc - 2], "--repeat") == 0)) {
+        if (strcmp(argv[argc - 2], "--replies") == 0)
+            replies = argv[argc - 1];
+        else
+            repeat = (unsigned)strtoul(argv[argc - 1], NULL, 10);
+        argc -= 2;
+    }
     bool full = argc > 1 && strcmp(argv[1], "--full") == 0;
     uint64_t events = 10000000u, full_mib = 0;
     if (full) {
@@ -403,9 +434,9 @@ int main(int argc, char **argv)
         events = strtoull(argv[1], NULL, 10);
     }
     uint32_t side = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 4;
-    if (side < 2 || side > 64 || (!full && events < 1000) || (full && full_mib == 0)) {
-        fprintf(stderr, "usage: replay-bench [events >= 1000] [side 2..64]\n"
-                        "       replay-bench --full MIB [side 2..64]\n");
+    if (side < 2 || side > 64 || (!full && events < 1000) || (full && full_mib == 0) || repeat == 0) {
+        fprintf(stderr, "usage: replay-bench [events >= 1000] [side 2..64] [--repeat N] [--replies DIR]\n"
+                        "       replay-bench --full MIB [side 2..64] [--repeat N] [--replies DIR]\n");
         return 2;
     }
     halo h = {.side = side, .ranks = side * side};
@@ -426,10 +457,13 @@ int main(int argc, char **argv)
         "in %.1f MiB\n",
         h.ranks, (unsigned long long)h.built, build_end - build_start, (double)budget / 1048576.0,
         (unsigned long long)held_events, (double)held_bytes / 1048576.0);
-    uint64_t decoded = bench_decode(&h);
-    uint64_t replayed = bench_replay(&h);
-    bench_module(&h, OTFX_CMD_CRITICAL_PATH, replayed);
-    bench_module(&h, OTFX_CMD_WAIT_STATES, replayed);
+    uint64_t decoded = 0, replayed = 0;
+    for (unsigned round = 0; round < repeat; round++) {
+        decoded = bench_decode(&h);
+        replayed = bench_replay(&h);
+        bench_module(&h, OTFX_CMD_CRITICAL_PATH, replayed, replies);
+        bench_module(&h, OTFX_CMD_WAIT_STATES, replayed, replies);
+    }
     free_halo(&h);
     /* Without reductions the replay sees every event built, and the decoding the same events. */
     return full || (replayed == h.built && decoded == h.built) ? 0 : 1;

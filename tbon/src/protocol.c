@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <otfx/protocol.h>
 #include <otfx/support/growth.h>
+#include <otfx/trigger.h>
 
 #include "error_text.h"
 
@@ -508,6 +509,16 @@ static const char *const command_names[OTFX_CMD_COUNT] = {
     [OTFX_CMD_CRITICAL_PATH] = "critical-path",
     [OTFX_CMD_WAIT_STATES] = "wait-states",
     [OTFX_CMD_STRUCTURE] = "structure",
+    [OTFX_CMD_METRICS_SET] = "metrics set",
+    [OTFX_CMD_METRICS_ADD] = "metrics add",
+    [OTFX_CMD_METRICS_REMOVE] = "metrics remove",
+    [OTFX_CMD_METRICS_LIST] = "metrics list",
+    [OTFX_CMD_METRICS_AVAILABLE] = "metrics available",
+    [OTFX_CMD_METRIC_TIMELINE] = "metric-timeline",
+    [OTFX_CMD_TRIGGER_ADD] = "trigger add",
+    [OTFX_CMD_TRIGGER_LIST] = "trigger list",
+    [OTFX_CMD_TRIGGER_REMOVE] = "trigger remove",
+    [OTFX_CMD_TRIGGER_ARM] = "trigger arm",
 };
 
 const char *otfx_command_name(otfx_command_kind kind)
@@ -567,12 +578,13 @@ enum {
     OPT_NO_FLUSH = 1u << 11,
     OPT_GROUP_TOLERANCE = 1u << 12,
     OPT_COMPENSATED = 1u << 13,
+    OPT_METRICS = 1u << 14,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from",   "to",       "ranks",           "bins",       "rows",
-                                           "groups", "limit",    "overwrite",       "zero",       "top",
-                                           "follow", "no-flush", "group-tolerance", "compensated"};
+static const char *const option_names[] = {"from",   "to",       "ranks",           "bins",        "rows",
+                                           "groups", "limit",    "overwrite",       "zero",        "top",
+                                           "follow", "no-flush", "group-tolerance", "compensated", "metrics"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -580,7 +592,9 @@ static unsigned options_of(otfx_command_kind kind)
     case OTFX_CMD_SNAPSHOT:
         return OPT_WINDOW | OPT_OVERWRITE;
     case OTFX_CMD_PROFILE:
-        return OPT_WINDOW | OPT_COMPENSATED;
+        return OPT_WINDOW | OPT_COMPENSATED | OPT_METRICS;
+    case OTFX_CMD_METRIC_TIMELINE:
+        return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_TIMELINE:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_MESSAGES:
@@ -696,6 +710,11 @@ static bool parse_duration(const char *text, uint64_t *out)
     return true;
 }
 
+bool otfx_duration_parse(const char *text, uint64_t *ns)
+{
+    return text && parse_duration(text, ns);
+}
+
 static bool parse_count(const char *text, uint32_t max, uint32_t *out)
 {
     const char *p = text;
@@ -764,6 +783,27 @@ static bool parse_classes(const char *text, uint32_t *out)
     return true;
 }
 
+/* A comma list of metric names: [A-Za-z0-9:._-] words (PAPI's are upper case), no empty one. */
+static bool is_metric_list(const char *list)
+{
+    if (!list[0] || strlen(list) >= sizeof(((otfx_command *)0)->metrics))
+        return false;
+    bool word = false;
+    for (const char *c = list; *c; c++) {
+        if (*c == ',') {
+            if (!word)
+                return false;
+            word = false;
+        } else if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                   *c == ':' || *c == '.' || *c == '_' || *c == '-') {
+            word = true;
+        } else {
+            return false;
+        }
+    }
+    return word;
+}
+
 static bool is_module_name(const char *name)
 {
     const size_t n = strlen(name);
@@ -826,6 +866,21 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
                 return false;
             }
             out->compensated = true;
+            continue;
+        }
+        if (bit == OPT_METRICS) {
+            /* the list may be left out: every metric */
+            if (!value && i + 1 < words->count && strncmp(words->words[i + 1], "--", 2) != 0)
+                value = words->words[++i];
+            if (!value || strcmp(value, "all") == 0) {
+                snprintf(out->metrics, sizeof out->metrics, "all");
+            } else if (is_metric_list(value) && strcmp(value, "none") != 0) {
+                snprintf(out->metrics, sizeof out->metrics, "%s", value);
+            } else {
+                set_error(error, error_size, "%s: bad --metrics '%s': expected a comma list of metric names",
+                          name, value);
+                return false;
+            }
             continue;
         }
         if (!value) {
@@ -898,7 +953,65 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
         set_error(error, error_size, "%s: --from is after --to", name);
         return false;
     }
+    if (out->compensated && out->metrics[0]) {
+        set_error(error, error_size, "%s: --metrics and --compensated do not go together", name);
+        return false;
+    }
     return true;
+}
+
+/* trigger add SPEC… (the words after `add`, joined by one blank, are the trigger: otfx/trigger.h), trigger
+ * list, trigger remove ID. */
+static bool parse_trigger(word_list *words, otfx_command *out, char *error, size_t error_size)
+{
+    const char *arg = words->count > 1 ? words->words[1] : "";
+    if (strcmp(arg, "list") == 0 || strcmp(arg, "remove") == 0) {
+        out->kind = arg[0] == 'l' ? OTFX_CMD_TRIGGER_LIST : OTFX_CMD_TRIGGER_REMOVE;
+        const size_t expected = out->kind == OTFX_CMD_TRIGGER_LIST ? 2 : 3;
+        if (out->kind == OTFX_CMD_TRIGGER_REMOVE) {
+            char *end = NULL;
+            const char *id = words->count > 2 ? words->words[2] : "";
+            const unsigned long long value = id[0] >= '1' && id[0] <= '9' ? strtoull(id, &end, 10) : 0;
+            if (!end || *end || value == 0 || value > INT64_MAX) {
+                set_error(error, error_size, "trigger remove needs a trigger's id (trigger list shows them)");
+                return false;
+            }
+            out->trigger_id = value;
+        }
+        if (words->count > expected) {
+            set_error(error, error_size, "%s: unexpected argument '%s'", otfx_command_name(out->kind),
+                      words->words[expected]);
+            return false;
+        }
+        return true;
+    }
+    if (strcmp(arg, "add") != 0) {
+        set_error(error, error_size, "trigger needs add SPEC, list or remove ID");
+        return false;
+    }
+    out->kind = OTFX_CMD_TRIGGER_ADD;
+    otfx_text text = {0};
+    for (size_t i = 2; i < words->count; i++) {
+        if (i > 2)
+            otfx_text_append(&text, " ", 1);
+        otfx_text_append(&text, words->words[i], strlen(words->words[i]));
+    }
+    if (text.failed) {
+        otfx_text_free(&text);
+        set_error(error, error_size, "out of memory");
+        return false;
+    }
+    otfx_trigger_spec spec;
+    size_t column = 0;
+    char why[256];
+    const bool ok = otfx_trigger_parse(text.data ? text.data : "", &spec, &column, why, sizeof why);
+    if (!ok)
+        set_error(error, error_size, "trigger add: at column %zu of '%s': %s", column,
+                  text.data ? text.data : "", why);
+    else
+        snprintf(out->path, sizeof out->path, "%s", text.data);
+    otfx_text_free(&text);
+    return ok;
 }
 
 static bool parse_words(word_list *words, otfx_command *out, char *error, size_t error_size)
@@ -1000,6 +1113,52 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         out->kind = OTFX_CMD_WAIT_STATES;
     } else if (strcmp(verb, "structure") == 0) {
         out->kind = OTFX_CMD_STRUCTURE;
+    } else if (strcmp(verb, "metrics") == 0) {
+        static const struct {
+            const char *word;
+            otfx_command_kind kind;
+            bool takes_list;
+        } actions[] = {{"set", OTFX_CMD_METRICS_SET, true},
+                       {"add", OTFX_CMD_METRICS_ADD, true},
+                       {"remove", OTFX_CMD_METRICS_REMOVE, true},
+                       {"list", OTFX_CMD_METRICS_LIST, false},
+                       {"available", OTFX_CMD_METRICS_AVAILABLE, false}};
+        size_t a = 0;
+        while (a < sizeof actions / sizeof actions[0] && !(arg && strcmp(arg, actions[a].word) == 0))
+            a++;
+        if (a == sizeof actions / sizeof actions[0]) {
+            set_error(error, error_size, "metrics needs set LIST, add LIST, remove LIST, list or available");
+            return false;
+        }
+        out->kind = actions[a].kind;
+        used = 2;
+        if (actions[a].takes_list) {
+            const char *list = words->count > 2 ? words->words[2] : NULL;
+            /* "set none": read nothing */
+            if (out->kind == OTFX_CMD_METRICS_SET && list && strcmp(list, "none") == 0) {
+                used = 3;
+            } else if (!list || !is_metric_list(list) || strcmp(list, "none") == 0) {
+                set_error(
+                    error, error_size,
+                    "metrics %s needs a comma list of metric names like task-clock,page-faults (at most "
+                    "%zu characters; `metrics available` lists them)%s",
+                    arg, sizeof out->metrics - 1, out->kind == OTFX_CMD_METRICS_SET ? ", or none" : "");
+                return false;
+            } else {
+                snprintf(out->metrics, sizeof out->metrics, "%s", list);
+                used = 3;
+            }
+        }
+    } else if (strcmp(verb, "metric-timeline") == 0) {
+        out->kind = OTFX_CMD_METRIC_TIMELINE;
+        if (!arg || !is_metric_list(arg) || strchr(arg, ',')) {
+            set_error(error, error_size, "metric-timeline needs a metric name like task-clock");
+            return false;
+        }
+        snprintf(out->metrics, sizeof out->metrics, "%s", arg);
+        used = 2;
+    } else if (strcmp(verb, "trigger") == 0) {
+        return parse_trigger(words, out, error, error_size);
     } else if (strcmp(verb, "query") == 0) {
         out->kind = OTFX_CMD_QUERY;
         if (!arg || !is_module_name(arg)) {
@@ -1014,8 +1173,8 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         set_error(
             error, error_size,
             "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
-            "snapshot, profile, timeline, messages, events, critical-path, wait-states, structure, query, "
-            "load-module)",
+            "snapshot, profile, timeline, messages, events, critical-path, wait-states, structure, metrics, "
+            "metric-timeline, query, load-module, trigger)",
             verb);
         return false;
     }
@@ -1083,6 +1242,23 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         otfx_text_append(out, " ", 1);
         otfx_text_append_encoded(out, command->module);
         break;
+    case OTFX_CMD_METRIC_TIMELINE:
+        otfx_text_append(out, " ", 1);
+        otfx_text_append_encoded(out, command->metrics);
+        break;
+    case OTFX_CMD_METRICS_SET:
+    case OTFX_CMD_METRICS_ADD:
+    case OTFX_CMD_METRICS_REMOVE:
+        otfx_text_append(out, " ", 1);
+        otfx_text_append_encoded(out, command->metrics[0] ? command->metrics : "none");
+        break;
+    case OTFX_CMD_TRIGGER_ADD:
+        otfx_text_append(out, " ", 1);
+        otfx_text_append_encoded(out, command->path);
+        break;
+    case OTFX_CMD_TRIGGER_REMOVE:
+        otfx_text_appendf(out, " %" PRIu64, command->trigger_id);
+        break;
     default:
         break;
     }
@@ -1123,4 +1299,8 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
                           command->group_tolerance_ppm / 10000, command->group_tolerance_ppm % 10000);
     if ((allowed & OPT_COMPENSATED) && command->compensated)
         otfx_text_append(out, " --compensated", 14);
+    if ((allowed & OPT_METRICS) && command->metrics[0]) {
+        otfx_text_append(out, " --metrics ", 11);
+        otfx_text_append_encoded(out, command->metrics);
+    }
 }

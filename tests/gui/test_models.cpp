@@ -1,6 +1,7 @@
 // The viewer's models against reply payloads recorded from a real job (tests/gui/replies/, written by
 // record_replies.py): what they ask for, what they make of the answers, sorting, zoom, pan, follow-live.
 // Also record lines, session files and token files.
+#include "format.h"
 #include "profile_model.h"
 #include "records.h"
 #include "session.h"
@@ -322,6 +323,223 @@ class TestModels : public QObject
         model.setEventsNsPerPixel(1); // zoomed out again: single events are not shown any more
         QVERIFY(!model.wantsEvents());
         QVERIFY(model.eventsCommand().isEmpty());
+    }
+
+    // A PARTIAL frame (some places have not answered within 200 ms) never replaces rows all places gave:
+    // the rows, the profile's visits and the status stay, and the answer is marked partial.
+    void partialAnswersNeverReplaceKnownRows()
+    {
+        const Records full = reply("timeline");
+        Records partial;
+        partial.append(parseRecords("partial partial=1 answered=1 total=2\n").first());
+        int rowsKept = 0;
+        for (const Record &r : full)
+            if (r.type != "row" || (r.u64("first_rank") <= 1 && rowsKept++ < 2))
+                partial.append(r);
+        TimelineModel timeline;
+        QVERIFY(timeline.applyTimeline(full));
+        QCOMPARE(timeline.rows().size(), 4);
+        QVERIFY(timeline.partialText().isEmpty());
+        QVERIFY(!timeline.applyTimeline(partial));
+        QCOMPARE(timeline.rows().size(), 4); // not 2 rows of double height
+        QCOMPARE(timeline.partialsKept(), 1);
+        QVERIFY(timeline.partialText().contains(QLatin1String("1 of 2")));
+        QVERIFY(timeline.applyTimeline(full)); // the final answer ends the mark
+        QVERIFY(timeline.partialText().isEmpty());
+        // nothing shown yet: a partial answer is better than nothing, marked, in its own row slots
+        TimelineModel fresh;
+        QVERIFY(fresh.applyTimeline(partial));
+        QCOMPARE(fresh.rows().size(), 2);
+        QCOMPARE(fresh.slotCount(), 4);
+        QCOMPARE(fresh.rowInSlot(3), -1);
+        QVERIFY(!fresh.partialText().isEmpty());
+
+        ProfileModel profile;
+        const Records profileFull = reply("profile");
+        QVERIFY(profile.applyReply(profileFull));
+        const quint64 visits = profile.entries().first().visits;
+        Records profilePartial = parseRecords("partial partial=1 answered=1 total=2\n");
+        for (Record r : profileFull) {
+            if (r.type == "region")
+                r.fields["visits"] = QString::number(r.u64("visits") / 2);
+            profilePartial.append(r);
+        }
+        QVERIFY(!profile.applyReply(profilePartial));
+        QCOMPARE(profile.entries().first().visits, visits); // not 4 → 2 → 4
+        QCOMPARE(profile.partialsKept(), 1);
+
+        StatusModel status;
+        QVERIFY(status.applyReply(reply("status")));
+        Records statusPartial = parseRecords("partial partial=1 answered=1 total=2\n");
+        for (const Record &r : reply("status"))
+            if (r.type != "place" || r.u64("index") == 0)
+                statusPartial.append(r);
+        QVERIFY(!status.applyReply(statusPartial));
+        QCOMPARE(status.rowCount(), 2);
+        QCOMPARE(status.partialsKept(), 1);
+    }
+
+    // Ruler and hover times keep the decimals their resolution needs; durations have one style.
+    void timesKeepTheirResolution()
+    {
+        // a 3 ms window after 36 s, ticks every 0.5 ms: all distinct
+        QStringList ticks;
+        for (int k = 0; k < 7; k++)
+            ticks << formatTime(36.4855e9 + k * 0.5e6, 0.5e6, 36.489e9);
+        QCOMPARE(ticks.first(), QStringLiteral("36.4855 s"));
+        QCOMPARE(QSet<QString>(ticks.begin(), ticks.end()).size(), ticks.size());
+        // a 35 µs window: ticks every 5 µs
+        QCOMPARE(formatTime(36.486505e9, 5e3, 36.4865e9), QStringLiteral("36.486505 s"));
+        QVERIFY(formatTime(36.486505e9, 5e3) != formatTime(36.486510e9, 5e3));
+        // a 2 s window after 465 s: ticks every 0.2 s
+        QCOMPARE(formatTime(465.2e9, 0.2e9, 467e9), QStringLiteral("465.2 s"));
+        QCOMPARE(formatTime(465.4e9, 0.2e9, 467e9), QStringLiteral("465.4 s"));
+        // one unit per ruler: 0.5 s shown in seconds beside 1.0 s
+        QCOMPARE(formatTime(0.5e9, 0.5e9, 2e9), QStringLiteral("0.5 s"));
+        QCOMPARE(formatDuration(50e9), QStringLiteral("50 s"));
+        QCOMPARE(formatDuration(100e9), QStringLiteral("100 s"));
+        QCOMPARE(formatDuration(1.25e6), QStringLiteral("1.25 ms"));
+        QCOMPARE(formatDuration(465.25e9), QStringLiteral("465.3 s"));
+        QCOMPARE(formatCount(143.7e6), QStringLiteral("143.7 M"));
+        QCOMPARE(formatBytes(32.0 * 1024 * 1024), QStringLiteral("32 MiB"));
+        // a cell's hover text of a 2 s window after 465 s
+        TimelineModel model;
+        model.setPixelSize(100, 4);
+        QVERIFY(model.applyTimeline(parseRecords(
+            "timeline mode=window from=465000000000 to=467000000000 bins=100 width_ns=20000000 selected=1 "
+            "rows=1 "
+            "grouped=0 places_answered=1 places_total=1\nrow index=0 first_rank=0 last_rank=0 ranks=1\n")));
+        const QString text = model.cellText(0, 10);
+        QVERIFY2(text.contains(QStringLiteral("465.20 s … 465.22 s")), qPrintable(text));
+    }
+
+    // Any subset of a job of any size as single ranks: a filter and a vertical window of it.
+    void rankSelection()
+    {
+        TimelineModel model;
+        model.setPixelSize(800, 30);
+        QVERIFY(model.visibleRankSet().isEmpty()); // the job's size is not known: every rank
+        model.setTotalRanks(100000);
+        QCOMPARE(model.selectedRanks(), 100000);
+        QVERIFY(model.visibleRankSet().isEmpty()); // every rank: no --ranks
+        QVERIFY(!model.timelineCommand().contains(QLatin1String("--ranks")));
+        QString error;
+        QVERIFY(model.setRankFilter(QStringLiteral("17, 0-3"), &error));
+        QCOMPARE(model.rankFilter(), QStringLiteral("0-3,17"));
+        QCOMPARE(model.selectedRanks(), 5);
+        QCOMPARE(model.rankAtPosition(4), 17);
+        QVERIFY(model.timelineCommand().contains(QLatin1String("--ranks 0-3,17")));
+        QVERIFY(parses(model.timelineCommand()));
+        QVERIFY(!model.setRankFilter(QStringLiteral("0-3,x"), &error));
+        QVERIFY(error.contains(QLatin1String("0-3,17")));
+        QStringList many;
+        for (int i = 0; i < 33; i++)
+            many << QString::number(i * 10);
+        QVERIFY(!model.setRankFilter(many.join(QLatin1Char(',')), &error)); // a rank set has 32 items
+        QVERIFY(!model.setRankFilter(QStringLiteral("200000-200010"), &error));
+        QCOMPARE(model.rankFilter(), QStringLiteral("0-3,17")); // a refused filter changes nothing
+        // a vertical window of the filtered ranks
+        model.setRankWindow(2, 2);
+        QCOMPARE(model.visibleRankSet(), QStringLiteral("2-3"));
+        model.scrollRanks(1);
+        QCOMPARE(model.visibleRankSet(), QStringLiteral("3,17"));
+        model.scrollRanks(10); // clamped at the end
+        QCOMPARE(model.visibleRankSet(), QStringLiteral("3,17"));
+        // every rank again, then a window in the middle of 100000 ranks, zoomed around its middle
+        QVERIFY(model.setRankFilter(QStringLiteral("all")));
+        model.setRankWindow(500, 20);
+        QCOMPARE(model.visibleRankSet(), QStringLiteral("500-519"));
+        model.zoomRanks(0.5, 0.5);
+        QCOMPARE(model.visibleRankSet(), QStringLiteral("505-514"));
+        model.scrollRanks(-100000);
+        QCOMPARE(model.visibleRankSet(), QStringLiteral("0-9"));
+        model.showAllRanks();
+        QVERIFY(model.visibleRankSet().isEmpty());
+    }
+
+    // Grouped rows show no single events; picking fewer ranks than rows fit shows them for any subset.
+    void singleEventsForASelectedSubset()
+    {
+        TimelineModel model;
+        model.setPixelSize(500, 12);
+        model.setTotalRanks(44);
+        model.setEventsNsPerPixel(1000000000);
+        QVERIFY(model.applyTimeline(parseRecords(
+            "timeline mode=window from=0 to=500000 bins=500 width_ns=1000 selected=44 rows=12 grouped=1 "
+            "places_answered=1 places_total=1\nrow index=0 first_rank=0 last_rank=3 ranks=4\n")));
+        model.setViewport(0, 500000);
+        QVERIFY(!model.wantsEvents()); // 44 ranks on 12 rows: groups
+        QVERIFY(model.setRankFilter(QStringLiteral("0-3,17,40-43")));
+        QVERIFY(model.applyTimeline(parseRecords(
+            "timeline mode=window from=0 to=500000 bins=500 width_ns=1000 selected=9 rows=9 grouped=0 "
+            "places_answered=1 places_total=1\nrow index=4 first_rank=17 last_rank=17 ranks=1\n")));
+        QVERIFY(model.wantsEvents());
+        QCOMPARE(model.eventsCommand(),
+                 QStringLiteral("events --from 0ns --to 500000ns --ranks 0-3,17,40-43 --limit 20000"));
+        QVERIFY(parses(model.eventsCommand()));
+        QCOMPARE(model.slotCount(), 9);
+        QCOMPARE(model.rowInSlot(4), 0);
+    }
+
+    // Back and forward walk the user's windows (time and ranks); a new window drops the forward ones.
+    void zoomHistory()
+    {
+        TimelineModel model;
+        model.setPixelSize(1000, 20);
+        model.setTotalRanks(64);
+        QVERIFY(model.applyTimeline(reply("timeline")));
+        QVERIFY(!model.canGoBack());
+        model.zoom(0.5, 0.5);
+        const quint64 zoomedFrom = model.from();
+        model.setRankWindow(8, 8);
+        model.pan(0.25);
+        QCOMPARE(model.historyDepth(), 3);
+        model.back();
+        QCOMPARE(model.from(), zoomedFrom);
+        QCOMPARE(model.visibleRankSet(), QStringLiteral("8-15"));
+        model.back();
+        QVERIFY(model.visibleRankSet().isEmpty());
+        model.back(); // the first window: everything held
+        QVERIFY(model.showingAll());
+        QVERIFY(model.timelineCommand().startsWith(QLatin1String("timeline --bins")));
+        QVERIFY(!model.canGoBack());
+        model.forward();
+        QCOMPARE(model.from(), zoomedFrom);
+        QVERIFY(model.canGoForward());
+        model.zoom(2.0, 0.5); // a new window: the forward ones are gone
+        QVERIFY(!model.canGoForward());
+        model.showEverything();
+        QVERIFY(model.showingAll());
+        model.back();
+        QVERIFY(!model.showingAll());
+    }
+
+    // What the viewer saw of pauses and recording becomes periods on the job's time axis: from the
+    // later of the newest event held and the last status without it, to the first status without it.
+    void steeringPeriods()
+    {
+        TimelineModel model;
+        QSignalSpy changed(&model, &TimelineModel::dataChanged);
+        model.observeSteering(0, 0, true, false); // a job that does not give its clock: nothing
+        QVERIFY(model.periods().empty());
+        model.observeSteering(1000, 900, true, false); // --start-paused: paused at the first status
+        QCOMPARE(model.periods().size(), size_t(1));
+        QCOMPARE(model.periods()[0].from, quint64(900));
+        QVERIFY(model.periods()[0].open);
+        model.observeSteering(2000, 950, true, false); // a late batch: recorded before the pause
+        QCOMPARE(model.periods()[0].to, quint64(2000));
+        QCOMPARE(model.periods()[0].from, quint64(950));
+        model.observeSteering(3000, 2950, false, false); // resumed
+        QVERIFY(!model.periods()[0].open);
+        QCOMPARE(model.periods()[0].to, quint64(3000));
+        model.observeSteering(4000, 3900, false, true); // recording off: began after the last status
+        QCOMPARE(model.periods().size(), size_t(2));
+        QCOMPARE(model.periods()[1].kind, TimelineModel::Period::NotRecording);
+        QCOMPARE(model.periods()[1].from, quint64(3900));
+        model.observeSteering(5000, 3900, false, false);
+        QVERIFY(!model.periods()[1].open);
+        QVERIFY(model.periodText(model.periods()[0]).startsWith(QLatin1String("application paused")));
+        QVERIFY(changed.size() >= 5);
     }
 
     void profileSorting()

@@ -3,17 +3,28 @@
 // and single events, hover text; the main window's status bar and the profile click that highlights a
 // region in the timeline.
 #include "connect_dialog.h"
+#include "format.h"
 #include "main_window.h"
+#include "mini_server.h"
+#include "overview_view.h"
 #include "snapshot_dialog.h"
 #include "timeline_view.h"
 #include "viewer.h"
 
+#include <QCheckBox>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QWheelEvent>
@@ -34,6 +45,26 @@ static int pixelsOf(const QImage &image, const QColor &colour)
         for (int x = 0; x < image.width(); x++)
             count += QColor(image.pixel(x, y)) == colour;
     return count;
+}
+
+static const char *const HeldHeader =
+    "timeline mode=window from=%1 to=%2 bins=%3 width_ns=1 selected=%4 rows=%4 grouped=0 places_answered=1 "
+    "places_total=1\n";
+
+// A session file as jobs write it (mode 0600) for a job at 127.0.0.1:port.
+static QString writeSession(const QTemporaryDir &dir, const QString &job, quint16 port)
+{
+    const QString path = dir.filePath(QStringLiteral("otfx-session-%1.txt").arg(job));
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return QString();
+    file.write(QStringLiteral("session address=127.0.0.1 port=%1 token=%2 job=%3\n")
+                   .arg(port)
+                   .arg(QLatin1String(Token), job)
+                   .toUtf8());
+    file.close();
+    file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    return path;
 }
 
 class TestWidgets : public QObject
@@ -150,6 +181,347 @@ class TestWidgets : public QObject
         QVERIFY(viewer.profile()->entries()[0].visits >= viewer.profile()->entries()[1].visits);
     }
 
+    // "--session FILE" (as documented) reaches otfx-gui: Qt's own "-session" option must not take it.
+    void sessionOptionIsNotTakenByQt()
+    {
+        QProcess gui;
+        gui.start(QStringLiteral(OTFX_GUI_BINARY),
+                  {QStringLiteral("--session"), QStringLiteral("/nonexistent")});
+        QVERIFY(gui.waitForFinished(30000));
+        QCOMPARE(gui.exitCode(), 2);
+        QVERIFY2(gui.readAllStandardError().contains("/nonexistent"), "no error naming the file");
+
+        QTemporaryDir dir;
+        quint16 port;
+        {
+            MiniServer gone;
+            port = gone.port();
+        }
+        const QString session = writeSession(dir, QStringLiteral("opt"), port);
+        QFile script(dir.filePath(QStringLiteral("s.script")));
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(
+            QStringLiteral("assert session == %1\nwait-disconnected 20\nassert lost contains refused\n")
+                .arg(session)
+                .toUtf8());
+        script.close();
+        QProcess run;
+        run.start(QStringLiteral(OTFX_GUI_BINARY),
+                  {QStringLiteral("--session"), session, QStringLiteral("--script"), script.fileName()});
+        QVERIFY(run.waitForFinished(60000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardOutput().constData());
+    }
+
+    // Rows sit in their slots (a missing row leaves its slot empty), the ruler's labels differ at any
+    // zoom, names are cut with an ellipsis, and hovering a parent's strip shows the parent.
+    void rowsRulerNamesAndHover()
+    {
+        TimelineModel model;
+        TimelineView view(&model);
+        view.resize(900, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (const auto &window :
+             {std::make_pair(36.4855e9, 3e6), std::make_pair(36.4865e9, 35e3), std::make_pair(465e9, 2e9)}) {
+            model.setViewport(quint64(window.first), quint64(window.first + window.second));
+            QStringList labels;
+            for (const auto &tick : view.ticks())
+                labels << tick.label;
+            QVERIFY2(labels.size() >= 3, qPrintable(labels.join(QLatin1Char('|'))));
+            QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+        }
+        const QByteArray events =
+            "events from=0 to=1000000 ranks=0,2 limit=10 locations=2 events=4 truncated=0 "
+            "places_answered=1 places_total=1\n"
+            "event rank=0 thread=0 time=0 type=enter region=main_loop_of_a_long_name\n"
+            "event rank=0 thread=0 time=100000 type=enter region=MPI_Send\n"
+            "event rank=0 thread=0 time=900000 type=leave region=MPI_Send\n"
+            "event rank=0 thread=0 time=1000000 type=leave region=main_loop_of_a_long_name\n";
+        QVERIFY(model.applyTimeline(parseRecords(QByteArray(HeldHeader)
+                                                     .replace("%1", "0")
+                                                     .replace("%2", "1000000")
+                                                     .replace("%3", "100")
+                                                     .replace("%4", "3") +
+                                                 "row index=0 first_rank=0 last_rank=0 ranks=1\n"
+                                                 "row index=2 first_rank=2 last_rank=2 ranks=1\n")));
+        QCOMPARE(model.slotCount(), 3); // rank 1 sent nothing: its slot stays, the others keep their height
+        model.setViewport(0, 1000000);
+        model.setEventsNsPerPixel(1000000000);
+        QVERIFY(model.applyEvents(parseRecords(events)));
+        const QRect plot = view.plotRect();
+        const double slot = plot.height() / 3.0;
+        QVERIFY(
+            view.tooltipAt(QPoint(plot.center().x(), plot.top() + 3)).startsWith(QLatin1String("main_loop")));
+        QVERIFY(view.tooltipAt(QPoint(plot.center().x(), int(plot.top() + slot / 2)))
+                    .startsWith(QLatin1String("MPI_Send")));
+        QVERIFY(view.tooltipAt(QPoint(plot.center().x(), int(plot.top() + slot * 2.5)))
+                    .contains(QLatin1String("rank 2")));
+        QCOMPARE(view.rankLabels(), QStringList({QStringLiteral("rank 0"), QStringLiteral("rank 2")}));
+        // an application pause is drawn over every row and named on hover
+        model.observeSteering(600000, 550000, true, false);
+        model.observeSteering(800000, 550000, false, false);
+        const int x = int(view.plotRect().left() + 0.7 * view.plotRect().width());
+        QVERIFY2(view.tooltipAt(QPoint(x, plot.top() + 3)).contains(QLatin1String("application paused")),
+                 qPrintable(view.tooltipAt(QPoint(x, plot.top() + 3))));
+        QVERIFY(!view.tooltipAt(QPoint(plot.left() + 5, plot.top() + 3)).contains(QLatin1String("paused")));
+        const QString cut = elideToWidth(QStringLiteral("main_loop_of_a_long_name"), view.font(), 60);
+        QVERIFY2(cut.endsWith(QStringLiteral("…")), qPrintable(cut));
+        QVERIFY(elideToWidth(QStringLiteral("main"), view.font(), 2).isEmpty());
+        // colours per function: stable, and different for different functions
+        QCOMPARE(TimelineView::functionColor(QStringLiteral("MPI_Send")),
+                 TimelineView::functionColor(QStringLiteral("MPI_Send")));
+        QVERIFY(TimelineView::functionColor(QStringLiteral("MPI_Send")) !=
+                TimelineView::functionColor(QStringLiteral("MPI_Recv")));
+        view.setColourByFunction(true);
+        QCOMPARE(view.regionColor(QStringLiteral("MPI_Send"), QStringLiteral("p2p")),
+                 TimelineView::functionColor(QStringLiteral("MPI_Send")));
+    }
+
+    // Keys and Ctrl / Shift + wheel: zoom, pan, rank zoom and scroll, Home, back and forward; a drag is
+    // one history entry.
+    void keyboardAndRankNavigation()
+    {
+        TimelineModel model;
+        TimelineView view(&model);
+        view.resize(900, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        model.setTotalRanks(1000);
+        QVERIFY(model.applyTimeline(reply("timeline")));
+        const quint64 span = model.to() - model.from();
+        QTest::keyClick(&view, Qt::Key_Plus);
+        QVERIFY(std::abs(double(model.to() - model.from()) - span / 2.0) < 2.0);
+        const quint64 from = model.from();
+        QTest::keyClick(&view, Qt::Key_Right);
+        QVERIFY(model.from() > from);
+        QTest::keyClick(&view, Qt::Key_Left, Qt::AltModifier); // back
+        QCOMPARE(model.from(), from);
+        QTest::keyClick(&view, Qt::Key_Right, Qt::AltModifier); // forward
+        QVERIFY(model.from() > from);
+        QTest::keyClick(&view, Qt::Key_Plus, Qt::ControlModifier); // fewer ranks, taller rows
+        QCOMPARE(model.rankCount(), 500);
+        QTest::keyClick(&view, Qt::Key_PageDown);
+        QCOMPARE(model.rankFirst(), 500);
+        QTest::keyClick(&view, Qt::Key_Up);
+        QCOMPARE(model.rankFirst(), 499);
+        const QPointF at(view.plotRect().center());
+        QWheelEvent ctrlWheel(at, view.mapToGlobal(at.toPoint()), QPoint(), QPoint(0, 120), Qt::NoButton,
+                              Qt::ControlModifier, Qt::NoScrollPhase, false);
+        QCoreApplication::sendEvent(&view, &ctrlWheel);
+        QCOMPARE(model.rankCount(), 400);
+        QWheelEvent shiftWheel(at, view.mapToGlobal(at.toPoint()), QPoint(), QPoint(0, -120), Qt::NoButton,
+                               Qt::ShiftModifier, Qt::NoScrollPhase, false);
+        const int first = model.rankFirst();
+        QCoreApplication::sendEvent(&view, &shiftWheel);
+        QVERIFY(model.rankFirst() > first);
+        const int depth = model.historyDepth();
+        const QRect plot = view.plotRect();
+        QTest::mousePress(&view, Qt::LeftButton, Qt::NoModifier,
+                          QPoint(plot.left() + 400, plot.center().y()));
+        for (int x = 390; x >= 300; x -= 10)
+            QTest::mouseMove(&view, QPoint(plot.left() + x, plot.center().y()));
+        QTest::mouseRelease(&view, Qt::LeftButton, Qt::NoModifier,
+                            QPoint(plot.left() + 300, plot.center().y()));
+        QCOMPARE(model.historyDepth(), depth + 1);
+        QTest::keyClick(&view, Qt::Key_Home);
+        QVERIFY(model.showingAll());
+        QCOMPARE(model.rankCount(), 1000);
+    }
+
+    // The overview strip marks the timeline's window; a click centres it, a drag selects a range.
+    void overviewMovesTheWindow()
+    {
+        TimelineModel overview, timeline;
+        TimelineView colours(&timeline);
+        OverviewView view(&overview, &timeline, &colours);
+        view.resize(900, 34);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(overview.applyTimeline(reply("timeline")));
+        QVERIFY(timeline.applyTimeline(reply("timeline")));
+        timeline.zoom(0.1, 0.0);
+        const QRect marked = view.windowRect();
+        QVERIFY(!marked.isNull() && marked.width() < view.width() / 5);
+        const quint64 span = timeline.to() - timeline.from();
+        QTest::mouseClick(&view, Qt::LeftButton, Qt::NoModifier, QPoint(view.width() - 200, 17));
+        QVERIFY(view.windowRect().left() > marked.left() + 100);
+        QCOMPARE(timeline.to() - timeline.from(), span);
+        QTest::mousePress(&view, Qt::LeftButton, Qt::NoModifier, QPoint(200, 17));
+        QTest::mouseMove(&view, QPoint(400, 17));
+        QTest::mouseRelease(&view, Qt::LeftButton, Qt::NoModifier, QPoint(400, 17));
+        QVERIFY(std::abs(double(timeline.from()) - double(view.timeAt(200))) <
+                1e-3 * double(overview.dataTo() - overview.dataFrom()));
+        timeline.back();
+        QCOMPARE(timeline.to() - timeline.from(), span);
+    }
+
+    // The banner says why this connection ended (a refused token), not "not connected" or an older
+    // reason; the controls are disabled while not connected; another job clears the old answers.
+    void bannerControlsAndAnotherJob()
+    {
+        MiniServer server;
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1400, 860);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *banner = window.findChild<QLabel *>(QStringLiteral("banner"));
+        auto *snapshotButton = window.findChild<QPushButton *>(QStringLiteral("saveSnapshot"));
+        QVERIFY(banner && snapshotButton);
+        QVERIFY(!snapshotButton->isEnabled());
+        SessionInfo session;
+        session.address = QStringLiteral("127.0.0.1");
+        session.port = server.port();
+        session.token = QStringLiteral("ffffffffffffffffffffffffffffffff");
+        viewer.connectToSession(session);
+        QTRY_VERIFY_WITH_TIMEOUT(banner->text().contains(QLatin1String("refused the token")), 5000);
+        QVERIFY(!snapshotButton->isEnabled());
+        session.token = QLatin1String(Token);
+        viewer.connectToSession(session);
+        QTRY_COMPARE_WITH_TIMEOUT(viewer.client()->state(), ProtocolClient::Connected, 5000);
+        QVERIFY(snapshotButton->isEnabled());
+        QVERIFY(!banner->isVisible());
+        QCOMPARE(viewer.timeline()->totalRanks(), 4);
+        auto *answer = window.findChild<QPlainTextEdit *>(QStringLiteral("answer"));
+        emit viewer.commandAnswered(1, QStringLiteral("record pause"), true, QStringLiteral("summary ok=2"));
+        QVERIFY(answer->toPlainText().contains(QLatin1String("record pause")));
+        server.peer->disconnectFromHost(); // the job goes away
+        QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible() && banner->text().contains(QLatin1String("closed")),
+                                 5000);
+        QVERIFY(!snapshotButton->isEnabled());
+        server.job = QStringLiteral("second");
+        viewer.reconnect();
+        QTRY_COMPARE_WITH_TIMEOUT(viewer.client()->state(), ProtocolClient::Connected, 5000);
+        QVERIFY(answer->toPlainText().isEmpty()); // the first job's answer is not this one's
+        // a notice is logged once as a notice, not as "notice: notice event=…"
+        Record notice = parseRecords("notice event=window-ended from=1 to=2\n").first();
+        emit viewer.client()->notice(notice);
+        QVERIFY(viewer.log().last().contains(QLatin1String("notice event=window-ended")));
+        QVERIFY(!viewer.log().last().contains(QLatin1String("notice: notice")));
+    }
+
+    // The reduction box and the class checkboxes show what the job uses; Reset asks with No as default.
+    void controlsShowTheJobsState()
+    {
+        MiniServer server;
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        SessionInfo session;
+        session.address = QStringLiteral("127.0.0.1");
+        session.port = server.port();
+        session.token = QLatin1String(Token);
+        viewer.connectToSession(session);
+        QTRY_COMPARE_WITH_TIMEOUT(viewer.client()->state(), ProtocolClient::Connected, 5000);
+        auto *reduction = window.findChild<QComboBox *>(QStringLiteral("reduction"));
+        auto *user = window.findChild<QCheckBox *>(QStringLiteral("class-user"));
+        auto *p2p = window.findChild<QCheckBox *>(QStringLiteral("class-p2p"));
+        QVERIFY(reduction && user && p2p);
+        QCOMPARE(reduction->currentIndex(), -1); // not "ring" before the job said so
+        QVERIFY(viewer.status()->applyReply(parseRecords(
+            "place index=0 strategy=time\nplace index=1 strategy=time\n"
+            "summary places=2 places_answered=2 places_total=2 classes=3 classes_any=7 recording=on "
+            "app_state=running\n")));
+        QCOMPARE(reduction->currentText(), QStringLiteral("time"));
+        QCOMPARE(p2p->checkState(), Qt::Checked);
+        QCOMPARE(user->checkState(), Qt::Unchecked);
+        QCOMPARE(window.findChild<QCheckBox *>(QStringLiteral("class-mpi-other"))->checkState(),
+                 Qt::PartiallyChecked);
+        bool defaultIsNo = false;
+        QTimer::singleShot(300, this, [&] {
+            auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+            if (!box)
+                return;
+            defaultIsNo = box->defaultButton() == box->button(QMessageBox::No);
+            box->button(QMessageBox::No)->click();
+        });
+        const int before = int(server.received.size());
+        for (QPushButton *b : window.findChildren<QPushButton *>())
+            if (b->text().startsWith(QLatin1String("Reset buffers")))
+                b->click();
+        QVERIFY(defaultIsNo);
+        QTest::qWait(100);
+        for (int i = before; i < server.received.size(); i++)
+            QVERIFY(server.received[i].line != "reset"); // No: nothing dropped
+    }
+
+    // The snapshot dialog's "visible window" sends that window, also while it is "everything held".
+    void snapshotSendsTheVisibleWindow()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        QVERIFY(viewer.timeline()->applyTimeline(reply("timeline")));
+        QVERIFY(viewer.timeline()->showingAll());
+        QVERIFY(!window.visibleWindowText().isEmpty());
+        viewer.snapshot(QStringLiteral("s"), true, false);
+        const QString line = viewer.state().value(QStringLiteral("last_command"));
+        QVERIFY2(line.contains(QStringLiteral("--from %1ns --to %2ns")
+                                   .arg(viewer.timeline()->from())
+                                   .arg(viewer.timeline()->to())),
+                 qPrintable(line));
+    }
+
+    // At 1000 px the status bar's items stay inside it, side by side; the controls scroll so Apply and
+    // Save snapshot stay reachable in a low window; no text is drawn over the timeline's data.
+    void layoutAtSmallSizes()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1000, 520);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(viewer.status()->applyReply(reply("status")));
+        QVERIFY(viewer.timeline()->applyTimeline(reply("timeline")));
+        QTest::qWait(50);
+        QList<QWidget *> items;
+        for (QWidget *w : window.statusBar()->findChildren<QWidget *>(QString(), Qt::FindDirectChildrenOnly))
+            if (w->isVisible() && w->width() > 0)
+                items << w;
+        std::sort(items.begin(), items.end(), [](QWidget *a, QWidget *b) { return a->x() < b->x(); });
+        QVERIFY(items.size() >= 5);
+        for (int i = 0; i < items.size(); i++) {
+            QVERIFY2(items[i]->geometry().right() <= window.statusBar()->width(),
+                     qPrintable(items[i]->objectName()));
+            if (i > 0)
+                QVERIFY2(items[i - 1]->geometry().right() < items[i]->x(),
+                         qPrintable(items[i - 1]->objectName() + QLatin1String(" overlaps ") +
+                                    items[i]->objectName()));
+        }
+        auto *scroll = window.findChild<QScrollArea *>(QStringLiteral("controlsScroll"));
+        QVERIFY(scroll);
+        auto *snapshot = window.findChild<QPushButton *>(QStringLiteral("saveSnapshot"));
+        QVERIFY(scroll->widget()->isAncestorOf(snapshot));
+        scroll->ensureWidgetVisible(snapshot);
+        const QPoint inViewport = snapshot->mapTo(scroll->viewport(), QPoint(0, 0));
+        QVERIFY(scroll->viewport()->rect().contains(inViewport));
+        // what is shown is said beside the timeline, not over it
+        QVERIFY(window.findChild<QLabel *>(QStringLiteral("mode"))->text().contains(QLatin1String("bins")));
+    }
+
+    // The connect dialog searches --session-dir, says when nothing is there, and closes by itself when
+    // the viewer connected meanwhile (not modal: the discovery goes on).
+    void connectDialogFollowsTheSessionDirectory()
+    {
+        QTemporaryDir dir;
+        MiniServer server;
+        Viewer viewer;
+        viewer.setSessionDirectory(dir.path());
+        MainWindow window(&viewer);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(!viewer.discover());
+        window.openConnectDialog();
+        ConnectDialog *dialog = window.connectDialog();
+        QVERIFY(dialog && dialog->isVisible() && !dialog->isModal());
+        QVERIFY(dialog->message().contains(dir.path()));
+        QVERIFY(!dialog->findNewest());
+        QVERIFY(dialog->message().contains(QLatin1String("looked at")));
+        writeSession(dir, QStringLiteral("late"), server.port()); // the job starts
+        QTRY_COMPARE_WITH_TIMEOUT(viewer.client()->state(), ProtocolClient::Connected, 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.connectDialog(), 5000);
+    }
+
     void connectDialogFindsTheNewestSession()
     {
         QTemporaryDir dir;
@@ -159,8 +531,7 @@ class TestWidgets : public QObject
         file.write("session address=127.0.0.1 port=4242 token=0123456789abcdef0123456789abcdef job=j\n");
         file.close();
         QVERIFY(file.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner)); // as jobs write it
-        qputenv("OTFX_SESSION_DIR", dir.path().toLocal8Bit());
-        ConnectDialog dialog{SessionInfo()};
+        ConnectDialog dialog(SessionInfo(), dir.path()); // the viewer's --session-dir, not the environment
         dialog.show();
         QVERIFY(QTest::qWaitForWindowExposed(&dialog));
         const auto edits = dialog.findChildren<QLineEdit *>();
@@ -169,7 +540,6 @@ class TestWidgets : public QObject
         dialog.findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
         QCOMPARE(dialog.result(), int(QDialog::Accepted));
         QCOMPARE(dialog.session().port, quint16(4242));
-        qunsetenv("OTFX_SESSION_DIR");
     }
 
     void snapshotDialogOffersANameUnderTheSnapshotDirectory()

@@ -288,6 +288,43 @@ static void test_collective_ordinals(void **state)
     free(events);
 }
 
+/* Metric values: coded as the difference to the same metric's last value in the chunk, so counters that
+ * grow a little between reads cost a byte or two whatever their size, and every value comes back (one
+ * that goes down, a metric pushed out of its slot by another, a wrap-around included). */
+static void test_metric_values(void **state)
+{
+    (void)state;
+    enum { COUNT = 900, METRICS = 3 };
+    otfx_event *events = calloc(COUNT, sizeof *events);
+    assert_non_null(events);
+    uint64_t counter[METRICS] = {40000000000ull, 1000, 0}; /* task-clock ns after 40 s; faults; a level */
+    for (size_t i = 0; i < COUNT; i++) {
+        otfx_event *e = &events[i];
+        e->time = 1000 + 10 * i;
+        e->type = OTFX_EV_METRIC;
+        const unsigned m = (unsigned)(i % METRICS);
+        e->u.metric.metric = m;
+        counter[m] += m == 0 ? 900 + i % 50 : m == 1 ? i % 2 : 0;
+        if (m == 2 && i % 300 == 2)
+            counter[m] -= 5; /* a level goes down */
+        e->u.metric.value = counter[m];
+        if (i == 450) {
+            e->u.metric.metric = 16; /* shares metric 0's slot? whichever: it comes back */
+            e->u.metric.value = UINT64_MAX;
+        }
+    }
+    const size_t bytes = chunk_round_trip(events, COUNT);
+    /* time (1 byte) + metric (1) + a value of at most 2 bytes per event, the first of each metric and the
+     * odd one out aside */
+    if (bytes > COUNT * 4 + 40)
+        fail_msg("%zu operand bytes for %d metric values", bytes, COUNT);
+    for (size_t i = 0; i < COUNT; i++)
+        events[i].u.metric.value = 0;
+    const size_t zero = chunk_round_trip(events, COUNT);
+    print_message("metric values: %zu operand bytes, %zu with every value 0\n", bytes, zero);
+    free(events);
+}
+
 /* Message ordinals (u.msg.seq): an ordinal that counts up on its channel rides on the cached tuple at no
  * cost, any other one forces an explicit tuple carrying it, and every ordinal comes back: within a chunk,
  * across chunk boundaries (each chunk predicts afresh) and after `type` thinned a chunk (re-encoded). */
@@ -410,6 +447,22 @@ static void test_huffman(void **state)
         /* Truncated or over-long input is rejected, not over-read. */
         assert_false(huffman_decode(coded, coded_size / 2, back, SIZE));
         assert_false(huffman_decode(coded, HUFFMAN_TABLE_BYTES - 1, back, SIZE));
+    }
+    /* Streams from 8K bytes on decode two codes per lookup: the sizes around that and the ends of both
+     * loops (skewed data of the first kind, so that most lookups yield two bytes). */
+    const size_t sizes[] = {8191, 8192, 8193, 8199, 8200, 8201, 20011};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        for (size_t i = 0; i < sizes[k]; i++) {
+            uint64_t r = next_random();
+            data[i] = (uint8_t)(r % 100 < 90 ? r % 4 : r >> 8);
+        }
+        size_t coded_size = huffman_encode(data, sizes[k], coded, 2 * SIZE);
+        assert_true(coded_size > 0);
+        memset(back, 0xee, SIZE);
+        assert_true(huffman_decode(coded, coded_size, back, sizes[k]));
+        assert_memory_equal(data, back, sizes[k]);
+        assert_int_equal(back[sizes[k]], 0xee); /* nothing written past the end */
+        assert_false(huffman_decode(coded, coded_size / 2, back, sizes[k]));
     }
     /* An over-full table (every symbol of length 1) is rejected. */
     memset(coded, 0x11, HUFFMAN_TABLE_BYTES);
@@ -554,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_codec_round_trip_millions),
         cmocka_unit_test(test_message_ordinals),
         cmocka_unit_test(test_collective_ordinals),
+        cmocka_unit_test(test_metric_values),
         cmocka_unit_test(test_huffman),
         cmocka_unit_test(test_sealed_chunks),
         cmocka_unit_test(test_every_damaged_byte_detected),

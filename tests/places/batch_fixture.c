@@ -2,6 +2,7 @@
  * batch_fixture.c — see batch_fixture.h.
  */
 #include "batch_fixture.h"
+#include "place_triggers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,8 @@ void place_fixture_destroy(struct place_fixture *fixture)
     for (uint32_t n = 0; n < fixture->stream.name_capacity; n++)
         free(fixture->stream.names[n]);
     free(fixture->stream.names);
+    place_triggers_free_stream(&fixture->stream);
+    place_triggers_free(place);
     free(fixture->rank.comms);
     place_symbols_destroy(fixture->rank.symbols);
     free(fixture->rank.throttled);

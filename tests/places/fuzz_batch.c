@@ -5,9 +5,11 @@
  * input goes to a fresh place whose world (communicator 0) is announced, after a good batch that leaves
  * one region open. Beyond not crashing, a rejected input must leave everything as it was: the trace's
  * counts, the stream's state and the rank's communicator map; an accepted one must leave the trace
- * holding exactly the events it had plus the ones appended.
+ * holding exactly the events it had plus the ones appended. Triggers of every condition are armed, so
+ * that their evaluation sees every accepted batch; what they report names an armed trigger and rank 0.
  */
 #include "batch_fixture.h"
+#include "place_triggers.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +50,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0; /* the place never receives more than a batch */
     struct place_fixture fixture;
     require(place_fixture_create(&fixture, 256 * 1024, true));
+    require(place_triggers_start(
+        &fixture.place,
+        "duration(MPI_Recv) > 0 => notify; count(MPI_Send) > 1 => notify; rate(MPI_Barrier) > 1/s "
+        "=> notify; message > 0 => notify; metric(cycles) > 0 => notify; marker(a) => notify; "
+        "duration(trigger:a) > 0 => notify"));
     struct batch_builder good;
     batch_begin(&good, 0);
     batch_add_enter(&good, FIXTURE_MPI_RECV, 5);
@@ -92,6 +99,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint32_t id = 1; id < fixture.rank.comm_capacity; id++)
             require(fixture.rank.comms[id] == OTFX_REF_NONE || id < comm_capacity_before);
     }
+    otfx_tree_firing firing;
+    while (place_triggers_next_firing(&fixture.place, &firing))
+        require(firing.trigger >= 1 && firing.trigger <= 7 && firing.rank == 0 && firing.detail[0]);
     free(records_copy);
     place_fixture_destroy(&fixture);
     return 0;

@@ -40,6 +40,7 @@ static otfx_command sample_command(otfx_command_kind kind)
     snprintf(command.path, sizeof(command.path), "runs/snap one");
     snprintf(command.module, sizeof(command.module), "histogram");
     snprintf(command.zero, sizeof(command.zero), "serial_setup");
+    snprintf(command.metrics, sizeof(command.metrics), "task-clock,page-faults");
     command.top = 12;
     command.follow = 9007199254740993u; /* above 2^53: must not pass through a double */
     command.overwrite = true;
@@ -64,6 +65,7 @@ static void assert_commands_equal(const otfx_command *a, const otfx_command *b)
     assert_string_equal(a->path, b->path);
     assert_string_equal(a->module, b->module);
     assert_string_equal(a->zero, b->zero);
+    assert_string_equal(a->metrics, b->metrics);
     assert_int_equal(a->top, b->top);
     assert_int_equal(a->overwrite, b->overwrite);
     assert_int_equal(a->from_given, b->from_given);
@@ -138,6 +140,21 @@ static void test_answers_round_trip(void **state)
     buffer.data[8] = 1; /* a request id: FAILED carries none */
     assert_string_equal(tree_decode(buffer.data, buffer.length, &message),
                         "a failure report with a request id");
+    tree_buffer_free(&buffer);
+
+    const char seen[] = "MPI_Allreduce took 312.5 ms (more than 200 ms) on rank 1";
+    assert_true(tree_encode_trigger(&buffer, 4, 123456789012u, 1, 2, seen, strlen(seen)));
+    assert_null(tree_decode(buffer.data, buffer.length, &message));
+    assert_int_equal(message.kind, TREE_TRIGGER);
+    assert_int_equal(message.trigger_id, 4);
+    assert_int_equal(message.trigger_time, 123456789012u);
+    assert_int_equal(message.failed_rank, 1);
+    assert_int_equal(message.trigger_place, 2);
+    assert_int_equal(message.data_length, strlen(seen));
+    assert_memory_equal(message.data, seen, strlen(seen));
+    buffer.data[8] = 1; /* a request id: TRIGGER carries none */
+    assert_string_equal(tree_decode(buffer.data, buffer.length, &message),
+                        "a trigger report with a request id");
     tree_buffer_free(&buffer);
 
     for (enum tree_kind kind = TREE_DONE; kind <= TREE_SHUTDOWN; kind++) {
@@ -336,15 +353,17 @@ static int write_corpus(const char *dir)
 {
     const otfx_command query = sample_command(OTFX_CMD_TIMELINE), command = sample_command(OTFX_CMD_SNAPSHOT),
                        load = sample_command(OTFX_CMD_LOAD_MODULE);
-    struct tree_buffer seeds[7];
-    const char *names[7] = {"query", "command", "load_module", "result", "ack", "done", "shutdown"};
+    struct tree_buffer seeds[8];
+    const char *names[8] = {"query", "command", "load_module", "result",
+                            "ack",   "done",    "shutdown",    "trigger"};
     bool ok = tree_encode_command(&seeds[0], TREE_QUERY, 7, 0, &query) &&
               tree_encode_command(&seeds[1], TREE_COMMAND, 8, 99, &command) &&
               tree_encode_command(&seeds[2], TREE_LOAD_MODULE, 9, 0, &load) &&
               tree_encode_result(&seeds[3], 7, 2, 1, "place 3: busy", 13, "\1\2\3\4", 4) &&
               tree_encode_ack(&seeds[4], 8, 2, 0, "place index=0 ok=1\n", 19) &&
-              tree_encode_empty(&seeds[5], TREE_DONE, 0) && tree_encode_empty(&seeds[6], TREE_SHUTDOWN, 0);
-    for (int i = 0; ok && i < 7; i++) {
+              tree_encode_empty(&seeds[5], TREE_DONE, 0) && tree_encode_empty(&seeds[6], TREE_SHUTDOWN, 0) &&
+              tree_encode_trigger(&seeds[7], 1, 5000000000u, 3, 0, "marker done raised by rank 3", 28);
+    for (int i = 0; ok && i < 8; i++) {
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s.msg", dir, names[i]);
         FILE *file = fopen(path, "wb");

@@ -71,6 +71,7 @@ typedef struct otfx_place_settings {
     const char *run_status;          /* OTFX_RUN_STATUS: the root writes how the job ended there (otfx-run
                                       * reads it); NULL: nowhere */
     const char *job_id;              /* OTFX_JOB_ID; NULL: derived from the root's pid and start time */
+    const char *triggers; /* OTFX_TRIGGERS: triggers separated by ';' (otfx/trigger.h); NULL: none */
 } otfx_place_settings;
 
 /* Reads the settings above (pointers into the settings library's copies; empty values count as unset). */

@@ -193,7 +193,16 @@ typedef struct otfx_replay_config {
     /* Follow mode: the replay keeps up with traces that still grow (see "following traces that still grow"
      * below). */
     bool follow;
+    /* Decode ahead: a second thread of the replay fills every stream's next slice while the streams
+     * replay the current one (the store's decoding is about half of a replay's work), so a replay that
+     * has a core to spare answers sooner; the events and results are the same. Not with follow (its
+     * rounds read what is held when they run). otfx_replay_cores_spare() says whether this process has
+     * more than one CPU to run on. */
+    bool decode_ahead;
 } otfx_replay_config;
+
+/* True when this process may run on more than one CPU (its affinity), so decode_ahead can pay. */
+bool otfx_replay_cores_spare(void);
 
 /* A replay over traces that share `defs`. NULL when out of memory or the config is invalid (why:
  * `error`). */

@@ -43,6 +43,16 @@
  * error code, exit()'s status, 128 + the signal of an interruption. A place whose part is done ends the
  * job itself if the root has not done so 60 s later (the root may be what failed).
  *
+ * Triggers (otfx/trigger.h). The root keeps the job's triggers (config.triggers at the start, then
+ * `trigger add|remove`, which also go down to every place as commands: the host installs them in
+ * carry_out). A place serving ranks evaluates them on its events; when one holds it stops evaluating that
+ * trigger and reports it up (otfx_tree_host.next_firing). The root acts on the first report of an armed
+ * trigger — the trigger's actions go down as ordinary commands (app pause, record pause, a snapshot of
+ * [time − before, time + after] once time + after has passed) and clients get notices — and merges the
+ * reports of other places about the same firing (counted, noticed, not acted on). Once the actions are
+ * answered the root arms the trigger again on every place (`trigger arm`, while it fired fewer than its
+ * `times`); reports of events from before that are merged too. `trigger list` is answered by the root.
+ *
  * Threads. Every otfx_tree_* call belongs on the place's MPI thread; the host's callbacks are called
  * there too, except `wake` (from the root's server thread).
  */
@@ -67,6 +77,14 @@ typedef struct otfx_tree otfx_tree;
 
 /* steer(): the command was sent, but no served rank runs: nothing to wait for. */
 #define OTFX_TREE_NO_RANK_RUNNING UINT64_MAX
+
+/* A trigger's condition held at a place serving ranks (otfx_tree_host.next_firing). */
+typedef struct otfx_tree_firing {
+    uint64_t trigger; /* its id */
+    uint64_t time_ns; /* the event that made it hold (place clock ns) */
+    uint32_t rank;    /* the application rank */
+    char detail[256]; /* what was seen: "MPI_Allreduce took 312.5 ms (more than 200 ms)" */
+} otfx_tree_firing;
 
 /* A built-in module's leaf that the host's worker finished (otfx_tree_host.leaf_take). */
 typedef struct otfx_tree_leaf_result {
@@ -121,9 +139,11 @@ typedef struct otfx_tree_host {
     bool (*steered)(void *context, uint64_t sequence);
     /* Carries out what the place itself does for a command once its ranks answered (reset: empties the
      * traces; reduction: sets the strategy; the others: nothing) and appends the fields of its line
-     * (" key=value", otfx_kv_*) to `fields`. Returns whether it succeeded (false for a command that is
-     * not one for places serving ranks, with an `error` field). */
-    bool (*carry_out)(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields);
+     * (" key=value", otfx_kv_*) to `fields`, and whole record lines of its own that follow that line to
+     * `lines` (metrics: one per group of ranks). Returns whether it succeeded (false for a command that
+     * is not one for places serving ranks, with an `error` field). */
+    bool (*carry_out)(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields,
+                      otfx_text *lines);
     /* Starts writing this place's part of the snapshot `command` asks for (a collective of the places
      * serving ranks). Returns false when a snapshot is being written already (the tree asks again). */
     bool (*snapshot_start)(void *context, uint32_t request, const otfx_command *command);
@@ -139,6 +159,9 @@ typedef struct otfx_tree_host {
     /* A served rank that ended without MPI_Finalize, not told yet: its rank, the exit status the job
      * ends with because of it and what happened ("rank 3 died of SIGSEGV (…) in compute"). */
     bool (*next_death)(void *context, uint32_t *rank, uint32_t *exit_code, char *cause, size_t size);
+    /* A trigger whose condition held and that was not reported yet (the place evaluates it no more until
+     * `trigger arm` comes down); false: none. */
+    bool (*next_firing)(void *context, otfx_tree_firing *firing);
 } otfx_tree_host;
 
 /* The place's settings that the tree uses. */
@@ -155,6 +178,9 @@ typedef struct otfx_tree_config {
     const char *snapshot_on_failure;           /* NULL: snapshot_at_exit */
     bool snapshot_overwrite;
     const char *run_status; /* NULL: none; else the file saying how the job ended (for otfx-run) */
+    /* OTFX_TRIGGERS: triggers separated by ';', ids 1, 2, … in order (NULL: none); the places install the
+     * same list themselves */
+    const char *triggers;
 } otfx_tree_config;
 
 /* What queries at this place ran into (the status module reports them). */

@@ -134,7 +134,7 @@ typedef struct cp_run {
     bool failed;
 } cp_run;
 
-static cp_stream *stream_of(cp_run *run, const otfx_replay_stream *stream)
+static inline cp_stream *stream_of(cp_run *run, const otfx_replay_stream *stream)
 {
     cp_stream *s =
         stream_slot((void **)&run->streams, &run->stream_capacity, sizeof *run->streams, stream->index);

@@ -26,8 +26,7 @@ void region_facts_free(region_facts *facts)
     memset(facts, 0, sizeof *facts);
 }
 
-/* Index of a known reference, or SIZE_MAX (unknown reference or out of memory). */
-static size_t region_lookup(region_facts *facts, otfx_ref region)
+size_t region_facts_lookup(region_facts *facts, otfx_ref region)
 {
     if (region == OTFX_REF_NONE)
         return SIZE_MAX;
@@ -69,29 +68,6 @@ static size_t region_lookup(region_facts *facts, otfx_ref region)
     return facts->known[region] == 1 ? region : SIZE_MAX;
 }
 
-bool region_is_mpi(region_facts *facts, otfx_ref region)
-{
-    size_t i = region_lookup(facts, region);
-    if (i == SIZE_MAX)
-        return false;
-    otfx_region_role role = (otfx_region_role)facts->role[i];
-    return role == OTFX_ROLE_MPI_P2P || role == OTFX_ROLE_MPI_COLLECTIVE || role == OTFX_ROLE_MPI_OTHER;
-}
-
-const char *region_name(region_facts *facts, otfx_ref region)
-{
-    size_t i = region_lookup(facts, region);
-    return i == SIZE_MAX ? "" : facts->name[i];
-}
-
-bool region_is_zeroed(region_facts *facts, otfx_ref region)
-{
-    if (!facts->zero_name)
-        return false;
-    size_t i = region_lookup(facts, region);
-    return i != SIZE_MAX && strcmp(facts->name[i], facts->zero_name) == 0;
-}
-
 /* ---- a stream's calling stack and CPU clock -------------------------------------------------------- */
 
 void cpu_clock_init(cpu_clock *clock, otfx_time from, otfx_time to)
@@ -108,64 +84,15 @@ void cpu_clock_free(cpu_clock *clock)
     clock->capacity = clock->depth = 0;
 }
 
-static void clock_advance(cpu_clock *clock, otfx_time time, cpu_piece_fn piece, void *user)
+bool cpu_clock_grow(cpu_clock *clock)
 {
-    if (time > clock->to)
-        time = clock->to;
-    if (time <= clock->last)
-        return;
-    if (clock->mpi_depth == 0 && piece)
-        piece(user, clock->depth ? clock->stack[clock->depth - 1].region : OTFX_REF_NONE, clock->last, time);
-    clock->last = time;
-}
-
-void cpu_clock_event(cpu_clock *clock, region_facts *facts, const otfx_event *event, cpu_piece_fn piece,
-                     void *user)
-{
-    if (!clock->started && event->time >= clock->from) {
-        clock->started = true;
-        clock->last = event->time;
+    if (clock->depth >= OTFX_MAX_CALL_DEPTH ||
+        !otfx_reserve_u32((void **)&clock->stack, &clock->capacity, (size_t)clock->depth + 1,
+                          sizeof *clock->stack, 16)) {
+        clock->failed = true;
+        return false;
     }
-    if (clock->started)
-        clock_advance(clock, event->time, piece, user);
-    switch (event->type) {
-    case OTFX_EV_ENTER: {
-        if (clock->depth >= OTFX_MAX_CALL_DEPTH) {
-            clock->failed = true;
-            return;
-        }
-        if (!otfx_reserve_u32((void **)&clock->stack, &clock->capacity, (size_t)clock->depth + 1,
-                              sizeof *clock->stack, 16)) {
-            clock->failed = true;
-            return;
-        }
-        bool mpi = region_is_mpi(facts, event->u.region.region);
-        clock->stack[clock->depth++] =
-            (stack_frame){.region = event->u.region.region, .enter = event->time, .mpi = mpi};
-        if (mpi)
-            clock->mpi_depth++;
-        break;
-    }
-    case OTFX_EV_LEAVE:
-        if (clock->depth > 0 && clock->stack[--clock->depth].mpi)
-            clock->mpi_depth--;
-        break;
-    case OTFX_EV_REDUCTION:
-        /* no detail over the range: nothing is known to have run there */
-        if (clock->started && event->u.reduction.end > clock->last)
-            clock->last = event->u.reduction.end < clock->to ? event->u.reduction.end : clock->to;
-        break;
-    default:
-        break;
-    }
-}
-
-const stack_frame *cpu_clock_mpi_frame(const cpu_clock *clock)
-{
-    for (uint32_t i = clock->depth; i > 0; i--)
-        if (clock->stack[i - 1].mpi)
-            return &clock->stack[i - 1];
-    return NULL;
+    return true;
 }
 
 /* ---- what could not be seen -------------------------------------------------------------------------- */
@@ -599,6 +526,7 @@ static otfx_replay *replay_leaf_build(const otfx_command *query, const otfx_leaf
         .selects_user = (void *)&query->ranks,
         .app_ranks = input->app_ranks,
         .follow = follow,
+        .decode_ahead = !follow && otfx_replay_cores_spare(),
     };
     char why[256] = "";
     otfx_replay *replay = otfx_replay_create(&config, input->defs, why, sizeof why);
@@ -682,7 +610,7 @@ void follow_fields_line(otfx_text *reply, const otfx_command *query, const follo
     otfx_kv_u64(reply, "events_this_round", fields->events);
 }
 
-void *stream_slot(void **array, size_t *capacity, size_t item_size, uint32_t index)
+void *stream_slot_grow(void **array, size_t *capacity, size_t item_size, uint32_t index)
 {
     const size_t old_capacity = *capacity;
     if (!otfx_reserve(array, capacity, (size_t)index + 1, item_size, 16))

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- regions by reference ------------------------------------------------------------------------ */
 
@@ -24,11 +25,42 @@ typedef struct region_facts {
 } region_facts;
 void region_facts_init(region_facts *facts, otfx_defs *defs, const char *zero_name);
 void region_facts_free(region_facts *facts);
+/* Index of a known reference, looked up in the defs the first time, or SIZE_MAX (OTFX_REF_NONE, an
+ * unknown reference, or out of memory). */
+size_t region_facts_lookup(region_facts *facts, otfx_ref region);
+
+/* The lookups below come at nearly every event of a replay: inline, known references without a call. */
+static inline size_t region_index(region_facts *facts, otfx_ref region)
+{
+    if (region < facts->capacity && facts->known[region] == 1)
+        return region;
+    return region_facts_lookup(facts, region);
+}
+
 /* Time inside a region of an MPI role is communication, not CPU time. */
-bool region_is_mpi(region_facts *facts, otfx_ref region);
+static inline bool region_is_mpi(region_facts *facts, otfx_ref region)
+{
+    size_t i = region_index(facts, region);
+    if (i == SIZE_MAX)
+        return false;
+    otfx_region_role role = (otfx_region_role)facts->role[i];
+    return role == OTFX_ROLE_MPI_P2P || role == OTFX_ROLE_MPI_COLLECTIVE || role == OTFX_ROLE_MPI_OTHER;
+}
+
 /* "" for OTFX_REF_NONE or an unknown reference. */
-const char *region_name(region_facts *facts, otfx_ref region);
-bool region_is_zeroed(region_facts *facts, otfx_ref region);
+static inline const char *region_name(region_facts *facts, otfx_ref region)
+{
+    size_t i = region_index(facts, region);
+    return i == SIZE_MAX ? "" : facts->name[i];
+}
+
+static inline bool region_is_zeroed(region_facts *facts, otfx_ref region)
+{
+    if (!facts->zero_name)
+        return false;
+    size_t i = region_index(facts, region);
+    return i != SIZE_MAX && strcmp(facts->name[i], facts->zero_name) == 0;
+}
 
 /* ---- a stream's calling stack and CPU clock -------------------------------------------------------- */
 
@@ -54,11 +86,60 @@ typedef struct cpu_clock {
 typedef void (*cpu_piece_fn)(void *user, otfx_ref function, otfx_time begin, otfx_time end);
 void cpu_clock_init(cpu_clock *clock, otfx_time from, otfx_time to);
 void cpu_clock_free(cpu_clock *clock);
-/* Accounts the time up to the event (pieces handed to `piece`), then applies it to the stack. */
-void cpu_clock_event(cpu_clock *clock, region_facts *facts, const otfx_event *event, cpu_piece_fn piece,
-                     void *user);
+/* Room for one more frame; false (and failed) beyond OTFX_MAX_CALL_DEPTH or out of memory. */
+bool cpu_clock_grow(cpu_clock *clock);
+
+/* Accounts the time up to the event (pieces handed to `piece`), then applies it to the stack. Inline:
+ * it runs at every event, and a pass's `piece` becomes a direct call. */
+static inline void cpu_clock_event(cpu_clock *clock, region_facts *facts, const otfx_event *event,
+                                   cpu_piece_fn piece, void *user)
+{
+    if (!clock->started && event->time >= clock->from) {
+        clock->started = true;
+        clock->last = event->time;
+    }
+    if (clock->started) {
+        otfx_time time = event->time > clock->to ? clock->to : event->time;
+        if (time > clock->last) {
+            if (clock->mpi_depth == 0 && piece)
+                piece(user, clock->depth ? clock->stack[clock->depth - 1].region : OTFX_REF_NONE, clock->last,
+                      time);
+            clock->last = time;
+        }
+    }
+    switch (event->type) {
+    case OTFX_EV_ENTER: {
+        if (clock->depth >= clock->capacity && !cpu_clock_grow(clock))
+            return;
+        bool mpi = region_is_mpi(facts, event->u.region.region);
+        clock->stack[clock->depth++] =
+            (stack_frame){.region = event->u.region.region, .enter = event->time, .mpi = mpi};
+        if (mpi)
+            clock->mpi_depth++;
+        break;
+    }
+    case OTFX_EV_LEAVE:
+        if (clock->depth > 0 && clock->stack[--clock->depth].mpi)
+            clock->mpi_depth--;
+        break;
+    case OTFX_EV_REDUCTION:
+        /* no detail over the range: nothing is known to have run there */
+        if (clock->started && event->u.reduction.end > clock->last)
+            clock->last = event->u.reduction.end < clock->to ? event->u.reduction.end : clock->to;
+        break;
+    default:
+        break;
+    }
+}
+
 /* The innermost open MPI region (NULL: none). */
-const stack_frame *cpu_clock_mpi_frame(const cpu_clock *clock);
+static inline const stack_frame *cpu_clock_mpi_frame(const cpu_clock *clock)
+{
+    for (uint32_t i = clock->depth; i > 0; i--)
+        if (clock->stack[i - 1].mpi)
+            return &clock->stack[i - 1];
+    return NULL;
+}
 
 /* ---- what could not be seen -------------------------------------------------------------------------- */
 
@@ -133,8 +214,14 @@ bool unseen_lines(otfx_text *reply, const otfx_command *query, const unseen_repo
 /* ---- small pieces both modules use --------------------------------------------------------------- */
 
 /* Item `index` of a pass's per-stream array (otfx_replay_stream.index), growing it with zeroed items as
- * needed; NULL when out of memory. */
-void *stream_slot(void **array, size_t *capacity, size_t item_size, uint32_t index);
+ * needed; NULL when out of memory. Inline: a pass asks for it at every event. */
+void *stream_slot_grow(void **array, size_t *capacity, size_t item_size, uint32_t index);
+static inline void *stream_slot(void **array, size_t *capacity, size_t item_size, uint32_t index)
+{
+    if (index < *capacity)
+        return (unsigned char *)*array + (size_t)index * item_size;
+    return stream_slot_grow(array, capacity, item_size, index);
+}
 /* Orders names held as bytes and a length (not NUL-terminated): bytes first, then the shorter. */
 int name_compare(const char *a, uint32_t a_length, const char *b, uint32_t b_length);
 

@@ -1,6 +1,6 @@
 /* status.c — the `status` module: what every event place holds and how its ranks are doing.
  *
- * Partial result: "STA5", u32 number of places, then per place (sorted by place index, no duplicates)
+ * Partial result: "STA6", u32 number of places, then per place (sorted by place index, no duplicates)
  * PLACE_FIELDS u64 values (enum below), u32 ranks (= the F_RANKS value) and per rank (sorted, each once)
  * u32 rank, u32 flags (RANK_*), u64 events held, u64 events received, u64 buffer bytes used (over the
  * rank's threads), u64 estimated intrusion (ns). Merging concatenates and re-sorts, so it is associative and
@@ -16,14 +16,18 @@
  *         intrusion_ns=I (the ranks' estimated measurement intrusion: records received × measured cost)
  *         recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
  *         ranks_paused=k ranks_finished=k paused_ranks=SET not_recording_ranks=SET finished_ranks=SET
+ *         classes=BITS classes_any=BITS (the event classes, OTFX_STEER_* bits, that every / some running
+ *         rank records; as the class part of the last enable/disable answers)
  *         stopped_traces=k first_time=T0 last_time=T1 defs_bytes=D queries_too_large=Q module_timeouts=T
  *         module_crashes=C (what the place's queries ran into: results over the query memory bound,
  *         module calls over the time limit, loaded modules' helpers that died; also summed in summary)
  *   summary places=n places_answered=k places_total=n ranks=R events_per_s=E buffer_used=U
  *           buffer_budget=G fill=F structure_bytes=S events_received=N events_held=H
- *           events_reduced=D reductions=K dropped_events=X blocked_ns=W intrusion_ns=I recording=on|off|mixed
- *           app_state=running|paused|mixed|finished ranks_recording=k ranks_paused=k ranks_finished=k
- *           first_time=T0 last_time=T1
+ *           events_reduced=D reductions=K dropped_events=X dropped_<cause>=D (as for places) blocked_ns=W
+ *           intrusion_ns=I recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
+ *           ranks_paused=k ranks_finished=k classes=BITS classes_any=BITS first_time=T0 last_time=T1 now=T
+ *           (now: the answering place's clock when the answer was made, so a client can place what it
+ *           saw — a pause, recording off — on the job's time axis)
  *   rank rank=R place=P events_held=H events_received=N buffer_used=U intrusion_ns=I recording=on|off
  *        app_state=running|paused|finished          (one per application rank, after the places)
  * recording and app_state look only at ranks still running (not finished): "on"/"running" when all of
@@ -33,13 +37,17 @@
  * first_time/last_time are omitted when nothing was received. structure_bytes is the memory of the
  * traces' task activity graphs (otfx/structure.h), which the buffer budget does not include.
  */
+/* clock_gettime(CLOCK_MONOTONIC), the places' clock, is POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <otfx/analysis.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#define STATUS_MAGIC 0x35415453u /* "STA5" */
+#define STATUS_MAGIC 0x36415453u /* "STA6" */
 
 enum {
     F_PLACE,
@@ -65,12 +73,14 @@ enum {
     F_FIRST_TIME, /* UINT64_MAX when nothing was received */
     F_LAST_TIME,
     F_DEFS_BYTES,
-    F_TOO_LARGE,  /* queries refused for the memory bound */
-    F_TIMEOUTS,   /* module calls stopped at the time limit */
-    F_CRASHES,    /* loaded modules' helpers that died */
-    F_INTRUSION,  /* the ranks' estimated measurement intrusion (ns) */
-    F_STRUCTURE,  /* bytes of the traces' task activity graphs */
-    F_REDUCED_BY, /* OTFX_REDUCE_COUNT values */
+    F_TOO_LARGE,   /* queries refused for the memory bound */
+    F_TIMEOUTS,    /* module calls stopped at the time limit */
+    F_CRASHES,     /* loaded modules' helpers that died */
+    F_INTRUSION,   /* the ranks' estimated measurement intrusion (ns) */
+    F_STRUCTURE,   /* bytes of the traces' task activity graphs */
+    F_CLASSES_ALL, /* OTFX_STEER_* classes every running rank records (OTFX_STEER_ALL when none runs) */
+    F_CLASSES_ANY, /* ... that some running rank records */
+    F_REDUCED_BY,  /* OTFX_REDUCE_COUNT values */
     PLACE_FIELDS = F_REDUCED_BY + OTFX_REDUCE_COUNT
 };
 
@@ -134,8 +144,13 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
     e.v[F_RANKS] = input->rank_count;
     e.v[F_FIRST_RANK] = UINT32_MAX;
     e.v[F_FIRST_TIME] = UINT64_MAX;
+    e.v[F_CLASSES_ALL] = OTFX_STEER_ALL;
     for (size_t i = 0; i < input->rank_count; i++) {
         const otfx_rank_info *r = &input->ranks[i];
+        if (!r->finished) {
+            e.v[F_CLASSES_ALL] &= r->enabled_classes;
+            e.v[F_CLASSES_ANY] |= r->enabled_classes;
+        }
         if (r->rank < e.v[F_FIRST_RANK])
             e.v[F_FIRST_RANK] = r->rank;
         if (r->rank > e.v[F_LAST_RANK])
@@ -385,6 +400,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
     }
     uint64_t total[PLACE_FIELDS] = {0};
     total[F_FIRST_TIME] = UINT64_MAX;
+    total[F_CLASSES_ALL] = OTFX_STEER_ALL;
     otfx_text scratch = {0};
     for (uint32_t i = 0; i < n; i++) {
         const uint64_t *v = e[i].v;
@@ -428,6 +444,8 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
         put_ranks(reply, &scratch, "paused_ranks", &e[i], RANK_PAUSED | RANK_FINISHED, RANK_PAUSED);
         put_ranks(reply, &scratch, "not_recording_ranks", &e[i], RANK_RECORDING | RANK_FINISHED, 0);
         put_ranks(reply, &scratch, "finished_ranks", &e[i], RANK_FINISHED, RANK_FINISHED);
+        otfx_kv_u64(reply, "classes", v[F_CLASSES_ALL]);
+        otfx_kv_u64(reply, "classes_any", v[F_CLASSES_ANY]);
         otfx_kv_u64(reply, "stopped_traces", v[F_STOPPED]);
         if (v[F_FIRST_TIME] <= v[F_LAST_TIME]) {
             otfx_kv_u64(reply, "first_time", v[F_FIRST_TIME]);
@@ -443,6 +461,10 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
                 total[k] = v[k] < total[k] ? v[k] : total[k];
             else if (k == F_LAST_TIME)
                 total[k] = v[k] > total[k] ? v[k] : total[k];
+            else if (k == F_CLASSES_ALL)
+                total[k] &= v[k];
+            else if (k == F_CLASSES_ANY)
+                total[k] |= v[k];
             else
                 total[k] += v[k];
         }
@@ -479,16 +501,28 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
     otfx_kv_u64(reply, "events_reduced", total[F_REDUCED]);
     otfx_kv_u64(reply, "reductions", total[F_REDUCTIONS]);
     otfx_kv_u64(reply, "dropped_events", total[F_DROPPED]);
+    for (int k = 0; k < OTFX_REDUCE_COUNT; k++) {
+        if (total[F_REDUCED_BY + k] == 0 || thins_stored_events(k))
+            continue;
+        char key[32];
+        snprintf(key, sizeof key, "dropped_%s", otfx_reduction_name((otfx_reduction)k));
+        otfx_kv_u64(reply, key, total[F_REDUCED_BY + k]);
+    }
     otfx_kv_u64(reply, "blocked_ns", total[F_BLOCKED]);
     otfx_kv_u64(reply, "intrusion_ns", total[F_INTRUSION]);
     otfx_kv_u64(reply, "queries_too_large", total[F_TOO_LARGE]);
     otfx_kv_u64(reply, "module_timeouts", total[F_TIMEOUTS]);
     otfx_kv_u64(reply, "module_crashes", total[F_CRASHES]);
     put_states(reply, total);
+    otfx_kv_u64(reply, "classes", total[F_CLASSES_ALL]);
+    otfx_kv_u64(reply, "classes_any", total[F_CLASSES_ANY]);
     if (total[F_FIRST_TIME] <= total[F_LAST_TIME]) {
         otfx_kv_u64(reply, "first_time", total[F_FIRST_TIME]);
         otfx_kv_u64(reply, "last_time", total[F_LAST_TIME]);
     }
+    struct timespec now;
+    if (clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+        otfx_kv_u64(reply, "now", (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec);
     otfx_kv_end(reply);
     free_entries(e, n);
     bool failed = reply->failed || scratch.failed;

@@ -114,10 +114,12 @@ void otfx_replay_destroy(otfx_replay *replay)
 {
     if (!replay)
         return;
+    replay_ahead_stop(replay);
     for (uint32_t i = 0; i < replay->stream_count; i++) {
         replay_stream *stream = replay->streams[i];
         replay_stream_close_reader(stream);
         free(stream->events);
+        free(stream->ahead_events);
         free(stream->nbc);
         free(stream->state);
         free(stream);
@@ -484,7 +486,8 @@ static void finish_stream(otfx_replay *replay, replay_stream *stream)
     stream->done = true;
     replay_stream_close_reader(stream);
     free(stream->events);
-    stream->events = NULL;
+    free(stream->ahead_events);
+    stream->events = stream->ahead_events = NULL;
     stream->count = stream->pos = 0;
 }
 
@@ -727,9 +730,10 @@ static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
     return ahead.unresolved < before;
 }
 
-static enum step_result step(otfx_replay *replay, replay_stream *stream)
+/* Inlined into otfx_replay_advance's loop: it runs once per event. */
+static inline __attribute__((always_inline)) enum step_result step(otfx_replay *replay, replay_stream *stream)
 {
-    if (!replay_stream_fill(replay, stream)) {
+    if (stream->pos >= stream->count && !replay_stream_fill(replay, stream)) {
         if (replay->failed)
             return STEP_FAILED;
         if (stream->follow)

@@ -6,6 +6,7 @@
 
 #include <otfx/replay.h>
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,7 +59,8 @@ typedef struct pending_nbc {
 typedef struct replay_stream {
     otfx_replay_stream public;
     otfx_trace *trace;
-    otfx_trace_reader *reader; /* open from the first slice until the stream is exhausted */
+    otfx_trace_reader *reader; /* open from the first slice until the stream is exhausted; with
+                                * decode_ahead only the decoder thread uses it */
     /* The slice buffer: events [pos, count) not processed yet. */
     otfx_event *events;
     size_t count, pos, capacity;
@@ -85,7 +87,26 @@ typedef struct replay_stream {
     _Alignas(REPLAY_VALUE_ALIGN) unsigned char own_arrival[OTFX_REPLAY_MAX_VALUE];
     bool own_arrival_known;
     void *state;
+    /* Decode ahead: the next slice, filled by the decoder thread between a request and `ahead_ready`
+     * (both under the replay's ahead.lock); the rest only the replay's thread touches. */
+    otfx_event *ahead_events;
+    size_t ahead_count;
+    bool ahead_requested, ahead_ready;
+    otfx_status ahead_status;
+    char ahead_error[192];
 } replay_stream;
+
+/* The decoder thread of decode_ahead: streams ask for their next slice in a queue, in the order they
+ * will need them. */
+typedef struct decode_ahead {
+    bool started, stop;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;   /* the decoder: a request or stop */
+    pthread_cond_t done;   /* the replay: a slice is ready */
+    replay_stream **queue; /* a ring of stream_count entries: a stream asks once at a time */
+    size_t queue_head, queue_count, queue_capacity;
+} decode_ahead;
 
 /* ---- ranks and communicators -------------------------------------------------------------------- */
 
@@ -146,6 +167,7 @@ struct otfx_replay {
 
     replay_stream **streams;
     uint32_t stream_count, stream_capacity;
+    decode_ahead ahead;
     replay_rank *ranks; /* app_ranks */
 
     replay_comm *comms;
@@ -192,6 +214,9 @@ typedef struct message_entry {
 bool replay_stream_fill(otfx_replay *replay, replay_stream *stream);
 /* Lets go of the stream's reader (its decoded chunk and context). */
 void replay_stream_close_reader(replay_stream *stream);
+/* Stops and joins the decoder thread of decode_ahead (nothing when it never started); its requests not
+ * served yet are dropped. */
+void replay_ahead_stop(otfx_replay *replay);
 /* The time of the stream's next unprocessed event, held back by values it has not handed over yet. */
 otfx_time replay_stream_watermark(const replay_stream *stream);
 

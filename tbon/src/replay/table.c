@@ -104,7 +104,9 @@ static bool grow(replay_table *table)
 
 void *replay_table_insert(replay_table *table, const uint64_t *key, bool *inserted)
 {
-    if ((table->count + 1) * 4 > table->capacity * 3 && !grow(table))
+    /* At most half full: a new key (every message is one) probes about 2.5 slots instead of 8.5 at
+     * three quarters. */
+    if ((table->count + 1) * 2 > table->capacity && !grow(table))
         return NULL;
     uint64_t hash = hash_key(key, table->key_words);
     bool found;

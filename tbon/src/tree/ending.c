@@ -252,6 +252,8 @@ void tree_poll_root_end(otfx_tree *tree)
 {
     struct tree_root *root = &tree->root;
     const char *at_exit = tree->config.snapshot_at_exit;
+    if (root->end_stage == ROOT_RUNNING && tree_triggers_snapshot_due(tree))
+        return; /* a trigger's snapshot first (triggers.c sends it now that the ranks ended) */
     if (root->end_stage == ROOT_RUNNING) {
         if (at_exit && tree->config.layout->event_places > 0) {
             if (tree_snapshot_in_flight(tree))

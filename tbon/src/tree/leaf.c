@@ -32,10 +32,14 @@ void tree_place_line(otfx_tree *tree, struct tree_request *request, bool ok, con
 /* The host carries out the command (its ranks answered, or it is nothing for them) and says how. */
 static void carry_out(otfx_tree *tree, struct tree_request *request)
 {
-    otfx_text fields = {0};
-    const bool ok = tree->host.carry_out(tree->host.context, &request->command, request->argument, &fields);
+    otfx_text fields = {0}, lines = {0};
+    const bool ok =
+        tree->host.carry_out(tree->host.context, &request->command, request->argument, &fields, &lines);
     tree_place_line(tree, request, ok, &fields);
+    if (lines.data)
+        otfx_text_append(&request->lines, lines.data, lines.length);
     otfx_text_free(&fields);
+    otfx_text_free(&lines);
 }
 
 /* The last command of a failed job that writes no snapshot: the report, then the line. */
@@ -262,9 +266,24 @@ static bool report_deaths(otfx_tree *tree)
     return any;
 }
 
+/* Triggers whose condition held at this place: reported up (the root decides). */
+static bool report_firings(otfx_tree *tree)
+{
+    bool any = false;
+    otfx_tree_firing firing;
+    while (tree->host.next_firing && tree->host.next_firing(tree->host.context, &firing)) {
+        tree_report_trigger(tree, firing.trigger, firing.time_ns, firing.rank, tree->index, firing.detail,
+                            strlen(firing.detail));
+        any = true;
+    }
+    return any;
+}
+
 bool tree_poll_leaf(otfx_tree *tree)
 {
     bool active = false;
+    if (report_firings(tree))
+        active = true;
     if (take_leaves(tree))
         active = true;
     if (watch_worker(tree))

@@ -107,6 +107,10 @@ void tree_answer_command(otfx_tree *tree, struct tree_request *request)
 {
     char token[64];
     const char *name = tree_command_token(request->command.kind, token, sizeof(token));
+    if (request->trigger) {
+        tree_trigger_action_answered(tree, request);
+        return;
+    }
     if (request->final) {
         tree_end_failed_job(tree, request); /* does not return */
         return;
@@ -181,6 +185,11 @@ static void handle_client_request(otfx_tree *tree, const otfx_server_request *cl
         return;
     }
     uint64_t argument = 0;
+    const bool trigger_command = command->kind == OTFX_CMD_TRIGGER_ADD ||
+                                 command->kind == OTFX_CMD_TRIGGER_LIST ||
+                                 command->kind == OTFX_CMD_TRIGGER_REMOVE;
+    if (trigger_command && tree_trigger_client(tree, client, &argument))
+        return;
     if (command->kind == OTFX_CMD_RECORD_WINDOW) {
         const uint64_t from = tree_now_ns();
         if (command->duration_ns > UINT64_MAX - from) {
@@ -211,6 +220,8 @@ static void handle_client_request(otfx_tree *tree, const otfx_server_request *cl
         request->client = client->client;
         request->client_request = client->request;
     }
+    if (command->kind == OTFX_CMD_TRIGGER_ADD)
+        tree_trigger_added_line(tree, argument, &request->lines);
     tree_dispatch(tree, request, NULL, 0);
 }
 
@@ -309,6 +320,8 @@ bool tree_poll_root(otfx_tree *tree)
         active = true;
     }
     if (end_windows(tree, now))
+        active = true;
+    if (tree_poll_triggers(tree))
         active = true;
     return active;
 }

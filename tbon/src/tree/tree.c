@@ -34,7 +34,8 @@ bool tree_is_query(otfx_command_kind kind)
 {
     return kind == OTFX_CMD_STATUS || kind == OTFX_CMD_PROFILE || kind == OTFX_CMD_TIMELINE ||
            kind == OTFX_CMD_MESSAGES || kind == OTFX_CMD_EVENTS || kind == OTFX_CMD_QUERY ||
-           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE;
+           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE ||
+           kind == OTFX_CMD_METRIC_TIMELINE;
 }
 
 const char *tree_command_token(otfx_command_kind kind, char *out, size_t size)
@@ -48,6 +49,8 @@ const char *tree_command_token(otfx_command_kind kind, char *out, size_t size)
 
 const otfx_analysis_module *tree_module_of(const otfx_command *command)
 {
+    if (command->kind == OTFX_CMD_PROFILE && command->metrics[0])
+        return otfx_analysis_find("metric-profile"); /* profile --metrics */
     return command->kind == OTFX_CMD_QUERY ? otfx_analysis_find(command->module)
                                            : otfx_analysis_for_command(command->kind);
 }
@@ -126,6 +129,10 @@ otfx_tree *otfx_tree_start(const otfx_tree_config *config, const otfx_tree_host 
     tree->role = otfx_tbon_role(standalone ? NULL : config->layout, config->index);
     if (standalone) {
         tree->leaves_below = 1;
+        if (!tree_triggers_start(tree)) {
+            otfx_tree_stop(tree);
+            return NULL;
+        }
         return tree;
     }
     const otfx_tbon_layout *layout = config->layout;
@@ -142,6 +149,10 @@ otfx_tree *otfx_tree_start(const otfx_tree_config *config, const otfx_tree_host 
     otfx_tbon_children(layout, tree->index, tree->children, tree->child_count);
     tree->own_ended = !otfx_role_serves_ranks(tree->role); /* no ranks to wait for */
     if (!tree_transport_start(tree)) {
+        otfx_tree_stop(tree);
+        return NULL;
+    }
+    if (otfx_role_is_root(tree->role) && !tree_triggers_start(tree)) {
         otfx_tree_stop(tree);
         return NULL;
     }
@@ -177,6 +188,7 @@ void otfx_tree_stop(otfx_tree *tree)
     tree_free_loaded_modules(tree);
     free(tree->root.waiting);
     free(tree->root.windows);
+    tree_triggers_free(tree);
     free(tree->children);
     free(tree);
 }
@@ -220,6 +232,10 @@ static const char *refusal(otfx_tree *tree, int source, const struct tree_messag
     case TREE_FAILED:
         if (!from_child)
             return "a failure report that did not come from a child";
+        return NULL;
+    case TREE_TRIGGER:
+        if (!from_child)
+            return "a trigger report that did not come from a child";
         return NULL;
     }
     return NULL;
@@ -274,6 +290,10 @@ void tree_handle_message(otfx_tree *tree, int source, const unsigned char *bytes
         tree_report_failure(tree, message.failed_rank, message.exit_code, what);
         return;
     }
+    case TREE_TRIGGER:
+        tree_report_trigger(tree, message.trigger_id, message.trigger_time, message.failed_rank,
+                            message.trigger_place, (const char *)message.data, message.data_length);
+        return;
     case TREE_SHUTDOWN:
         tree_shutdown_children(tree);
         tree->shutdown = true;
@@ -293,6 +313,8 @@ bool otfx_tree_poll(otfx_tree *tree)
     /* a place serving ranks polls its loaded modules' helpers among its own parts */
     bool active = otfx_role_serves_ranks(tree->role) ? tree_poll_leaf(tree) : tree_poll_module_calls(tree);
     if (tree->role == OTFX_PLACE_STANDALONE) {
+        if (tree_poll_triggers(tree))
+            active = true;
         if (tree->own_ended && !tree->request_count)
             tree->shutdown = true;
         return active;

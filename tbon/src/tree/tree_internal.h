@@ -14,6 +14,7 @@
  *   modules.c        modules loaded with load-module: every call in a helper process
  *   root.c           the root's client side: the server's requests, replies, windows
  *   ending.c         the root's end of the run, and a failed job
+ *   triggers.c       the root's triggers: which report is acted on, the actions, notices, trigger list
  */
 #ifndef OTFX_TBON_TREE_INTERNAL_H
 #define OTFX_TBON_TREE_INTERNAL_H
@@ -76,8 +77,9 @@ struct tree_request {
     /* the root: the client that asked (client 0: nobody waits, e.g. after `record window` replied) */
     uint64_t client;
     uint32_t client_request;
-    bool at_exit; /* the root's snapshot at exit */
-    bool final;   /* the last command of a failed job (ending.c) */
+    bool at_exit;     /* the root's snapshot at exit */
+    uint64_t trigger; /* the root: an action of this trigger's firing (triggers.c) */
+    bool final;       /* the last command of a failed job (ending.c) */
 };
 
 struct pending_send {
@@ -117,7 +119,10 @@ struct tree_root {
     size_t window_count, window_capacity;
     otfx_server_request *waiting; /* client queries waiting to enter the tree (policy.h) */
     size_t waiting_count, waiting_capacity;
-    bool status_written; /* run_status says how the job ended */
+    bool status_written;           /* run_status says how the job ended */
+    struct root_trigger *triggers; /* triggers.c */
+    size_t trigger_count, trigger_capacity;
+    uint64_t next_trigger_id;
 };
 
 struct otfx_tree {
@@ -241,6 +246,25 @@ void tree_reply_loaded_partial(otfx_tree *tree, struct tree_request *request, ui
                                const otfx_blob *lines);
 bool tree_poll_root(otfx_tree *tree);
 void tree_stop_server(otfx_tree *tree);
+
+/* triggers.c */
+/* The root: config.triggers (false: one does not parse; said on stderr). */
+bool tree_triggers_start(otfx_tree *tree);
+void tree_triggers_free(otfx_tree *tree);
+/* The root: a client's trigger add, list or remove. True: answered already (list, or refused); false: to
+ * be sent down like any command with *argument (the trigger's id). */
+bool tree_trigger_client(otfx_tree *tree, const otfx_server_request *client, uint64_t *argument);
+/* "trigger id=K times=N spec=TEXT" for trigger add's reply. */
+void tree_trigger_added_line(otfx_tree *tree, uint64_t id, otfx_text *lines);
+/* A report that a trigger's condition held: the root decides, the others pass it to their parent. */
+void tree_report_trigger(otfx_tree *tree, uint64_t trigger, uint64_t time_ns, uint32_t rank, uint32_t place,
+                         const char *detail, size_t detail_length);
+/* The root: a firing's action (request->trigger) was answered. */
+void tree_trigger_action_answered(otfx_tree *tree, const struct tree_request *request);
+/* The root: a firing's snapshot not sent yet (the end of the run waits for it). */
+bool tree_triggers_snapshot_due(const otfx_tree *tree);
+/* The root: actions due, snapshots whose window has passed, firings done (re-armed or spent). */
+bool tree_poll_triggers(otfx_tree *tree);
 
 /* ending.c */
 bool tree_is_final_command(const struct tree_request *request);

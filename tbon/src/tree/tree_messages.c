@@ -28,6 +28,8 @@ const char *tree_kind_name(enum tree_kind kind)
         return "LOAD_MODULE";
     case TREE_FAILED:
         return "FAILED";
+    case TREE_TRIGGER:
+        return "TRIGGER";
     }
     return "?";
 }
@@ -128,6 +130,7 @@ bool tree_encode_command(struct tree_buffer *out, enum tree_kind kind, uint32_t 
     put_str(out, command->zero, strnlen(command->zero, sizeof(command->zero)));
     put_u64(out, command->follow, 8);
     put_u32(out, command->group_tolerance_ppm);
+    put_str(out, command->metrics, strnlen(command->metrics, sizeof(command->metrics)));
     return finish(out);
 }
 
@@ -165,6 +168,18 @@ bool tree_encode_failed(struct tree_buffer *out, uint32_t rank, uint32_t exit_co
     begin(out, TREE_FAILED, 0);
     put_u32(out, rank);
     put_u32(out, exit_code);
+    put_str(out, what, what_length);
+    return finish(out);
+}
+
+bool tree_encode_trigger(struct tree_buffer *out, uint64_t trigger, uint64_t time, uint32_t rank,
+                         uint32_t place, const char *what, size_t what_length)
+{
+    begin(out, TREE_TRIGGER, 0);
+    put_u64(out, trigger, 8);
+    put_u64(out, time, 8);
+    put_u32(out, rank);
+    put_u32(out, place);
     put_str(out, what, what_length);
     return finish(out);
 }
@@ -270,8 +285,8 @@ static const char *decode_command(struct reader *in, struct tree_message *out)
         return in->failed ? "command cut short" : "a string field too long or holding a NUL";
     command->follow = get_u64(in, 8);
     command->group_tolerance_ppm = get_u32(in);
-    if (in->failed)
-        return "command cut short";
+    if (!get_field(in, command->metrics, sizeof(command->metrics)))
+        return in->failed ? "command cut short" : "a string field too long or holding a NUL";
     return NULL;
 }
 
@@ -279,7 +294,8 @@ static bool is_query_kind(otfx_command_kind kind)
 {
     return kind == OTFX_CMD_STATUS || kind == OTFX_CMD_PROFILE || kind == OTFX_CMD_TIMELINE ||
            kind == OTFX_CMD_MESSAGES || kind == OTFX_CMD_EVENTS || kind == OTFX_CMD_QUERY ||
-           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE;
+           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE ||
+           kind == OTFX_CMD_METRIC_TIMELINE;
 }
 
 const char *tree_decode(const void *bytes, size_t length, struct tree_message *out)
@@ -342,6 +358,17 @@ const char *tree_decode(const void *bytes, size_t length, struct tree_message *o
             problem = "failure report cut short";
         else if (out->request != 0)
             problem = "a failure report with a request id";
+        break;
+    case TREE_TRIGGER:
+        out->trigger_id = get_u64(&in, 8);
+        out->trigger_time = get_u64(&in, 8);
+        out->failed_rank = get_u32(&in);
+        out->trigger_place = get_u32(&in);
+        out->data = get_bytes(&in, &out->data_length);
+        if (in.failed)
+            problem = "trigger report cut short";
+        else if (out->request != 0)
+            problem = "a trigger report with a request id";
         break;
     case TREE_DONE:
     case TREE_SHUTDOWN:

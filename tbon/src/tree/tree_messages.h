@@ -13,11 +13,13 @@
  *            u32 first/last pairs, u32 bins, rows, groups, limit, classes, u8 flags (1 overwrite,
  *            2 from given, 4 to given, 8 no flush, 16 compensated),
  *            str strategy, str path, str module          (str: u32 length, bytes, no NUL),
- *            u32 top, str zero, u64 follow, u32 group tolerance (ppm)
+ *            u32 top, str zero, u64 follow, u32 group tolerance (ppm), str metrics
  *   RESULT   u32 leaves answered, u32 leaves failed, str error text, u32 length + the module's
  *            partial result (otfx/analysis.h)
  *   ACK      u32 places ok, u32 places failed, str per-place record lines
  *   FAILED   u32 the application rank, u32 the exit status the job ends with, str what happened
+ *   TRIGGER  u64 the trigger's id, u64 the firing event's time (place clock ns), u32 the application rank,
+ *            u32 the event place that saw it, str what it saw
  *   DONE, SHUTDOWN   no payload
  *
  * A message is validated whole before anything uses it (header, kind, lengths, string bounds, the
@@ -34,7 +36,7 @@
 
 #define TREE_TAG          4250
 #define TREE_MAGIC        0x5458544Fu /* "OTXT" little-endian */
-#define TREE_VERSION      5u
+#define TREE_VERSION      7u
 #define TREE_HEADER_BYTES 16u
 /* The command's flags byte. */
 #define COMMAND_OVERWRITE   1u
@@ -54,7 +56,8 @@ enum tree_kind {
     TREE_SHUTDOWN = 6,    /* down: leave the loop, finalize */
     TREE_LOAD_MODULE = 7, /* down: load an analysis module from a shared object on every place */
     TREE_FAILED = 8,      /* up: an application rank ended without MPI_Finalize: the job fails */
-    TREE_KIND_MAX = 8
+    TREE_TRIGGER = 9,     /* up: an event place saw a trigger's condition hold (the root decides) */
+    TREE_KIND_MAX = 9
 };
 
 /* A decoded message; `data` points into the buffer it was decoded from. */
@@ -69,7 +72,9 @@ struct tree_message {
     size_t error_length;
     const unsigned char *data; /* RESULT: the partial result; ACK: the record lines; FAILED: what happened */
     size_t data_length;
-    uint32_t failed_rank, exit_code; /* FAILED */
+    uint32_t failed_rank, exit_code;   /* FAILED; TRIGGER: failed_rank is the rank */
+    uint64_t trigger_id, trigger_time; /* TRIGGER */
+    uint32_t trigger_place;            /* TRIGGER */
 };
 
 /* A message being built (malloc'd bytes; failed after an allocation failure). */
@@ -92,6 +97,8 @@ bool tree_encode_ack(struct tree_buffer *out, uint32_t request, uint32_t ok, uin
 bool tree_encode_empty(struct tree_buffer *out, enum tree_kind kind, uint32_t request);
 bool tree_encode_failed(struct tree_buffer *out, uint32_t rank, uint32_t exit_code, const char *what,
                         size_t what_length);
+bool tree_encode_trigger(struct tree_buffer *out, uint64_t trigger, uint64_t time, uint32_t rank,
+                         uint32_t place, const char *what, size_t what_length);
 void tree_buffer_free(struct tree_buffer *buffer);
 
 /* Decodes and validates `bytes`. Returns NULL on success, else why it is malformed (a static text). */
