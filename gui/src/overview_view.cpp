@@ -1,5 +1,6 @@
 #include "overview_view.h"
 
+#include "theme.h"
 #include "timeline_view.h"
 
 #include <QMouseEvent>
@@ -62,8 +63,10 @@ void OverviewView::paintEvent(QPaintEvent *)
 {
     QPainter painter(this);
     const QRect plot = plotRect();
-    painter.fillRect(plot, QColor(240, 240, 240));
-    painter.setPen(Qt::darkGray);
+    painter.fillRect(plot, theme::plotBackground(palette()));
+    painter.setPen(theme::grid(palette()));
+    painter.drawRect(plot.adjusted(0, 0, -1, -1));
+    painter.setPen(theme::text(palette()));
     painter.drawText(QRect(2, 0, Gutter - 6, height()), Qt::AlignRight | Qt::AlignVCenter, tr("whole run"));
     const auto &legend = m_overview->legend();
     if (!m_overview->rows().isEmpty()) {
@@ -85,8 +88,10 @@ void OverviewView::paintEvent(QPaintEvent *)
                                             std::max(2, std::abs(m_lastX - m_pressX)), plot.height())
                                     : windowRect();
     if (!window.isNull()) {
-        painter.fillRect(window, QColor(0, 120, 215, 50));
-        painter.setPen(QPen(QColor(0, 90, 180), 1));
+        QColor marked = theme::highlight(palette());
+        painter.setPen(QPen(marked, 1));
+        marked.setAlpha(50);
+        painter.fillRect(window, marked);
         painter.drawRect(window.adjusted(0, 0, -1, -1));
     }
 }

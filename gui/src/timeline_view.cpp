@@ -1,6 +1,7 @@
 #include "timeline_view.h"
 
 #include "format.h"
+#include "theme.h"
 
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -14,15 +15,20 @@
 
 static const int Gutter = 84, AxisHeight = 22, MinRowHeight = 12;
 
+// Reduced stretches are hatched in a colour well apart from the plot's background, light or dark.
+static QColor reducedHatch(const QPalette &palette)
+{
+    return theme::blend(theme::plotBackground(palette), theme::text(palette), 0.65);
+}
+
 TimelineView::TimelineView(TimelineModel *model, QWidget *parent) : QWidget(parent), m_model(model)
 {
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(300, 120);
+    // The gutter and the ruler take the palette's window colour, the plot its base (theme.h): a dark
+    // desktop or --theme dark gives a dark timeline.
     setAutoFillBackground(true);
-    QPalette p = palette();
-    p.setColor(QPalette::Window, Qt::white);
-    setPalette(p);
     connect(model, &TimelineModel::dataChanged, this, qOverload<>(&QWidget::update));
     connect(model, &TimelineModel::viewportChanged, this, qOverload<>(&QWidget::update));
 }
@@ -161,9 +167,9 @@ void TimelineView::paintEvent(QPaintEvent *)
 {
     QPainter painter(this);
     const QRect plot = plotRect();
-    painter.fillRect(plot, QColor(248, 248, 248));
+    painter.fillRect(plot, theme::plotBackground(palette()));
     if (!m_model->hasViewport() || m_model->rows().isEmpty()) {
-        painter.setPen(Qt::darkGray);
+        painter.setPen(theme::text(palette()));
         painter.drawText(plot, Qt::AlignCenter,
                          m_model->mode() == QLatin1String("empty") ? tr("no events held yet")
                                                                    : tr("waiting for the timeline …"));
@@ -189,7 +195,7 @@ void TimelineView::paintEvent(QPaintEvent *)
     painter.restore();
     // rank labels, one per slot (as many as fit)
     const double rowHeight = slotHeight(plot);
-    painter.setPen(Qt::black);
+    painter.setPen(theme::text(palette()));
     QFont small = font();
     small.setPointSizeF(std::max(6.0, std::min(9.0, rowHeight * 0.6)));
     painter.setFont(small);
@@ -202,8 +208,10 @@ void TimelineView::paintEvent(QPaintEvent *)
     drawAxis(painter, plot);
     if (m_selecting) {
         const int x0 = std::min(m_pressPos.x(), m_lastPos.x()), x1 = std::max(m_pressPos.x(), m_lastPos.x());
-        painter.fillRect(QRect(x0, plot.top(), x1 - x0, plot.height()), QColor(0, 120, 215, 60));
-        painter.setPen(QColor(0, 120, 215));
+        QColor band = theme::highlight(palette());
+        painter.setPen(band);
+        band.setAlpha(60);
+        painter.fillRect(QRect(x0, plot.top(), x1 - x0, plot.height()), band);
         painter.drawRect(QRect(x0, plot.top(), x1 - x0, plot.height()));
     }
 }
@@ -243,7 +251,7 @@ int TimelineView::paintedSlots()
 {
     const QImage image = grab().toImage();
     const QRect plot = plotRect();
-    const QRgb background = QColor(248, 248, 248).rgb();
+    const QRgb background = theme::plotBackground(palette()).rgb();
     const double rowHeight = slotHeight(plot);
     int painted = 0;
     for (int slot = 0; slot < m_model->slotCount(); slot++) {
@@ -263,7 +271,7 @@ void TimelineView::drawBins(QPainter &painter, const QRect &plot)
     const auto &legend = m_model->legend();
     const double rowHeight = slotHeight(plot);
     const int columns = m_model->columns();
-    const QBrush hatch(QColor(90, 90, 90), Qt::BDiagPattern);
+    const QBrush hatch(reducedHatch(palette()), Qt::BDiagPattern);
     for (int r = 0; r < rows.size(); r++) {
         const double y = plot.top() + rows[r].index * rowHeight;
         const double h = std::max(1.0, rowHeight - (rowHeight > 4 ? 1.0 : 0.0));
@@ -279,14 +287,14 @@ void TimelineView::drawBins(QPainter &painter, const QRect &plot)
                                                             : QColor(150, 150, 150);
                 const bool match = d >= 0 && d < legend.size() && legend[d].name == m_highlight;
                 if (!m_highlight.isEmpty() && !match)
-                    colour = QColor::fromHsv(colour.hsvHue(), colour.hsvSaturation() / 5, 235);
+                    colour = theme::blend(theme::plotBackground(palette()), colour, 0.25);
                 else
                     colour.setAlphaF(0.35 + 0.65 * busy);
                 painter.fillRect(cell, colour);
                 if (match)
                     painter.fillRect(
                         QRectF(x0, y, std::max(1.0, x1 - x0), std::min(3.0, std::max(1.0, h / 8))),
-                        Qt::black);
+                        theme::text(palette()));
             }
             const quint64 width = m_model->columnEnd(c) - m_model->columnStart(c);
             if (width && rows[r].fields[TimelineModel::Reduced][c] * 2 >= width)
@@ -313,7 +321,7 @@ QRectF TimelineView::intervalRect(const TimelineModel::Interval &interval, const
 void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
 {
     const double rowHeight = slotHeight(plot);
-    const QBrush hatch(QColor(90, 90, 90), Qt::BDiagPattern);
+    const QBrush hatch(reducedHatch(palette()), Qt::BDiagPattern);
     for (const auto &interval : m_model->intervals()) {
         const QRectF rect = intervalRect(interval, plot);
         if (rect.isNull())
@@ -324,7 +332,7 @@ void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
         }
         QColor colour = regionColor(interval.name, m_model->roleOf(interval.name));
         if (!m_highlight.isEmpty() && interval.name != m_highlight)
-            colour = QColor::fromHsv(colour.hsvHue(), colour.hsvSaturation() / 5, 235);
+            colour = theme::blend(theme::plotBackground(palette()), colour, 0.25);
         painter.fillRect(rect, colour);
         if (rect.width() > 3) {
             painter.setPen(colour.darker(150));
@@ -338,7 +346,7 @@ void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
             }
         }
     }
-    painter.setPen(QPen(Qt::black, 1));
+    painter.setPen(QPen(theme::text(palette()), 1));
     for (const auto &message : m_model->messages()) {
         const int a = slotOfRank(message.src), b = slotOfRank(message.dst);
         if (a < 0 || b < 0 || !message.sent || !message.received)
@@ -382,10 +390,12 @@ QVector<TimelineView::Tick> TimelineView::ticks() const
 
 void TimelineView::drawAxis(QPainter &painter, const QRect &plot)
 {
-    painter.setPen(Qt::black);
+    painter.setPen(theme::grid(palette()));
     painter.drawLine(plot.left(), plot.top() - 1, plot.right(), plot.top() - 1);
-    for (const Tick &tick : ticks()) {
+    for (const Tick &tick : ticks())
         painter.drawLine(QPointF(tick.x, plot.top() - 5), QPointF(tick.x, plot.top() - 1));
+    painter.setPen(theme::text(palette()));
+    for (const Tick &tick : ticks()) {
         painter.drawText(QRectF(tick.x - 60, 0, 120, AxisHeight - 5), Qt::AlignCenter, tick.label);
     }
 }

@@ -5,6 +5,7 @@
 #include "analyses_panel.h"
 #include "analysis_charts.h"
 #include "main_window.h"
+#include "overview_view.h"
 #include "theme.h"
 #include "timeline_view.h"
 #include "viewer.h"
@@ -161,6 +162,45 @@ class TestAnalysisViews : public QObject
                                 .toUtf8())));
         overlay.setShowWaits(true);
         QTRY_COMPARE(overlay.drawnWaitCells(), 1);
+    }
+
+    // The timeline and the overview strip draw their background, text and lines from the palette too.
+    void timelineAndOverviewInThePalette()
+    {
+        const QPalette dark = theme::darkPalette();
+        TimelineModel timeline, overview;
+        TimelineView view(&timeline);
+        OverviewView strip(&overview, &timeline, &view);
+        view.setPalette(dark);
+        strip.setPalette(dark);
+        view.resize(900, 400);
+        strip.resize(900, 40);
+        view.show();
+        strip.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(QTest::qWaitForWindowExposed(&strip));
+        // nothing asked yet: the plot is the palette's Base (the note in its middle aside)
+        QImage image = view.grab().toImage();
+        QRect plot = view.plotRect();
+        const QRect corner(plot.left() + 2, plot.top() + 2, plot.width() / 4, plot.height() / 4);
+        QCOMPARE(pixelsOf(image, theme::plotBackground(dark), corner), corner.width() * corner.height());
+        image = strip.grab().toImage();
+        plot = strip.rect().adjusted(100, 8, -20, -8); // inside the strip's plot, right of its label
+        QCOMPARE(pixelsOf(image, theme::plotBackground(dark), plot), plot.width() * plot.height());
+        QCOMPARE(pixelsOf(image, Qt::white), 0);
+
+        QVERIFY(timeline.applyTimeline(reply("timeline")));
+        QVERIFY(overview.applyTimeline(reply("timeline")));
+        image = view.grab().toImage();
+        // rank labels and the ruler in the palette's Text, its line in the grid colour, no light leftovers
+        QVERIFY(pixelsOf(image, theme::text(dark)) > 20);
+        QVERIFY(pixelsOf(image, QColor(theme::grid(dark).rgb())) >= view.plotRect().width());
+        QCOMPARE(pixelsOf(image, Qt::white), 0);
+        QCOMPARE(pixelsOf(image, QColor(248, 248, 248)), 0);
+        QCOMPARE(view.paintedSlots(), timeline.slotCount()); // rows told from the dark background
+        image = strip.grab().toImage();
+        QCOMPARE(pixelsOf(image, Qt::white), 0);
+        QCOMPARE(pixelsOf(image, QColor(240, 240, 240)), 0);
     }
 
     void analysesTabOfTheMainWindow()
