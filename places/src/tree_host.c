@@ -95,8 +95,9 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
     /* replay analyses run with the other event places; loaded modules never get the exchange (their
      * helper processes must not use MPI), and leaf_view serves only them */
     job->exchanges =
-        module != NULL && (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES ||
-                           (command->kind == OTFX_CMD_PROFILE && command->compensated));
+        module != NULL &&
+        (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES ||
+         ((command->kind == OTFX_CMD_PROFILE || command->kind == OTFX_CMD_TIMELINE) && command->compensated));
     job->blob.limit = runtime->query_memory;
     return job;
 }

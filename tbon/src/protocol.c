@@ -582,7 +582,7 @@ static unsigned options_of(otfx_command_kind kind)
     case OTFX_CMD_PROFILE:
         return OPT_WINDOW | OPT_COMPENSATED;
     case OTFX_CMD_TIMELINE:
-        return OPT_WINDOW | OPT_BINS | OPT_ROWS;
+        return OPT_WINDOW | OPT_BINS | OPT_ROWS | OPT_COMPENSATED;
     case OTFX_CMD_MESSAGES:
         return OPT_WINDOW | OPT_GROUPS;
     case OTFX_CMD_EVENTS:

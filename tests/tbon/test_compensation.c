@@ -39,6 +39,42 @@ static char *compensated_profile(rworld *w)
     return reply;
 }
 
+/* Runs timeline --compensated over [from, to) in `bins` columns (open ends when to is 0) on one place
+ * and on every split; the one-place reply (free it). */
+static char *compensated_timeline(rworld *w, uint64_t from, uint64_t to, uint32_t bins)
+{
+    otfx_command q = rw_query(OTFX_CMD_TIMELINE);
+    q.compensated = true;
+    q.bins = bins;
+    if (to) {
+        q.from = from;
+        q.to = to;
+        q.from_given = q.to_given = true;
+    }
+    const otfx_analysis_module *m = otfx_analysis_for_command(OTFX_CMD_TIMELINE);
+    char *reply = rw_run_one_place(m, &q, w);
+    rw_check_splits(m, &q, w, reply);
+    return reply;
+}
+
+/* Asserts a rank's row of a timeline reply: FIELD is `expected` (comma list of values in ms). */
+static void assert_row(const char *reply, uint32_t rank, const char *field, const char *expected_ms)
+{
+    char index[16], expected[1024] = "";
+    snprintf(index, sizeof index, "%u", rank);
+    size_t n = 0;
+    for (const char *p = expected_ms; *p;) {
+        char *end;
+        const unsigned long long ms = strtoull(p, &end, 10);
+        n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%llu", n ? "," : "", ms * RW_MS);
+        p = *end == ',' ? end + 1 : end;
+    }
+    const char *value = rw_field(reply, "row", "index", index, field);
+    if (!value || strcmp(value, expected) != 0)
+        fail_msg("rank %u %s: expected %s, got %s in:\n%s", rank, field, expected, value ? value : "(none)",
+                 reply);
+}
+
 /* P0 sends at t_S after a user region whose ENTER and LEAVE cost it x_s in all; P1's receive call
  * begins at 100 ms and ends when the message arrives (latency 0), then P1 computes for 100 ms. */
 static char *one_send(rworld *w, uint64_t x_s_ms, uint64_t send_ms)
@@ -70,6 +106,13 @@ static void test_one_send_case_2(void **state)
     assert_int_equal(delay_of(reply, 0), 20 * RW_MS);
     assert_int_equal(rw_u64(reply, "profile", NULL, NULL, "reorders_flagged"), 0);
     free(reply);
+    /* the compensated timeline of [100, 250) ms in 10 ms columns: P1 waits 30 ms (not 50), then computes
+     * for 100 ms and is done at 230 ms */
+    reply = compensated_timeline(&w, 100 * RW_MS, 250 * RW_MS, 15);
+    assert_int_equal(rw_u64(reply, "timeline", NULL, NULL, "compensated"), 1);
+    assert_row(reply, 1, "p2p", "10,10,10,0,0,0,0,0,0,0,0,0,0,0,0");
+    assert_row(reply, 1, "user", "0,0,0,10,10,10,10,10,10,10,10,10,10,0,0");
+    free(reply);
     rw_free(&w);
 }
 
@@ -83,6 +126,11 @@ static void test_one_send_case_1(void **state)
     assert_int_equal(rw_u64(reply, "region", "name", "MPI_Recv", "inclusive_ns"), 0);
     assert_int_equal(delay_of(reply, 1), 10 * RW_MS);
     assert_int_equal(end_of(reply, 1), 200 * RW_MS);
+    free(reply);
+    /* compensated, P1 does not wait at all: it computes over [100, 200) ms */
+    reply = compensated_timeline(&w, 100 * RW_MS, 250 * RW_MS, 15);
+    assert_row(reply, 1, "p2p", "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0");
+    assert_row(reply, 1, "user", "10,10,10,10,10,10,10,10,10,10,0,0,0,0,0");
     free(reply);
     rw_free(&w);
 }
@@ -117,6 +165,29 @@ static void test_master_worker(void **state)
     assert_int_equal(rw_u64(reply, "region", "name", "compute", "inclusive_ns"), 300 * RW_MS);
     /* the master's waiting shrinks from 130 to 100 ms */
     assert_int_equal(rw_u64(reply, "region", "name", "MPI_Recv", "inclusive_ns"), 100 * RW_MS);
+    free(reply);
+    /* the timeline of [0, 150) ms: measured, the master waits until 140 ms and worker 3 computes until
+     * then; compensated, every rank is done at 110 ms */
+    otfx_command plain = rw_query(OTFX_CMD_TIMELINE);
+    plain.from = 0;
+    plain.to = 150 * RW_MS;
+    plain.from_given = plain.to_given = true;
+    plain.bins = 15;
+    reply = rw_run_one_place(otfx_analysis_for_command(OTFX_CMD_TIMELINE), &plain, &w);
+    assert_row(reply, 0, "p2p", "0,10,10,10,10,10,10,10,10,10,10,10,10,10,0");
+    assert_row(reply, 3, "user", "0,10,10,10,10,10,10,10,10,10,10,10,10,10,0");
+    free(reply);
+    reply = compensated_timeline(&w, 0, 150 * RW_MS, 15);
+    assert_row(reply, 0, "p2p", "0,10,10,10,10,10,10,10,10,10,10,0,0,0,0");
+    for (uint32_t worker = 1; worker <= 3; worker++)
+        assert_row(reply, worker, "user", "0,10,10,10,10,10,10,10,10,10,10,0,0,0,0");
+    char dominant[16] = ""; /* of worker 3's second column */
+    assert_int_equal(sscanf(rw_field(reply, "row", "index", "3", "dominant"), "%*[^,],%15[^,]", dominant), 1);
+    assert_string_equal(rw_field(reply, "legend", "id", dominant, "name"), "compute");
+    free(reply);
+    /* open ends: the columns cover what is held (from 10 ms), aligned; the same on every split */
+    reply = compensated_timeline(&w, 0, 0, 16);
+    assert_string_equal(rw_field(reply, "timeline", NULL, NULL, "mode"), "held");
     free(reply);
     rw_free(&w);
 }

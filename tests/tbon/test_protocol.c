@@ -384,6 +384,8 @@ static void test_commands(void **state)
     assert_false(c.compensated);
     c = parse_ok("profile --compensated --from 1s");
     assert_true(c.compensated);
+    c = parse_ok("timeline --compensated --bins 10");
+    assert_true(c.compensated);
     assert_false(otfx_command_flushes_first(&c));
 
     /* units and decimals */
@@ -461,7 +463,7 @@ static void test_command_errors(void **state)
     expect_error(NULL, "empty");
     expect_error("", "empty");
     expect_error("   ", "empty");
-    expect_error("timeline --compensated", "compensated");
+    expect_error("messages --compensated", "compensated");
     expect_error("profile --compensated=1", "takes no value");
     expect_error("frobnicate", "unknown command 'frobnicate'");
     expect_error("status now", "unexpected argument 'now'");

@@ -49,6 +49,7 @@ typedef struct comp_stream {
     otfx_time coll_latency;
     comp_frame *stack;
     size_t depth, capacity;
+    bool started;     /* settled once: spans begin at the first event */
     bool any_receive; /* the previous receive, for the reorder check */
     otfx_ref receive_comm;
     uint32_t receive_tag, receive_peer;
@@ -63,6 +64,8 @@ typedef struct comp_run {
     const otfx_rank_overhead **cost_of_rank; /* app_ranks entries; NULL: not served here */
     uint32_t app_ranks;
     compensation_result *out;
+    const compensation_observer *observer; /* NULL: none */
+    const otfx_replay_stream *current;     /* the stream of the callback running */
     bool failed;
 } comp_run;
 
@@ -76,6 +79,7 @@ static comp_stream *stream_of(comp_run *run, const otfx_replay_stream *stream)
         run->failed = true;
         return NULL;
     }
+    run->current = stream;
     if (!s->seen) {
         s->seen = true;
         s->rank = stream->rank;
@@ -94,18 +98,46 @@ static void charge(comp_stream *s, uint64_t ps)
     s->intrusion_ps += ps;
 }
 
-/* Sets the stream's compensated time at measured time t to `c` (never before the last one) and its
- * delay to match. */
-static otfx_time settle(comp_stream *s, otfx_time t, otfx_time c)
+static comp_frame *innermost(comp_stream *s)
+{
+    return s->depth ? &s->stack[s->depth - 1] : NULL;
+}
+
+/* Moves the stream's compensated clock to `c` at measured time t (never back, never past t), its delay
+ * to match; the time passed is a span of the innermost open region, or, `reduced`, a range without
+ * detail. */
+static otfx_time advance(comp_run *run, comp_stream *s, otfx_time t, otfx_time c, bool reduced)
 {
     if (c < s->last_c)
         c = s->last_c;
     if (c > t)
         c = t;
+    const compensation_observer *o = run->observer;
+    if (o && s->started && c > s->last_c) {
+        if (reduced && o->reduced)
+            o->reduced(o->user, run->current, s->last_c, c);
+        else if (!reduced && o->span)
+            o->span(o->user, run->current, s->depth ? s->stack[s->depth - 1].region : OTFX_REF_NONE,
+                    s->last_c, c);
+    }
+    s->started = true;
     s->delay_ps = (t - c) * 1000u;
     s->last = t;
     s->last_c = c;
     return c;
+}
+
+/* Sets the stream's compensated time at measured time t to `c` (see advance). */
+static otfx_time settle(comp_run *run, comp_stream *s, otfx_time t, otfx_time c)
+{
+    return advance(run, s, t, c, false);
+}
+
+/* The event's compensated time is known: the observer's. */
+static void emit(comp_run *run, const otfx_event *e, otfx_time c)
+{
+    if (run->observer && run->observer->event)
+        run->observer->event(run->observer->user, run->current, e, c);
 }
 
 /* Local compensation of an event at t: t − x. */
@@ -129,11 +161,6 @@ static compensated_region *region_slot(comp_run *run, otfx_ref region)
     if (!r)
         run->failed = true;
     return r;
-}
-
-static comp_frame *innermost(comp_stream *s)
-{
-    return s->depth ? &s->stack[s->depth - 1] : NULL;
 }
 
 static const comp_frame *innermost_mpi(const comp_stream *s)
@@ -163,12 +190,12 @@ static void close_frame(comp_run *run, comp_stream *s, otfx_time c)
 
 /* The time a SEND or an arrival (COLL_BEGIN, NBC_REQUEST) takes: a call's send and COLL_BEGIN carry its
  * ENTER's time and come after its ENTER's cost was paid, so they take the ENTER's compensated time. */
-static otfx_time call_start_time(comp_stream *s, otfx_time t)
+static otfx_time call_start_time(comp_run *run, comp_stream *s, otfx_time t)
 {
     const comp_frame *f = innermost(s);
     if (f && f->enter == t)
         return f->enter_c;
-    return settle(s, t, local_time(s, t));
+    return settle(run, s, t, local_time(s, t));
 }
 
 static void count_message(comp_run *run, comp_stream *s, const otfx_event *e, bool sent)
@@ -202,16 +229,20 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
             return;
         }
         const bool mpi = region_is_mpi(&run->facts, e->u.region.region);
+        const otfx_time c = settle(run, s, e->time, local_time(s, e->time)); /* before the push: the span
+                                                                              * is the caller's */
+        emit(run, e, c);
         s->stack[s->depth++] = (comp_frame){.region = e->u.region.region,
                                             .enter = e->time,
-                                            .enter_c = settle(s, e->time, local_time(s, e->time)),
+                                            .enter_c = c,
                                             .mpi = mpi,
                                             .counted = in_window(run, e->time)};
         charge(s, mpi ? cost->event_ps[OTFX_EV_ENTER] : cost->user_enter_ps);
         return;
     }
     case OTFX_EV_LEAVE: {
-        const otfx_time c = settle(s, e->time, local_time(s, e->time));
+        const otfx_time c = settle(run, s, e->time, local_time(s, e->time));
+        emit(run, e, c);
         bool mpi = true;
         if (s->depth) {
             mpi = s->stack[s->depth - 1].mpi;
@@ -222,7 +253,8 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
     }
     case OTFX_EV_SEND:
     case OTFX_EV_ISEND:
-        s->message_c = call_start_time(s, e->time);
+        s->message_c = call_start_time(run, s, e->time);
+        emit(run, e, s->message_c);
         count_message(run, s, e, true);
         charge(s, cost->event_ps[e->type]);
         return;
@@ -233,21 +265,28 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
         return;
     case OTFX_EV_COLL_BEGIN:
     case OTFX_EV_NBC_REQUEST:
-        s->message_c = call_start_time(s, e->time);
+        s->message_c = call_start_time(run, s, e->time);
+        emit(run, e, s->message_c);
         charge(s, cost->event_ps[e->type]);
         return;
     case OTFX_EV_COLL_END:
     case OTFX_EV_NBC_COMPLETE:
         s->pending_ps = cost->event_ps[e->type];
         return;
-    case OTFX_EV_REDUCTION:
+    case OTFX_EV_REDUCTION: {
+        /* the range's compensated times: its removed events' costs are paid after its end */
+        otfx_event range = *e;
+        range.time = range.u.reduction.begin = settle(run, s, e->time, local_time(s, e->time));
+        const otfx_time end = e->u.reduction.end > e->time ? e->u.reduction.end : e->time;
+        range.u.reduction.end = advance(run, s, end, local_time(s, end), true);
+        emit(run, &range, range.time);
         /* removed events cost what an MPI call's records do on average */
-        settle(s, e->time, local_time(s, e->time));
         charge(s, e->u.reduction.events_removed *
                       (((uint64_t)cost->event_ps[OTFX_EV_ENTER] + cost->event_ps[OTFX_EV_LEAVE]) / 2));
         return;
+    }
     default:
-        settle(s, e->time, local_time(s, e->time));
+        emit(run, e, settle(run, s, e->time, local_time(s, e->time)));
         charge(s, cost->event_ps[e->type]);
         return;
     }
@@ -304,7 +343,8 @@ static void comp_receive(void *user, otfx_replay_stream *stream, const otfx_even
         s->receive_peer = e->u.msg.peer;
         s->receive_send_c = v.compensated;
     }
-    end_c = settle(s, re, end_c);
+    end_c = settle(run, s, re, end_c);
+    emit(run, e, end_c);
     if (value)
         s->receive_end_c = end_c;
     charge(s, s->pending_ps);
@@ -362,7 +402,7 @@ static void comp_complete(void *user, otfx_replay_stream *stream, const otfx_rep
         const otfx_time begin_c = call_begin_c(s, re);
         end_c = begin_c > arrival_c ? begin_c : arrival_c;
     }
-    settle(s, re, end_c);
+    emit(run, c->end, settle(run, s, re, end_c));
     charge(s, s->pending_ps);
     s->pending_ps = 0;
 }
@@ -425,11 +465,12 @@ static bool collect_ranks(comp_run *run)
     return true;
 }
 
-bool compensation_run(const otfx_command *query, const otfx_leaf_input *input, compensation_result *out,
-                      char *error, size_t error_size)
+bool compensation_run(const otfx_command *query, const otfx_leaf_input *input,
+                      const compensation_observer *observer, compensation_result *out, char *error,
+                      size_t error_size)
 {
     memset(out, 0, sizeof *out);
-    comp_run run = {.query = query, .app_ranks = input->app_ranks, .out = out};
+    comp_run run = {.query = query, .app_ranks = input->app_ranks, .out = out, .observer = observer};
     region_facts_init(&run.facts, input->defs, NULL);
     run.cost_of_rank = input->app_ranks ? calloc(input->app_ranks, sizeof *run.cost_of_rank) : NULL;
     if (input->app_ranks && !run.cost_of_rank) {
