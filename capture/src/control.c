@@ -30,6 +30,7 @@
 #include "control.h"
 #include "clock_sync.h"
 #include "nesting.h"
+#include "overhead.h"
 #include "recorder.h"
 #include "steered.h"
 #include "timer.h"
@@ -63,6 +64,8 @@ static uint64_t window_end = UINT64_MAX; /* RECORD_UNTIL's end in ticks */
 static uint64_t poll_interval = 1000000; /* ticks per millisecond */
 static bool pause_pending;               /* APP_PAUSE seen where blocking was not allowed */
 static struct capture_control pending_pause;
+static bool measure_pending; /* MEASURE_OVERHEAD seen inside a batch send */
+static struct capture_control pending_measure;
 static bool malformed_reported;
 static bool window_notice_due;           /* the window ended: tell the place (from where MPI may be called) */
 static double clock_sync_seconds = 10.0; /* OTFX_CLOCK_SYNC */
@@ -131,7 +134,7 @@ static bool valid(const struct capture_control *message, int bytes)
 {
     return bytes == (int)sizeof(*message) && message->magic == CAPTURE_BATCH_MAGIC &&
            message->version == CAPTURE_BATCH_VERSION && message->command >= CAPTURE_CONTROL_RECORD_ON &&
-           message->command <= CAPTURE_CONTROL_FLUSH;
+           message->command <= CAPTURE_CONTROL_MEASURE_OVERHEAD;
 }
 
 static void wait_while_paused(void);
@@ -186,6 +189,14 @@ static void carry_out(const struct capture_control *command, bool may_block)
         flushed_generation = atomic_fetch_add(&flush_generation, 1) + 1;
         atomic_store(&everyone_checks_until, now + 2 * poll_interval);
         break;
+    case CAPTURE_CONTROL_MEASURE_OVERHEAD:
+        if (!may_block) { /* inside a batch send the recorder is busy: at the next check point */
+            measure_pending = true;
+            pending_measure = *command;
+            return;
+        }
+        capture_overhead_remeasure();
+        break;
     }
     answer(command);
 }
@@ -195,7 +206,7 @@ static void carry_out(const struct capture_control *command, bool may_block)
  * highest sequence answered for all before it). */
 static void poll_messages(bool may_block)
 {
-    while (control_request != MPI_REQUEST_NULL && !pause_pending) {
+    while (control_request != MPI_REQUEST_NULL && !pause_pending && !measure_pending) {
         int flag = 0, bytes = 0;
         MPI_Status status;
         const int result = PMPI_Test(&control_request, &flag, &status);
@@ -278,7 +289,8 @@ static void update_deadline(uint64_t now)
     uint64_t deadline = now + poll_interval;
     if (window_end < deadline)
         deadline = window_end;
-    if (pause_pending || atomic_load(&app_paused) || now < atomic_load(&everyone_checks_until))
+    if (pause_pending || measure_pending || atomic_load(&app_paused) ||
+        now < atomic_load(&everyone_checks_until))
         deadline = 0;
     __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
 }
@@ -328,6 +340,11 @@ static void check_inside(uint64_t now, bool mpi_call)
         if (now >= next_clock_sync && !atomic_load(&app_paused)) /* paused in a guard: nothing recorded */
             resync_clock(now);
         send_window_notice();
+        if (measure_pending) {
+            measure_pending = false;
+            capture_overhead_remeasure();
+            answer(&pending_measure);
+        }
         poll_messages(true);
         if (pause_pending) {
             pause_pending = false;

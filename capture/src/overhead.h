@@ -19,5 +19,9 @@ CAPTURE_INTERNAL void capture_measure_overhead(struct capture_overhead_record *o
 /* MPI_Init, once the recorder has started: reads the test point, measures (with the injection off) and
  * writes the OVERHEAD record into this thread's stream. */
 CAPTURE_INTERNAL void capture_overhead_start(void);
+/* CAPTURE_CONTROL_MEASURE_OVERHEAD, at a check point: measures again (the injection off meanwhile) and
+ * writes a new OVERHEAD record into this thread's stream, with how long that took. The test point
+ * OTFX_TEST_OVERHEAD_REMEASURED_NS, when set, is the injection from then on. */
+CAPTURE_INTERNAL void capture_overhead_remeasure(void);
 
 #endif

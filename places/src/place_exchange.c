@@ -36,6 +36,7 @@ struct place_exchange_hub {
     bool any_begun;
     uint32_t newest;              /* the newest request id begun here */
     bool newest_ended;            /* and whether its leaf returned */
+    struct place_exchange *live;  /* exchanges begun and not ended (a leaf's, a snapshot's) */
     struct pending_send *orphans; /* sends of exchanges that ended */
     /* what the stale discard dropped, for the report of an exchange that did not finish */
     uint64_t discarded;
@@ -46,6 +47,7 @@ struct place_exchange_hub {
 struct place_exchange {
     otfx_place_exchange interface;
     place_exchange_hub *hub;
+    struct place_exchange *next_live;
     uint32_t request;
     uint64_t deadline_ns;
     uint32_t allreduce_calls;
@@ -162,6 +164,9 @@ static bool tag_is_stale(const place_exchange_hub *hub, int tag)
     if (!hub->any_begun || tag < 0 || (uint32_t)tag >= 2 * hub->slots)
         return hub->any_begun; /* a tag no exchange uses: nothing waits for it */
     const uint32_t slot = (uint32_t)tag / 2;
+    for (const struct place_exchange *e = hub->live; e; e = e->next_live)
+        if (slot_of(hub, e->request) == slot)
+            return false; /* an older request still running here (a snapshot's beside a leaf's) */
     const uint32_t behind = (slot_of(hub, hub->newest) - slot) & (hub->slots - 1);
     if (behind == 0)
         return hub->newest_ended;
@@ -585,15 +590,21 @@ place_exchange *place_exchange_begin(place_exchange_hub *hub, uint32_t request, 
     place_exchange *exchange = calloc(1, sizeof(*exchange));
     if (!exchange)
         return NULL;
-    /* a place runs its leaves in the order the requests came: the one beginning is the newest */
+    /* a place runs its leaves in the order the requests came: the one beginning is the newest, unless a
+     * snapshot's exchange (on its own thread) begins after a later request's leaf */
     pthread_mutex_lock(&hub->lock);
     hub->references++;
+    if (!hub->any_begun ||
+        ((slot_of(hub, request) - slot_of(hub, hub->newest)) & (hub->slots - 1)) < hub->slots / 2) {
+        hub->newest = request;
+        hub->newest_ended = false;
+    }
     hub->any_begun = true;
-    hub->newest = request;
-    hub->newest_ended = false;
+    exchange->request = request;
+    exchange->next_live = hub->live;
+    hub->live = exchange;
     pthread_mutex_unlock(&hub->lock);
     exchange->hub = hub;
-    exchange->request = request;
     exchange->deadline_ns = deadline_ns;
     exchange->interface = (otfx_place_exchange){
         .place_count = hub->size,
@@ -647,6 +658,11 @@ void place_exchange_end(place_exchange *exchange)
     }
     if (hub->newest == exchange->request)
         hub->newest_ended = true;
+    for (place_exchange **at = &hub->live; *at; at = &(*at)->next_live)
+        if (*at == exchange) {
+            *at = exchange->next_live;
+            break;
+        }
     pthread_mutex_unlock(&hub->lock);
     /* the hub closed meanwhile (a leaf given up on, ending after its place): its sends are let go */
     for (struct pending_send *send = exchange->sends, *next; send; send = next) {

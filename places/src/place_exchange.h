@@ -5,10 +5,11 @@
  * A hub belongs to one place for its whole run: a duplicate of the event places' communicator made at
  * setup (collective over the event places), so this traffic never mixes with snapshots or batches. A
  * leaf that replays across places begins an exchange of its own on the hub, named by the query's
- * request id, and ends it when the leaf returns. Calls of an exchange run on the place's worker thread
- * while the MPI thread goes on (MPI_THREAD_MULTIPLE); they never block in MPI and never spin: a wait
- * tests with PMPI_Improbe and sleeps 50 µs, doubling up to 1 ms, until something comes or its time is
- * up.
+ * request id, and ends it when the leaf returns; so does a compensated snapshot on the snapshot thread,
+ * beside the worker's leaves (the messages of an exchange still running here are never discarded). Calls of
+ * an exchange run on the place's worker thread while the MPI thread goes on (MPI_THREAD_MULTIPLE); they never
+ * block in MPI and never spin: a wait tests with PMPI_Improbe and sleeps 50 µs, doubling up to 1 ms, until
+ * something comes or its time is up.
  *
  * Messages are point-to-point only. Each carries its request id twice: in its tag (two tags per request
  * id modulo a number of slots, one for the leaf's messages and one for allreduce) and in an 8-byte header

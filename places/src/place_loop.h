@@ -41,6 +41,7 @@ struct leaf_job {
     otfx_trace **traces;
     uint32_t *rank_of_trace, *thread_of_trace;
     otfx_rank_info *ranks;
+    otfx_cost_change *cost_changes; /* the ranks' re-measured costs (ranks[r].overhead.changes), copied */
     /* a replay analysis: the worker begins an exchange with the other event places for it */
     bool exchanges;
     place_exchange *exchange;
@@ -68,6 +69,9 @@ struct snapshot_job {
     otfx_trace **traces; /* this place's part, chosen on the MPI thread (place_snapshot_select) */
     size_t trace_count;
     bool selected; /* false: out of memory choosing them */
+    /* snapshot --compensated: the place's view of its ranks and traces, taken on the MPI thread like a
+     * leaf's, for the compensation replay that precedes the write (NULL: out of memory) */
+    struct leaf_job *compensation;
     place_snapshot_result result;
     bool on_thread;
 };

@@ -32,10 +32,12 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
 {
     struct event_place *place = runtime->place;
     const int ranks = place->setup.served_count;
-    size_t traces = 0;
-    for (int r = 0; r < ranks; r++)
+    size_t traces = 0, changes = 0;
+    for (int r = 0; r < ranks; r++) {
         for (uint32_t t = 0; t < place->ranks[r].stream_capacity; t++)
             traces += place->ranks[r].streams[t] != NULL;
+        changes += place->ranks[r].cost_change_count;
+    }
     struct leaf_job *job = calloc(1, sizeof(*job));
     if (!job)
         return NULL;
@@ -43,11 +45,12 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
     job->rank_of_trace = calloc(traces ? traces : 1, sizeof(uint32_t));
     job->thread_of_trace = calloc(traces ? traces : 1, sizeof(uint32_t));
     job->ranks = calloc(ranks > 0 ? (size_t)ranks : 1, sizeof(*job->ranks));
-    if (!job->traces || !job->rank_of_trace || !job->thread_of_trace || !job->ranks) {
+    job->cost_changes = calloc(changes ? changes : 1, sizeof(*job->cost_changes));
+    if (!job->traces || !job->rank_of_trace || !job->thread_of_trace || !job->ranks || !job->cost_changes) {
         place_leaf_job_free(job);
         return NULL;
     }
-    size_t i = 0;
+    size_t i = 0, c = 0;
     for (int r = 0; r < ranks; r++) {
         const struct served_rank *rank = &place->ranks[r];
         otfx_rank_info *info = &job->ranks[r];
@@ -59,6 +62,12 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
         info->events_per_s = rank->said_goodbye ? 0 : rank->events_per_s;
         info->dropped_events = dropped_of(rank);
         place_rank_overhead(rank, &info->overhead);
+        /* the worker reads them while the next batches may move the rank's table */
+        if (info->overhead.change_count)
+            memcpy(&job->cost_changes[c], info->overhead.changes,
+                   info->overhead.change_count * sizeof(*job->cost_changes));
+        info->overhead.changes = &job->cost_changes[c];
+        c += info->overhead.change_count;
         for (uint32_t t = 0; t < rank->stream_capacity; t++) {
             if (!rank->streams[t])
                 continue;
@@ -183,6 +192,8 @@ static enum capture_control_command control_of(const struct place_runtime *runti
     case OTFX_CMD_SNAPSHOT:
     case OTFX_CMD_RESET: /* what the ranks recorded before the reset goes too: flush it first */
         return CAPTURE_CONTROL_FLUSH;
+    case OTFX_CMD_OVERHEAD_MEASURE:
+        return CAPTURE_CONTROL_MEASURE_OVERHEAD;
     default:
         return 0;
     }
@@ -320,6 +331,9 @@ static bool snapshot_start(void *context, uint32_t request, const otfx_command *
         return false;
     runtime->snapshot.request = request;
     runtime->snapshot.command = *command;
+    place_leaf_job_free(runtime->snapshot.compensation);
+    runtime->snapshot.compensation =
+        command->compensated ? make_leaf_job(runtime, request, NULL, command) : NULL;
     place_snapshot_start(runtime);
     return true;
 }

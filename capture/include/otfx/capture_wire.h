@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
-#define CAPTURE_BATCH_VERSION 7
+#define CAPTURE_BATCH_VERSION 8
 #define CAPTURE_BATCH_TAG     4242
 /* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
  * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, and its
@@ -68,6 +68,10 @@ enum capture_control_command {
      * when it fills first); each such batch is flagged CAPTURE_BATCH_FLUSHED. The answer does not wait
      * for the other threads. */
     CAPTURE_CONTROL_FLUSH = 7,
+    /* measure the recording costs again (capture/src/overhead.c) and write a new OVERHEAD record into the
+     * stream of the thread that does it; answered once it is written. At a check point that may not
+     * measure (a batch send) it waits for the next one, and later commands wait behind it. */
+    CAPTURE_CONTROL_MEASURE_OVERHEAD = 8,
 };
 
 /* Event classes as in otfx_event_class (tbon/include/otfx/protocol.h): which MPI functions belong to
@@ -172,8 +176,9 @@ struct capture_batch_header {
  *   fields as in its REQUEST_DONE.
  * DIED: the rank is ending without MPI_Finalize; the last record of its goodbye batch.
  * OVERHEAD: capture_overhead_record: what writing one record of each kind costs this rank, measured in
- *   MPI_Init (capture/src/overhead.c); the first record of the rank's first batch. The place estimates
- *   the rank's intrusion from it (records of each kind × their cost), and overhead compensation
+ *   MPI_Init (capture/src/overhead.c); the first record of the rank's first batch, and again where the
+ *   rank carried out a CAPTURE_CONTROL_MEASURE_OVERHEAD (its costs apply from its timestamp on). The place
+ * estimates the rank's intrusion from it (records of each kind × their cost), and overhead compensation
  *   subtracts it (docs/analyses.md).
  * METRIC_SET: capture_metric_set_record + its metrics (capture_metric_definition each): the metrics this
  *   thread reads from now on (at its timestamp), under a set id new in its stream; count 0: none. Written
@@ -377,13 +382,16 @@ struct capture_died_record {
  * loops of `repetitions` records into a scratch buffer; kinds written by the same writer share its
  * measurement. Not included: the wrapper's bookkeeping around a record and the batch sends.
  * injected_ns: the test point OTFX_TEST_OVERHEAD_NS, a busy-spin of that many ns the rank adds after
- * the timestamp of every time-ordered record (0 in real runs): the place adds it to those kinds' cost. */
+ * the timestamp of every time-ordered record (0 in real runs): the place adds it to those kinds' cost.
+ * took_ns: how long measuring took, from the timestamp to the record (0 at MPI_Init, before the first
+ * event): time the thread lost to the tool, which the place counts as intrusion. */
 struct capture_overhead_record {
-    struct capture_record_header header; /* function_id 0; timestamp: when it was measured (ticks) */
+    struct capture_record_header header; /* function_id 0; timestamp: when measuring began (ticks) */
     uint32_t injected_ns;
     uint16_t runs;
     uint16_t repetitions;
     uint32_t cost_ps[CAPTURE_OVERHEAD_KINDS];
+    uint64_t took_ns;
 };
 
 /* The most metrics one set holds. */

@@ -132,19 +132,20 @@ typedef enum otfx_command_kind {
     OTFX_CMD_APP_PAUSE,
     OTFX_CMD_APP_RESUME,
     OTFX_CMD_RESET,
-    OTFX_CMD_REDUCTION,     /* strategy */
-    OTFX_CMD_ENABLE,        /* classes */
-    OTFX_CMD_DISABLE,       /* classes */
-    OTFX_CMD_SNAPSHOT,      /* path, from/to, ranks, overwrite */
-    OTFX_CMD_PROFILE,       /* from/to, ranks, compensated */
-    OTFX_CMD_TIMELINE,      /* from/to, ranks, bins, rows, compensated */
-    OTFX_CMD_MESSAGES,      /* from/to, ranks, groups */
-    OTFX_CMD_EVENTS,        /* from/to, ranks, limit */
-    OTFX_CMD_LOAD_MODULE,   /* path */
-    OTFX_CMD_QUERY,         /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
-    OTFX_CMD_CRITICAL_PATH, /* from/to, ranks, zero, top, limit (path segments), follow, no_flush */
-    OTFX_CMD_WAIT_STATES,   /* from/to, ranks, top, limit (rank pairs), follow, no_flush */
-    OTFX_CMD_STRUCTURE,     /* ranks, top (paths per group), group_tolerance_ppm */
+    OTFX_CMD_REDUCTION,        /* strategy */
+    OTFX_CMD_ENABLE,           /* classes */
+    OTFX_CMD_DISABLE,          /* classes */
+    OTFX_CMD_SNAPSHOT,         /* path, from/to, ranks, overwrite */
+    OTFX_CMD_PROFILE,          /* from/to, ranks, compensated */
+    OTFX_CMD_TIMELINE,         /* from/to, ranks, bins, rows, compensated */
+    OTFX_CMD_MESSAGES,         /* from/to, ranks, groups */
+    OTFX_CMD_EVENTS,           /* from/to, ranks, limit */
+    OTFX_CMD_LOAD_MODULE,      /* path */
+    OTFX_CMD_QUERY,            /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
+    OTFX_CMD_CRITICAL_PATH,    /* from/to, ranks, zero, top, limit (path segments), follow, no_flush */
+    OTFX_CMD_WAIT_STATES,      /* from/to, ranks, top, limit (rank pairs), follow, no_flush */
+    OTFX_CMD_STRUCTURE,        /* ranks, top (paths per group), group_tolerance_ppm */
+    OTFX_CMD_OVERHEAD_MEASURE, /* every rank measures its recording costs again */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 

@@ -39,8 +39,10 @@ typedef struct comp_frame {
 
 typedef struct comp_stream {
     bool seen;
-    uint32_t rank;
-    const otfx_rank_overhead *cost;
+    uint32_t rank, thread;
+    const otfx_rank_overhead *overhead;
+    const otfx_record_costs *cost; /* the measurement in force at the stream's position */
+    uint32_t next_change;          /* the rank's next re-measurement (overhead->changes) */
     uint64_t delay_ps, intrusion_ps;
     otfx_time last, last_c;
     uint64_t pending_ps;   /* a receive's or completion's cost, paid once its time is compensated */
@@ -83,9 +85,11 @@ static comp_stream *stream_of(comp_run *run, const otfx_replay_stream *stream)
     if (!s->seen) {
         s->seen = true;
         s->rank = stream->rank;
-        s->cost = stream->rank < run->app_ranks && run->cost_of_rank[stream->rank]
-                      ? run->cost_of_rank[stream->rank]
-                      : &no_cost;
+        s->thread = stream->thread;
+        s->overhead = stream->rank < run->app_ranks && run->cost_of_rank[stream->rank]
+                          ? run->cost_of_rank[stream->rank]
+                          : &no_cost;
+        s->cost = &s->overhead->costs;
         s->p2p_latency = OTFX_TIME_MAX;
         s->coll_latency = OTFX_TIME_MAX;
     }
@@ -215,13 +219,27 @@ static void count_message(comp_run *run, comp_stream *s, const otfx_event *e, bo
     }
 }
 
+/* Re-measurements before t: their costs from here on, and the measuring's own time on the stream that
+ * did it. */
+static void apply_cost_changes(comp_stream *s, otfx_time t)
+{
+    const otfx_rank_overhead *o = s->overhead;
+    while (s->next_change < o->change_count && o->changes[s->next_change].since <= t) {
+        const otfx_cost_change *change = &o->changes[s->next_change++];
+        s->cost = &change->costs;
+        if (change->thread == s->thread)
+            charge(s, change->took_ns * 1000u);
+    }
+}
+
 static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event *e)
 {
     comp_run *run = user;
     comp_stream *s = stream_of(run, stream);
     if (!s)
         return;
-    const otfx_rank_overhead *cost = s->cost;
+    apply_cost_changes(s, e->time);
+    const otfx_record_costs *cost = s->cost;
     switch (e->type) {
     case OTFX_EV_ENTER: {
         if (!otfx_reserve((void **)&s->stack, &s->capacity, s->depth + 1, sizeof *s->stack, 16)) {
@@ -514,4 +532,140 @@ void compensation_result_free(compensation_result *result)
     free(result->regions);
     free(result->ranks);
     memset(result, 0, sizeof *result);
+}
+
+size_t compensation_trace_of(const otfx_leaf_input *input, const otfx_replay_stream *stream)
+{
+    for (size_t i = 0; i < input->trace_count; i++) {
+        const uint32_t index = input->rank_of_trace[i];
+        const uint32_t thread = input->thread_of_trace ? input->thread_of_trace[i] : 0;
+        if (index < input->rank_count && input->ranks[index].rank == stream->rank && thread == stream->thread)
+            return i;
+    }
+    return input->trace_count;
+}
+
+/* ---- compensated copies of traces --------------------------------------------------------------- */
+
+#define COPY_BATCH 256
+
+typedef struct copy_stream {
+    bool known;
+    size_t trace; /* in the input (trace_count: not copied) */
+    otfx_event batch[COPY_BATCH];
+    size_t count;
+    uint32_t depth;
+    otfx_time last;
+} copy_stream;
+
+typedef struct copy_run {
+    const otfx_leaf_input *input;
+    otfx_trace **copies;
+    copy_stream **streams; /* by replay stream index */
+    size_t stream_capacity;
+    bool failed;
+    char error[256];
+} copy_run;
+
+static bool copy_flush(copy_run *run, copy_stream *c)
+{
+    size_t appended = 0;
+    const otfx_status status =
+        c->count ? otfx_trace_append(run->copies[c->trace], c->batch, c->count, &appended) : OTFX_OK;
+    c->count = 0;
+    if (status != OTFX_OK && status != OTFX_ERR_STOPPED && !run->failed) {
+        run->failed = true;
+        snprintf(run->error, sizeof run->error, "compensated copy of rank %u: %s",
+                 run->input->ranks[run->input->rank_of_trace[c->trace]].rank, otfx_last_error());
+    }
+    return !run->failed;
+}
+
+static void copy_event(void *user, const otfx_replay_stream *stream, const otfx_event *event,
+                       otfx_time compensated)
+{
+    copy_run *run = user;
+    if (run->failed)
+        return;
+    copy_stream **slot =
+        stream_slot((void **)&run->streams, &run->stream_capacity, sizeof *run->streams, stream->index);
+    if (slot && !*slot)
+        *slot = calloc(1, sizeof **slot);
+    if (!slot || !*slot) {
+        run->failed = true;
+        snprintf(run->error, sizeof run->error, "out of memory");
+        return;
+    }
+    copy_stream *c = *slot;
+    if (!c->known) {
+        c->known = true;
+        c->trace = compensation_trace_of(run->input, stream);
+    }
+    if (c->trace >= run->input->trace_count || !run->copies[c->trace])
+        return;
+    if (event->type == OTFX_EV_LEAVE) {
+        if (c->depth == 0)
+            return; /* entered in a range a reduction removed */
+        c->depth--;
+    } else if (event->type == OTFX_EV_ENTER) {
+        c->depth++;
+    }
+    otfx_event e = *event;
+    e.time = compensated > c->last ? compensated : c->last;
+    c->last = e.time;
+    c->batch[c->count++] = e;
+    if (c->count == COPY_BATCH)
+        copy_flush(run, c);
+}
+
+bool otfx_analysis_compensated_traces(const otfx_command *query, const otfx_leaf_input *input,
+                                      otfx_trace **copies, char *error, size_t error_size)
+{
+    copy_run run = {.input = input, .copies = copies};
+    for (size_t i = 0; i < input->trace_count; i++)
+        copies[i] = NULL;
+    for (size_t i = 0; i < input->trace_count && !run.failed; i++) {
+        const uint32_t index = input->rank_of_trace[i];
+        otfx_trace_status status;
+        if (index >= input->rank_count || !otfx_rank_set_contains(&query->ranks, input->ranks[index].rank) ||
+            otfx_trace_status_get(input->traces[i], &status) != OTFX_OK)
+            continue;
+        otfx_trace_config config = otfx_trace_config_default(2 * status.budget_bytes);
+        config.strategy = status.strategy == OTFX_REDUCE_COUNT ? OTFX_REDUCE_RING : status.strategy;
+        config.structure = false;
+        if (otfx_trace_create(&config, input->defs, otfx_trace_location(input->traces[i]), &copies[i]) !=
+            OTFX_OK) {
+            run.failed = true;
+            snprintf(run.error, sizeof run.error, "cannot create a compensated copy: %s", otfx_last_error());
+        }
+    }
+    bool ok = !run.failed;
+    if (ok) {
+        otfx_command everything = *query;
+        everything.from = 0;
+        everything.to = OTFX_TIME_MAX;
+        const compensation_observer observer = {.user = &run, .event = copy_event};
+        compensation_result result;
+        ok = compensation_run(&everything, input, &observer, &result, error, error_size);
+        if (ok)
+            compensation_result_free(&result);
+        for (size_t i = 0; ok && i < run.stream_capacity; i++)
+            if (run.streams[i] && run.streams[i]->trace < input->trace_count && copies[run.streams[i]->trace])
+                copy_flush(&run, run.streams[i]);
+    }
+    if (ok && run.failed) {
+        snprintf(error, error_size, "%s", run.error);
+        ok = false;
+    } else if (!ok && run.failed) {
+        snprintf(error, error_size, "%s", run.error);
+    }
+    for (size_t i = 0; i < run.stream_capacity; i++)
+        free(run.streams[i]);
+    free(run.streams);
+    if (!ok)
+        for (size_t i = 0; i < input->trace_count; i++) {
+            otfx_trace_destroy(copies[i]);
+            copies[i] = NULL;
+        }
+    return ok;
 }

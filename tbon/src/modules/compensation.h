@@ -64,4 +64,7 @@ bool compensation_run(const otfx_command *query, const otfx_leaf_input *input,
                       size_t error_size);
 void compensation_result_free(compensation_result *result);
 
+/* The index in input->traces of a replay stream's trace (input->trace_count: none). */
+size_t compensation_trace_of(const otfx_leaf_input *input, const otfx_replay_stream *stream);
+
 #endif
