@@ -641,7 +641,7 @@ static bool decode_overhead(struct decoder *decoder, const struct capture_record
     struct served_rank *rank = decoder->rank;
     for (uint16_t kind = 0; kind < CAPTURE_OVERHEAD_KINDS; kind++) {
         uint64_t cost = overhead.cost_ps[kind];
-        if (capture_record_kind(kind).time_ordered)
+        if (capture_overhead_injected(kind))
             cost += (uint64_t)overhead.injected_ns * 1000u;
         rank->record_cost_ps[kind] = cost;
     }

@@ -326,6 +326,27 @@ static void test_remeasured(void **state)
     rw_free(&w);
 }
 
+/* Events at the ENTER's time (the metrics read after it, a phase marker) come after its cost was paid
+ * but cannot be compensated before the ENTER: the cost is still owed and comes out of the LEAVE. */
+static void test_same_time_events(void **state)
+{
+    (void)state;
+    rworld w;
+    rw_init(&w, 1);
+    otfx_ref work = rw_region(&w, "work", OTFX_ROLE_USER_FUNCTION);
+    otfx_ref phase = rw_region(&w, "phase", OTFX_ROLE_PHASE);
+    rw_enter(&w, 0, 0, work);
+    rw_event(&w, 0, (otfx_event){.time = 0, .type = OTFX_EV_PHASE, .u.phase = {.region = phase, .value = 1}});
+    rw_leave(&w, 0, 100 * RW_MS);
+    enter_costs(&w, 0, 10);
+    otfx_command q = rw_query(OTFX_CMD_PROFILE); /* one place: the splits' copies know no phases */
+    q.compensated = true;
+    char *reply = rw_run_one_place(otfx_analysis_for_command(OTFX_CMD_PROFILE), &q, &w);
+    assert_int_equal(rw_u64(reply, "region", "name", "work", "inclusive_ns"), 90 * RW_MS);
+    free(reply);
+    rw_free(&w);
+}
+
 /* Without a measurement nothing is taken out: compensated equals measured, and the rank is counted. */
 static void test_unmeasured(void **state)
 {
@@ -350,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_one_send_case_2), cmocka_unit_test(test_one_send_case_1),
         cmocka_unit_test(test_master_worker),   cmocka_unit_test(test_staggered_barrier),
         cmocka_unit_test(test_reorder_flagged), cmocka_unit_test(test_remeasured),
+        cmocka_unit_test(test_same_time_events),
         cmocka_unit_test(test_unmeasured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -381,8 +381,9 @@ struct capture_died_record {
  * the recorder's own cost (the timer read and the append), measured as the median over `runs` timed
  * loops of `repetitions` records into a scratch buffer; kinds written by the same writer share its
  * measurement. Not included: the wrapper's bookkeeping around a record and the batch sends.
- * injected_ns: the test point OTFX_TEST_OVERHEAD_NS, a busy-spin of that many ns the rank adds after
- * the timestamp of every time-ordered record (0 in real runs): the place adds it to those kinds' cost.
+ * injected_ns: the test point OTFX_TEST_OVERHEAD_NS, fixed work taking that many ns on an undisturbed
+ * core the rank adds after the timestamp of every record capture_overhead_injected names (0 in real
+ * runs): the place adds it to those kinds' cost.
  * took_ns: how long measuring took, from the timestamp to the record (0 at MPI_Init, before the first
  * event): time the thread lost to the tool, which the place counts as intrusion. */
 struct capture_overhead_record {
@@ -451,6 +452,14 @@ static inline struct capture_record_kind_info capture_record_kind(uint16_t kind)
 #undef CAPTURE_KIND_INFO
     }
     return (struct capture_record_kind_info){0, 0, "unknown"};
+}
+
+/* Whether the test point OTFX_TEST_OVERHEAD_NS spins after a record of this kind (and the place adds the
+ * spin to its cost): every time-ordered record but the METRICS that belong to the ENTER or LEAVE before
+ * them, so that an event costs one spin whether metrics are read or not. */
+static inline int capture_overhead_injected(uint16_t kind)
+{
+    return capture_record_kind(kind).time_ordered && kind != CAPTURE_RECORD_METRICS;
 }
 
 #endif

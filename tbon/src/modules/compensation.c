@@ -107,10 +107,12 @@ static comp_frame *innermost(comp_stream *s)
     return s->depth ? &s->stack[s->depth - 1] : NULL;
 }
 
-/* Moves the stream's compensated clock to `c` at measured time t (never back, never past t), its delay
- * to match; the time passed is a span of the innermost open region, or, `reduced`, a range without
- * detail. */
-static otfx_time advance(comp_run *run, comp_stream *s, otfx_time t, otfx_time c, bool reduced)
+/* Moves the stream's compensated clock to `c` at measured time t (never back, never past t); the time
+ * passed is a span of the innermost open region, or, `reduced`, a range without detail. A wait that
+ * absorbed delay (`absorbs`: a receive's or a collective's completion) sets the delay to t - c; any other
+ * event keeps it, also where c had to stay at the previous event's time (events at one measured time: the
+ * costs paid between them are still owed and come out of the events after them). */
+static otfx_time advance(comp_run *run, comp_stream *s, otfx_time t, otfx_time c, bool reduced, bool absorbs)
 {
     if (c < s->last_c)
         c = s->last_c;
@@ -125,16 +127,24 @@ static otfx_time advance(comp_run *run, comp_stream *s, otfx_time t, otfx_time c
                     s->last_c, c);
     }
     s->started = true;
-    s->delay_ps = (t - c) * 1000u;
+    if (absorbs)
+        s->delay_ps = (t - c) * 1000u;
     s->last = t;
     s->last_c = c;
     return c;
 }
 
-/* Sets the stream's compensated time at measured time t to `c` (see advance). */
-static otfx_time settle(comp_run *run, comp_stream *s, otfx_time t, otfx_time c)
+/* An event's compensated time: its local time t - x (see advance). */
+static otfx_time settle(comp_run *run, comp_stream *s, otfx_time t)
 {
-    return advance(run, s, t, c, false);
+    const uint64_t delay_ns = s->delay_ps / 1000u;
+    return advance(run, s, t, t > delay_ns ? t - delay_ns : 0, false, false);
+}
+
+/* A completion at t whose compensated time the model put at `c` (see advance). */
+static otfx_time settle_wait(comp_run *run, comp_stream *s, otfx_time t, otfx_time c)
+{
+    return advance(run, s, t, c, false, true);
 }
 
 /* The event's compensated time is known: the observer's. */
@@ -199,7 +209,7 @@ static otfx_time call_start_time(comp_run *run, comp_stream *s, otfx_time t)
     const comp_frame *f = innermost(s);
     if (f && f->enter == t)
         return f->enter_c;
-    return settle(run, s, t, local_time(s, t));
+    return settle(run, s, t);
 }
 
 static void count_message(comp_run *run, comp_stream *s, const otfx_event *e, bool sent)
@@ -247,7 +257,7 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
             return;
         }
         const bool mpi = region_is_mpi(&run->facts, e->u.region.region);
-        const otfx_time c = settle(run, s, e->time, local_time(s, e->time)); /* before the push: the span
+        const otfx_time c = settle(run, s, e->time); /* before the push: the span
                                                                               * is the caller's */
         emit(run, e, c);
         s->stack[s->depth++] = (comp_frame){.region = e->u.region.region,
@@ -259,7 +269,7 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
         return;
     }
     case OTFX_EV_LEAVE: {
-        const otfx_time c = settle(run, s, e->time, local_time(s, e->time));
+        const otfx_time c = settle(run, s, e->time);
         emit(run, e, c);
         bool mpi = true;
         if (s->depth) {
@@ -294,9 +304,9 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
     case OTFX_EV_REDUCTION: {
         /* the range's compensated times: its removed events' costs are paid after its end */
         otfx_event range = *e;
-        range.time = range.u.reduction.begin = settle(run, s, e->time, local_time(s, e->time));
+        range.time = range.u.reduction.begin = settle(run, s, e->time);
         const otfx_time end = e->u.reduction.end > e->time ? e->u.reduction.end : e->time;
-        range.u.reduction.end = advance(run, s, end, local_time(s, end), true);
+        range.u.reduction.end = advance(run, s, end, local_time(s, end), true, false);
         emit(run, &range, range.time);
         /* removed events cost what an MPI call's records do on average */
         charge(s, e->u.reduction.events_removed *
@@ -304,7 +314,7 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
         return;
     }
     default:
-        emit(run, e, settle(run, s, e->time, local_time(s, e->time)));
+        emit(run, e, settle(run, s, e->time));
         charge(s, cost->event_ps[e->type]);
         return;
     }
@@ -361,7 +371,7 @@ static void comp_receive(void *user, otfx_replay_stream *stream, const otfx_even
         s->receive_peer = e->u.msg.peer;
         s->receive_send_c = v.compensated;
     }
-    end_c = settle(run, s, re, end_c);
+    end_c = value ? settle_wait(run, s, re, end_c) : settle(run, s, re);
     emit(run, e, end_c);
     if (value)
         s->receive_end_c = end_c;
@@ -420,7 +430,7 @@ static void comp_complete(void *user, otfx_replay_stream *stream, const otfx_rep
         const otfx_time begin_c = call_begin_c(s, re);
         end_c = begin_c > arrival_c ? begin_c : arrival_c;
     }
-    emit(run, c->end, settle(run, s, re, end_c));
+    emit(run, c->end, any ? settle_wait(run, s, re, end_c) : settle(run, s, re));
     charge(s, s->pending_ps);
     s->pending_ps = 0;
 }
