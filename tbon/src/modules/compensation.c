@@ -107,6 +107,13 @@ static comp_frame *innermost(comp_stream *s)
     return s->depth ? &s->stack[s->depth - 1] : NULL;
 }
 
+/* Local compensation of an event at t: t − x. */
+static otfx_time local_time(const comp_stream *s, otfx_time t)
+{
+    const uint64_t delay_ns = s->delay_ps / 1000u;
+    return t > delay_ns ? t - delay_ns : 0;
+}
+
 /* Moves the stream's compensated clock to `c` at measured time t (never back, never past t); the time
  * passed is a span of the innermost open region, or, `reduced`, a range without detail. A wait that
  * absorbed delay (`absorbs`: a receive's or a collective's completion) sets the delay to t - c; any other
@@ -137,8 +144,7 @@ static otfx_time advance(comp_run *run, comp_stream *s, otfx_time t, otfx_time c
 /* An event's compensated time: its local time t - x (see advance). */
 static otfx_time settle(comp_run *run, comp_stream *s, otfx_time t)
 {
-    const uint64_t delay_ns = s->delay_ps / 1000u;
-    return advance(run, s, t, t > delay_ns ? t - delay_ns : 0, false, false);
+    return advance(run, s, t, local_time(s, t), false, false);
 }
 
 /* A completion at t whose compensated time the model put at `c` (see advance). */
@@ -152,13 +158,6 @@ static void emit(comp_run *run, const otfx_event *e, otfx_time c)
 {
     if (run->observer && run->observer->event)
         run->observer->event(run->observer->user, run->current, e, c);
-}
-
-/* Local compensation of an event at t: t − x. */
-static otfx_time local_time(const comp_stream *s, otfx_time t)
-{
-    const uint64_t delay_ns = s->delay_ps / 1000u;
-    return t > delay_ns ? t - delay_ns : 0;
 }
 
 static bool in_window(const comp_run *run, otfx_time t)
@@ -258,7 +257,7 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
         }
         const bool mpi = region_is_mpi(&run->facts, e->u.region.region);
         const otfx_time c = settle(run, s, e->time); /* before the push: the span
-                                                                              * is the caller's */
+                                                      * is the caller's */
         emit(run, e, c);
         s->stack[s->depth++] = (comp_frame){.region = e->u.region.region,
                                             .enter = e->time,

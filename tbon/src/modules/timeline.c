@@ -428,14 +428,7 @@ static span_stream *span_stream_of(span_bins *b, const otfx_replay_stream *strea
     }
     if (!s->known) {
         s->known = true;
-        s->trace = b->input->trace_count;
-        for (size_t i = 0; i < b->input->trace_count; i++) {
-            const uint32_t index = b->input->rank_of_trace[i];
-            const uint32_t thread = b->input->thread_of_trace ? b->input->thread_of_trace[i] : 0;
-            if (index < b->input->rank_count && b->input->ranks[index].rank == stream->rank &&
-                thread == stream->thread)
-                s->trace = i;
-        }
+        s->trace = compensation_trace_of(b->input, stream);
         s->current = UINT32_MAX;
         s->cached_region = OTFX_REF_NONE;
     }
