@@ -368,11 +368,10 @@ static void test_unmeasured(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_send_case_2), cmocka_unit_test(test_one_send_case_1),
-        cmocka_unit_test(test_master_worker),   cmocka_unit_test(test_staggered_barrier),
-        cmocka_unit_test(test_reorder_flagged), cmocka_unit_test(test_remeasured),
-        cmocka_unit_test(test_same_time_events),
-        cmocka_unit_test(test_unmeasured),
+        cmocka_unit_test(test_one_send_case_2),  cmocka_unit_test(test_one_send_case_1),
+        cmocka_unit_test(test_master_worker),    cmocka_unit_test(test_staggered_barrier),
+        cmocka_unit_test(test_reorder_flagged),  cmocka_unit_test(test_remeasured),
+        cmocka_unit_test(test_same_time_events), cmocka_unit_test(test_unmeasured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
