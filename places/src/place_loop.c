@@ -336,23 +336,21 @@ static void write_compensated_snapshot(struct place_runtime *runtime)
     bool ok = view && copies;
     if (!ok)
         snprintf(error, sizeof(error), "out of memory for the compensation");
-    else if (!runtime->exchange_hub || snapshot->request == 0) {
+    else if (!snapshot->exchange) {
         ok = false;
-        snprintf(error, sizeof(error),
-                 "compensation needs the event places' exchange, which this place lacks");
+        snprintf(error, sizeof(error), "%s",
+                 runtime->exchange_hub
+                     ? "out of memory for the exchange"
+                     : "compensation needs the event places' exchange, which this place lacks");
     }
     if (ok) {
-        const uint64_t deadline = place_now_ns() + runtime->module_timeout_ns;
-        place_exchange *exchange = place_exchange_begin(runtime->exchange_hub, snapshot->request, deadline);
-        view->input.exchange = exchange ? place_exchange_interface(exchange) : NULL;
-        view->input.deadline_ns = deadline;
-        ok = exchange &&
-             otfx_analysis_compensated_traces(&snapshot->command, &view->input, copies, error, sizeof(error));
-        if (!exchange)
-            snprintf(error, sizeof(error), "out of memory for the exchange");
+        view->input.exchange = place_exchange_interface(snapshot->exchange);
+        view->input.deadline_ns = place_now_ns() + runtime->module_timeout_ns;
+        ok = otfx_analysis_compensated_traces(&snapshot->command, &view->input, copies, error, sizeof(error));
         view->input.exchange = NULL;
-        place_exchange_end(exchange);
     }
+    place_exchange_end(snapshot->exchange);
+    snapshot->exchange = NULL;
     int mine = ok, everyone = 0;
     if (PMPI_Allreduce(&mine, &everyone, 1, MPI_INT, MPI_MIN, runtime->event_comm) != MPI_SUCCESS)
         everyone = 0;
@@ -416,6 +414,9 @@ void place_snapshot_start(struct place_runtime *runtime)
     runtime->snapshot.selected =
         place_snapshot_select(runtime->place, &runtime->snapshot.command, &runtime->snapshot.traces,
                               &runtime->snapshot.trace_count);
+    if (runtime->snapshot.command.compensated && runtime->exchange_hub && runtime->snapshot.request)
+        runtime->snapshot.exchange = place_exchange_begin_beside(
+            runtime->exchange_hub, runtime->snapshot.request, place_now_ns() + runtime->module_timeout_ns);
     runtime->snapshot_busy = true;
     runtime->snapshot_finished = false;
     runtime->snapshot.on_thread = false;

@@ -72,6 +72,9 @@ struct snapshot_job {
     /* snapshot --compensated: the place's view of its ranks and traces, taken on the MPI thread like a
      * leaf's, for the compensation replay that precedes the write (NULL: out of memory) */
     struct leaf_job *compensation;
+    /* and its exchange with the other event places, begun on the MPI thread before any later request's
+     * leaf can begin (so none of its messages is taken for a past request's) */
+    place_exchange *exchange;
     place_snapshot_result result;
     bool on_thread;
 };
