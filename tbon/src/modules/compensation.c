@@ -3,7 +3,9 @@
  * Every stream carries its delay x: how much later than in an unmeasured run its next event happens.
  * Each event's compensated time is its time minus x; afterwards x grows by the event's recording cost
  * (the rank's measured cost of the records the event comes from, otfx_rank_overhead), since the cost is
- * paid after the timestamp. That alone is local compensation. Across ranks, a message's send carries
+ * paid after the timestamp. That alone is local compensation. The costs are those of the rank's last
+ * measurement before the event (otfx_rank_overhead.changes: `overhead measure`), and a re-measurement's
+ * own duration is a cost of the stream that measured. Across ranks, a message's send carries
  * its compensated time S' = t_S − x_s and its measured time to the receive (through the replay, never
  * the application's messages). A receive ending at Re inside a call entered at Rb ends, compensated, at
  *
