@@ -16,6 +16,17 @@ pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
 # User-function names on the event places (libdwfl reads the application's symbol tables).
 pkg_check_modules(LIBDW REQUIRED IMPORTED_TARGET libdw)
 find_package(ZLIB REQUIRED)
+# PAPI preset metrics (papi:PAPI_TOT_CYC, …; docs/usage.md, "Metrics"): optional. Without it a papi: name
+# is refused with the reason that otfx was built without PAPI.
+option(OTFX_WITH_PAPI "read PAPI preset metrics where libpapi is installed" ON)
+set(OTFX_HAVE_PAPI OFF)
+if(OTFX_WITH_PAPI)
+  pkg_check_modules(PAPI QUIET IMPORTED_TARGET papi)
+  if(PAPI_FOUND)
+    set(OTFX_HAVE_PAPI ON)
+  endif()
+endif()
+message(STATUS "otfx: PAPI metrics ${OTFX_HAVE_PAPI}")
 
 set(OTFX_HAVE_QT5 OFF)
 if(OTFX_BUILD_GUI)

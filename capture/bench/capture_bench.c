@@ -6,12 +6,15 @@
  *
  * and prints key=value lines (rank 0):
  *
+ *   metrics                    OTFX_METRICS: the metrics read at every recorded event ("none")
  *   user_event_ns              cost per recorded user-function enter or leave in the application
  *                              process, through the real -finstrument-functions hooks: a call of a
  *                              function built with them minus a call of its twin built without, halved
  *                              (best of 3 alternating repetitions of each), timed in bursts of one
  *                              batch that the place takes in between. Includes the timer read, the
  *                              record store and the batch sends, not back-pressure.
+ *   user_event_cpu_ns          the same in the thread's CPU time (CLOCK_THREAD_CPUTIME_ID): robust on a
+ *                              loaded machine, where the wall-clock figures grow with the others' load
  *   user_event_sustained_ns    the same without pauses (best of 5): 40 million events as fast as the
  *                              hooks go, so a place that cannot keep up makes the rank wait
  *                              (back-pressure; the place's report shows it as blocked_ns)
@@ -58,11 +61,16 @@
 #define PING_PONG_REPETITIONS 5
 #define EVENT_REPETITIONS     5
 
-static double now_ns(void)
+static double read_clock_ns(clockid_t clock)
 {
     struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    clock_gettime(clock, &now);
     return (double)now.tv_sec * 1e9 + (double)now.tv_nsec;
+}
+
+static double now_ns(void)
+{
+    return read_clock_ns(CLOCK_MONOTONIC);
 }
 
 static void fail_and_abort(const char *what)
@@ -115,7 +123,7 @@ void capture_bench_plain_call(volatile long *counter);
  * place take the batch: bursts of about one batch (2 000 calls: 4 000 records of 24 bytes) give what
  * recording costs the application while its place keeps up, batch sends included, back-pressure
  * excluded. */
-static double user_call_ns(long calls, long burst, int traced)
+static double user_call_clock_ns(long calls, long burst, int traced, clockid_t clock)
 {
     const struct timespec drain = {0, 2 * 1000 * 1000};
     volatile long counter = 0;
@@ -125,14 +133,19 @@ static double user_call_ns(long calls, long burst, int traced)
     double timed = 0;
     long done = 0;
     for (; done + burst <= calls; done += burst) {
-        const double start = now_ns();
+        const double start = read_clock_ns(clock);
         for (long i = 0; i < burst; i++)
             call(&counter);
-        timed += now_ns() - start;
+        timed += read_clock_ns(clock) - start;
         if (burst < calls)
             nanosleep(&drain, NULL);
     }
     return timed / (double)done;
+}
+
+static double user_call_ns(long calls, long burst, int traced)
+{
+    return user_call_clock_ns(calls, burst, traced, CLOCK_MONOTONIC);
 }
 
 /* Nanoseconds per MPI_Comm_rank call, through the wrapper (traced) or straight to PMPI (untraced). */
@@ -293,8 +306,8 @@ int main(int argc, char **argv)
     if (calls < 1000)
         fail_and_abort("calls must be at least 1000");
 
-    double user_event_ns = 0, sustained_event_ns = 0, wrapper_event_ns = 0, clock_ns = 0, tsc_ns = 0,
-           otf2_ns = 1e30, otf2_timed_ns = 1e30;
+    double user_event_ns = 0, user_event_cpu_ns = 0, sustained_event_ns = 0, wrapper_event_ns = 0,
+           clock_ns = 0, tsc_ns = 0, otf2_ns = 1e30, otf2_timed_ns = 1e30;
     if (rank == 0) {
         clock_ns = clock_gettime_ns(calls);
         tsc_ns = rdtsc_ns(calls);
@@ -312,6 +325,13 @@ int main(int argc, char **argv)
             hooked = minimum(hooked, user_call_ns(calls / 2, 2000, 1));
         }
         user_event_ns = (hooked - plain) / 2;
+        /* the same in the thread's CPU time: what a loaded machine's other processes do not change */
+        plain = hooked = 1e30;
+        for (int repetition = 0; repetition < 3; repetition++) {
+            plain = minimum(plain, user_call_clock_ns(calls / 2, 2000, 0, CLOCK_THREAD_CPUTIME_ID));
+            hooked = minimum(hooked, user_call_clock_ns(calls / 2, 2000, 1, CLOCK_THREAD_CPUTIME_ID));
+        }
+        user_event_cpu_ns = (hooked - plain) / 2;
         comm_rank_ns(calls / 10, 0);
         comm_rank_ns(calls / 10, 1);
         for (int repetition = 0; repetition < EVENT_REPETITIONS; repetition++) {
@@ -349,7 +369,11 @@ int main(int argc, char **argv)
             otf2_ns = minimum(otf2_ns, otf2_event_ns(calls, 0));
         for (int repetition = 0; repetition < 3; repetition++)
             otf2_timed_ns = minimum(otf2_timed_ns, otf2_event_ns(calls, 1));
+        /* OTFX_METRICS: the metrics read at every recorded event (docs/benchmarks.md compares 0, 1, 3) */
+        const char *metrics = getenv("OTFX_METRICS");
+        printf("metrics=%s\n", metrics && metrics[0] ? metrics : "none");
         printf("user_event_ns=%.1f\n", user_event_ns);
+        printf("user_event_cpu_ns=%.1f\n", user_event_cpu_ns);
         printf("user_event_method=-finstrument-functions call minus uninstrumented call, per ENTER or LEAVE "
                "record\n");
         printf("user_event_sustained_ns=%.1f\n", sustained_event_ns);

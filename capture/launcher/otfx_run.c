@@ -243,13 +243,13 @@ static char *existing_directory(const char *option, const char *path)
 /* `--metrics help`: the table, with what this machine can count of it. */
 static void list_metrics(void)
 {
-    static const char *const sources[] = {"perf software", "perf hardware", "getrusage"};
+    static const char *const sources[] = {"perf software", "perf hardware", "getrusage", "PAPI"};
     struct stat pmu;
     const bool has_pmu = stat("/sys/bus/event_source/devices/cpu", &pmu) == 0;
-    printf("%-20s %-8s %-14s %s\n", "METRIC", "UNIT", "SOURCE", "WHAT");
+    printf("%-20s %-12s %-14s %s\n", "METRIC", "UNIT", "SOURCE", "WHAT");
     for (size_t i = 0; i < otfx_metric_count(); i++) {
         const struct otfx_metric_info *m = otfx_metric_at(i);
-        printf("%-20s %-8s %-14s %s%s\n", m->name, m->unit, sources[m->source], m->help,
+        printf("%-20s %-12s %-14s %s%s\n", m->name, m->unit, sources[m->source], m->help,
                m->source == OTFX_METRIC_PERF_HARDWARE && !has_pmu ? " (not on this machine: no hardware PMU)"
                                                                   : "");
     }

@@ -49,6 +49,21 @@ static const struct otfx_metric_info metrics[] = {
      "file system input blocks (getrusage)"},
     {"ru-oublock", OTFX_METRIC_RUSAGE, OTFX_RUSAGE_OUBLOCK, "blocks", true,
      "file system output blocks (getrusage)"},
+#ifdef OTFX_WITH_PAPI
+    /* PAPI presets: PAPI maps them to what the machine counts (papi_avail lists which) */
+    {"papi:PAPI_TOT_CYC", OTFX_METRIC_PAPI, 0, "cycles", true, "total cycles (PAPI)"},
+    {"papi:PAPI_REF_CYC", OTFX_METRIC_PAPI, 0, "cycles", true, "reference clock cycles (PAPI)"},
+    {"papi:PAPI_TOT_INS", OTFX_METRIC_PAPI, 0, "instructions", true, "instructions completed (PAPI)"},
+    {"papi:PAPI_FP_OPS", OTFX_METRIC_PAPI, 0, "operations", true, "floating point operations (PAPI)"},
+    {"papi:PAPI_LD_INS", OTFX_METRIC_PAPI, 0, "instructions", true, "load instructions (PAPI)"},
+    {"papi:PAPI_SR_INS", OTFX_METRIC_PAPI, 0, "instructions", true, "store instructions (PAPI)"},
+    {"papi:PAPI_BR_INS", OTFX_METRIC_PAPI, 0, "instructions", true, "branch instructions (PAPI)"},
+    {"papi:PAPI_BR_MSP", OTFX_METRIC_PAPI, 0, "events", true, "mispredicted branches (PAPI)"},
+    {"papi:PAPI_L1_DCM", OTFX_METRIC_PAPI, 0, "events", true, "level 1 data cache misses (PAPI)"},
+    {"papi:PAPI_L2_DCM", OTFX_METRIC_PAPI, 0, "events", true, "level 2 data cache misses (PAPI)"},
+    {"papi:PAPI_L3_TCM", OTFX_METRIC_PAPI, 0, "events", true, "level 3 cache misses (PAPI)"},
+    {"papi:PAPI_STL_ICY", OTFX_METRIC_PAPI, 0, "cycles", true, "cycles without an instruction issued (PAPI)"},
+#endif
 };
 
 _Static_assert(sizeof(metrics) / sizeof(metrics[0]) <= 64, "a set of metrics is a 64-bit mask");
@@ -90,6 +105,7 @@ bool otfx_metric_parse_list(const char *list, uint64_t *mask, char *why, size_t 
         if (length) {
             int index = otfx_metric_find(name, length);
             if (index < 0) {
+#ifndef OTFX_WITH_PAPI
                 if (length > 5 && memcmp(name, "papi:", 5) == 0)
                     snprintf(
                         why, why_size,
@@ -97,6 +113,7 @@ bool otfx_metric_parse_list(const char *list, uint64_t *mask, char *why, size_t 
                         "one is not",
                         (int)length, name, (size_t)(name - list) + 1);
                 else
+#endif
                     snprintf(why, why_size,
                              "'%.*s' (at character %zu) is not a metric otfx knows (docs/usage.md, "
                              "\"Metrics\", lists them)",

@@ -5,8 +5,9 @@
  * the names before it starts a job. docs/usage.md ("Metrics") lists them.
  *
  * Sources: Linux perf_event_open software events (always available), perf generic hardware events
- * (only where the machine has a PMU: /sys/bus/event_source/devices/cpu exists), and getrusage(2) of the
- * thread.
+ * (only where the machine has a PMU: /sys/bus/event_source/devices/cpu exists), getrusage(2) of the
+ * thread, and, when otfx is built with PAPI (OTFX_WITH_PAPI), PAPI presets ("papi:PAPI_TOT_CYC": counted
+ * where papi_avail says the machine has them).
  */
 #ifndef OTFX_CAPTURE_METRIC_TABLE_H
 #define OTFX_CAPTURE_METRIC_TABLE_H
@@ -19,6 +20,7 @@ enum otfx_metric_source {
     OTFX_METRIC_PERF_SOFTWARE, /* config: PERF_COUNT_SW_* */
     OTFX_METRIC_PERF_HARDWARE, /* config: PERF_COUNT_HW_* */
     OTFX_METRIC_RUSAGE,        /* config: enum otfx_rusage_field */
+    OTFX_METRIC_PAPI,          /* the PAPI preset named after "papi:" (only when built with PAPI) */
 };
 
 enum otfx_rusage_field {

@@ -29,6 +29,7 @@
  */
 #include "control.h"
 #include "clock_sync.h"
+#include "metrics.h"
 #include "nesting.h"
 #include "overhead.h"
 #include "recorder.h"
@@ -104,6 +105,19 @@ static void answer(const struct capture_control *command)
     PMPI_Send(&reply, (int)sizeof(reply), MPI_BYTE, control_place, CAPTURE_CONTROL_TAG, capture_tool_comm);
 }
 
+/* SET_METRICS, PROBE_METRICS: the answer says what the rank counts and why it cannot count the rest. */
+static void answer_metrics(const struct capture_control *command)
+{
+    struct capture_metrics_answer reply;
+    memset(&reply, 0, sizeof reply);
+    reply.control = *command;
+    reply.control.state = state_bits();
+    reply.control.classes = enabled_classes;
+    capture_metrics_probe(command->command == CAPTURE_CONTROL_PROBE_METRICS ? command->argument : 0, &reply);
+    /* under 200 bytes: eager, PMPI_Send returns at once */
+    PMPI_Send(&reply, (int)sizeof(reply), MPI_BYTE, control_place, CAPTURE_CONTROL_TAG, capture_tool_comm);
+}
+
 /* Recording on/off and the enabled classes; a RECORDING record marks each switch of recording in the
  * stream of the thread doing it. */
 static void apply_state(bool recording, uint32_t classes, uint32_t reason, uint64_t now)
@@ -134,7 +148,7 @@ static bool valid(const struct capture_control *message, int bytes)
 {
     return bytes == (int)sizeof(*message) && message->magic == CAPTURE_BATCH_MAGIC &&
            message->version == CAPTURE_BATCH_VERSION && message->command >= CAPTURE_CONTROL_RECORD_ON &&
-           message->command <= CAPTURE_CONTROL_MEASURE_OVERHEAD;
+           message->command <= CAPTURE_CONTROL_LAST;
 }
 
 static void wait_while_paused(void);
@@ -197,6 +211,13 @@ static void carry_out(const struct capture_control *command, bool may_block)
         }
         capture_overhead_remeasure();
         break;
+    case CAPTURE_CONTROL_SET_METRICS:
+        capture_metrics_select(command->argument);
+        answer_metrics(command);
+        return;
+    case CAPTURE_CONTROL_PROBE_METRICS:
+        answer_metrics(command);
+        return;
     }
     answer(command);
 }

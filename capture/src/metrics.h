@@ -30,6 +30,10 @@ CAPTURE_INTERNAL void capture_metrics_start(int app_rank, uint64_t mask);
 CAPTURE_INTERNAL void capture_metrics_select(uint64_t mask);
 CAPTURE_INTERNAL uint64_t capture_metrics_selected(void);
 
+/* Which metrics of mask and of the selection this thread can count (opened and closed at once), with
+ * perf_event_open's errno for the others: the answer's masks, errnos and has_pmu. */
+CAPTURE_INTERNAL void capture_metrics_probe(uint64_t mask, struct capture_metrics_answer *answer);
+
 struct capture_metrics_reading {
     bool new_set;    /* the thread's set changed since its last reading: write its definition first */
     uint32_t set_id; /* the thread's set (from 1) */

@@ -5,18 +5,20 @@
 #include <string.h>
 
 typedef enum field_kind {
-    FIELD_U32,         /* varint */
-    FIELD_U32_OR_NONE, /* varint of value + 1, so UINT32_MAX ("none") costs one byte */
-    FIELD_U64,         /* varint */
-    FIELD_S64,         /* zigzag varint */
-    FIELD_REQUEST,     /* zigzag varint of the difference to the previous request id */
-    FIELD_STRATEGY,    /* varint naming an otfx_reduction */
-    FIELD_REGION,      /* packed: nibble = region cache slot, or escape and the ref as varint */
-    FIELD_MESSAGE,     /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes and
-                        * the zigzag difference of the ordinal (u.msg.seq) to its prediction; a cached
-                        * tuple's ordinal is the prediction (codec.h, codec_channel) */
-    FIELD_COLL_SEQ,    /* zigzag varint of the difference of u.coll.seq to its prediction (codec.h,
-                        * codec_comm); after u.coll.comm */
+    FIELD_U32,          /* varint */
+    FIELD_U32_OR_NONE,  /* varint of value + 1, so UINT32_MAX ("none") costs one byte */
+    FIELD_U64,          /* varint */
+    FIELD_S64,          /* zigzag varint */
+    FIELD_REQUEST,      /* zigzag varint of the difference to the previous request id */
+    FIELD_STRATEGY,     /* varint naming an otfx_reduction */
+    FIELD_REGION,       /* packed: nibble = region cache slot, or escape and the ref as varint */
+    FIELD_MESSAGE,      /* packed: nibble = message cache slot, or escape and comm, peer, tag, bytes and
+                         * the zigzag difference of the ordinal (u.msg.seq) to its prediction; a cached
+                         * tuple's ordinal is the prediction (codec.h, codec_channel) */
+    FIELD_COLL_SEQ,     /* zigzag varint of the difference of u.coll.seq to its prediction (codec.h,
+                         * codec_comm); after u.coll.comm */
+    FIELD_METRIC_VALUE, /* zigzag varint of the difference of u.metric.value to the metric's last one
+                         * (codec.h, codec_metric); after u.metric.metric */
 } field_kind;
 
 typedef struct field_layout {
@@ -80,7 +82,7 @@ static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
     [OTFX_EV_METRIC] = {"metric",
                         OTFX_CLASS_OTHER,
                         2,
-                        {FIELD(FIELD_U32, u.metric.metric), FIELD(FIELD_U64, u.metric.value)}},
+                        {FIELD(FIELD_U32, u.metric.metric), FIELD(FIELD_METRIC_VALUE, u.metric.value)}},
     [OTFX_EV_PHASE] = {"phase",
                        OTFX_CLASS_OTHER,
                        2,
@@ -134,6 +136,8 @@ void codec_state_init(codec_state *state, otfx_time begin, bool predict_time)
 {
     memset(state, 0, sizeof *state);
     memset(state->callees, 0xff, sizeof state->callees); /* OTFX_REF_NONE everywhere */
+    for (unsigned i = 0; i < CODEC_METRIC_SLOTS; i++)
+        state->metrics[i].metric = OTFX_REF_NONE;
     state->time = begin;
     state->predict_time = predict_time;
 }
@@ -288,6 +292,18 @@ static void coll_seq_seen(codec_state *state, const otfx_event *event)
     *comm_slot(state, event->u.coll.comm) = (codec_comm){event->u.coll.comm, event->u.coll.seq};
 }
 
+/* The metric's slot: its last value predicts the next (the metric already known). */
+static codec_metric *metric_slot(codec_state *state, otfx_ref metric)
+{
+    return &state->metrics[(metric * 0x9e3779b1u) >> 28]; /* CODEC_METRIC_SLOTS = 16 */
+}
+
+static uint64_t metric_prediction(codec_state *state, otfx_ref metric)
+{
+    const codec_metric *slot = metric_slot(state, metric);
+    return slot->metric == metric ? slot->last : 0;
+}
+
 static bool is_packed(uint8_t kind)
 {
     return kind == FIELD_REGION || kind == FIELD_MESSAGE;
@@ -369,6 +385,12 @@ size_t codec_encode(codec_state *state, const otfx_event *event, otfx_ref top, u
             out = varint_put(out,
                              zigzag_encode((int64_t)(event->u.coll.seq - coll_seq_prediction(state, event))));
             coll_seq_seen(state, event);
+            break;
+        case FIELD_METRIC_VALUE:
+            out = varint_put(out, zigzag_encode((int64_t)(event->u.metric.value -
+                                                          metric_prediction(state, event->u.metric.metric))));
+            *metric_slot(state, event->u.metric.metric) =
+                (codec_metric){event->u.metric.metric, event->u.metric.value};
             break;
         case FIELD_REGION:
             if (nibble == CODEC_ESCAPE)
@@ -460,6 +482,14 @@ bool codec_decode(codec_state *state, uint8_t token, otfx_ref top, const uint8_t
                 return false;
             event->u.coll.seq = coll_seq_prediction(state, event) + (uint64_t)zigzag_decode(wide);
             coll_seq_seen(state, event);
+            break;
+        case FIELD_METRIC_VALUE:
+            if (!varint_get(&in, operands_end, &wide))
+                return false;
+            event->u.metric.value =
+                metric_prediction(state, event->u.metric.metric) + (uint64_t)zigzag_decode(wide);
+            *metric_slot(state, event->u.metric.metric) =
+                (codec_metric){event->u.metric.metric, event->u.metric.value};
             break;
         case FIELD_STRATEGY:
             if (!get_u32(&in, operands_end, &narrow) || narrow >= OTFX_REDUCE_COUNT)

@@ -51,6 +51,14 @@ typedef struct codec_comm {
     uint64_t last_seq; /* 0: unused */
 } codec_comm;
 
+/* A metric's value (otfx_event.u.metric.value) is coded as the zigzag difference to the last value of
+ * the same metric in the chunk (0 before the first): counters read at every ENTER and LEAVE grow by a
+ * little at a time. Direct-mapped by the metric (a metric another one pushed out predicts 0 again). */
+#define CODEC_METRIC_SLOTS 16
+typedef struct codec_metric {
+    otfx_ref metric; /* OTFX_REF_NONE: unused */
+    uint64_t last;
+} codec_metric;
 /* Time deltas are coded either as they are or, in predicted mode, as the difference to the delta seen
  * last time in the same situation: the same token (type and packed operand) with the same region on
  * top of the calling stack. In iterative codes the same call sequence repeats with similar timing and
@@ -71,6 +79,7 @@ typedef struct codec_state {
     codec_message messages[CODEC_CACHE_SLOTS];
     codec_channel channels[CODEC_CHANNEL_SLOTS];
     codec_comm comms[CODEC_COMM_SLOTS];
+    codec_metric metrics[CODEC_METRIC_SLOTS];
     uint8_t next_region_victim, next_message_victim;
     uint8_t regions_used, messages_used;
 } codec_state;

@@ -25,12 +25,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The append path's helpers, inlined whatever the compiler's budget says: their calls cost as much as
+ * their common case. */
+#define HOT static inline __attribute__((always_inline))
+
 #define CONTEXT_TEXT_MAX  255u
 #define MAX_OPEN_REQUESTS 4096u
+#define MESSAGE_SLOT_BITS 7u
+#define MESSAGE_SLOTS     (1u << MESSAGE_SLOT_BITS)
 
 typedef struct region_info {
     bool known;
     bool is_loop;
+    bool is_node; /* its ENTER is a node (an MPI call or a marker) of kind `kind` */
+    otfx_structure_kind kind;
     otfx_region_role role;
     uint64_t name_hash;
     const char *name;
@@ -39,15 +47,27 @@ typedef struct region_info {
     uint32_t cached_node; /* UINT32_MAX: none */
     uint64_t cached_context;
     int64_t cached_value;
+    /* The context of its frame when it was last entered below `frame_parent` (0: none). */
+    uint64_t frame_parent, frame_context;
 } region_info;
 
 /* Per node, what the builder remembers of it (not part of the graph). */
 typedef struct node_state {
     uint64_t last_visit; /* visit position + 1 (0: never) */
     uint32_t last_path;  /* the path its last return took (UINT32_MAX: none) */
+    uint64_t repeat_at;  /* the position whose return repeats last_path if the stream keeps its length */
     uint32_t last_edge;  /* the edge last taken from it (UINT32_MAX: none) */
-    uint32_t last_peer;  /* the partner its last message had (UINT32_MAX: none) */
 } node_state;
+
+/* Where the messages of one (node, partner, tag, communicator ref, direction) went last time: the key
+ * packed in two words, so that a look-up compares two. */
+typedef struct message_slot {
+    uint64_t route;  /* partner | tag << 32 */
+    uint64_t origin; /* direction | node << 1 | MESSAGE_SLOT_USED | communicator ref << 32 */
+    uint32_t channel, peer_entry;
+} message_slot;
+
+#define MESSAGE_SLOT_USED (UINT64_C(1) << 31)
 
 typedef struct frame {
     otfx_ref region;
@@ -77,6 +97,10 @@ struct otfx_structure {
     size_t completion_capacity;
     uint32_t completion_count;
     otfx_hash_index completion_index;
+    otfx_structure_channel *channels;
+    size_t channel_capacity;
+    uint32_t channel_count;
+    otfx_hash_index channel_index;
     otfx_structure_path *paths;
     size_t path_capacity;
     uint32_t path_count;
@@ -87,6 +111,8 @@ struct otfx_structure {
     /* the builder's state: not part of the graph (not copied) */
     region_info *regions;
     size_t region_capacity;
+    uint64_t *comm_keys; /* per communicator ref: its identity (0: not looked up yet) */
+    size_t comm_key_capacity;
     frame *stack;
     size_t stack_capacity, depth;
     size_t call_depth; /* stack depth of the open MPI call's region (0: none) */
@@ -99,17 +125,21 @@ struct otfx_structure {
     node_state *node_states;
     size_t node_state_capacity;
     uint32_t recent[OTFX_STRUCTURE_PATH_WINDOW];
+    /* The stream's recent period: the last `period_run` visits each equal the one `period` before. */
+    uint32_t period;
+    uint64_t period_run;
+    message_slot message_slots[MESSAGE_SLOTS];
     uint64_t visit_position;
 };
 
 /* ---- statistics ---- */
 
 /* The builder's own calls stay inside the library (the exported function may be interposed). */
-static inline void stat_add(otfx_structure_stat *stat, uint64_t ns)
+HOT void stat_add(otfx_structure_stat *stat, uint64_t ns)
 {
-    if (stat->count == 0 || ns < stat->min_ns)
+    if (ns < stat->min_ns || stat->count == 0)
         stat->min_ns = ns;
-    if (stat->count == 0 || ns > stat->max_ns)
+    if (ns > stat->max_ns) /* an empty statistic's max is 0, no more than any ns */
         stat->max_ns = ns;
     stat->count++;
     stat->sum_ns += ns;
@@ -207,6 +237,31 @@ static bool same_peer(const void *items, size_t item, const void *key)
     return peer->node == k->node && peer->sent == k->sent && peer->offset == k->offset;
 }
 
+typedef struct channel_key {
+    bool sent;
+    int64_t offset;
+    uint64_t comm;
+    uint32_t tag;
+} channel_key;
+
+static uint64_t channel_key_hash(bool sent, int64_t offset, uint64_t comm, uint32_t tag)
+{
+    return otfx_hash_mix(otfx_hash_mix(comm ^ (uint64_t)offset) ^ ((uint64_t)tag << 1 | sent));
+}
+
+static uint64_t channel_hash_of(const void *items, size_t item)
+{
+    const otfx_structure_channel *c = &((const otfx_structure_channel *)items)[item];
+    return channel_key_hash(c->sent, c->offset, c->comm, c->tag);
+}
+
+static bool same_channel(const void *items, size_t item, const void *key)
+{
+    const otfx_structure_channel *c = &((const otfx_structure_channel *)items)[item];
+    const channel_key *k = key;
+    return c->sent == k->sent && c->offset == k->offset && c->comm == k->comm && c->tag == k->tag;
+}
+
 static uint64_t completion_hash_of(const void *items, size_t item)
 {
     const otfx_structure_completion *c = &((const otfx_structure_completion *)items)[item];
@@ -272,8 +327,10 @@ static void free_graph(otfx_structure *s)
     free(s->edges);
     free(s->peers);
     free(s->completions);
+    free(s->channels);
     free(s->paths);
     free(s->path_nodes);
+    otfx_hash_free(&s->channel_index);
     otfx_hash_free(&s->node_index);
     otfx_hash_free(&s->edge_index);
     otfx_hash_free(&s->peer_index);
@@ -291,12 +348,14 @@ void otfx_structure_reset(otfx_structure *s)
     s->edges = NULL;
     s->peers = NULL;
     s->completions = NULL;
+    s->channels = NULL;
     s->paths = NULL;
     s->path_nodes = NULL;
     s->node_states = NULL;
     s->node_capacity = s->edge_capacity = s->peer_capacity = s->completion_capacity = s->path_capacity = 0;
-    s->path_node_capacity = s->node_state_capacity = 0;
+    s->channel_capacity = s->path_node_capacity = s->node_state_capacity = 0;
     s->node_count = s->edge_count = s->peer_count = s->completion_count = s->path_count = 0;
+    s->channel_count = 0;
     s->path_node_count = 0;
     s->events = s->untracked = 0;
     /* What referred to the dropped nodes goes too: the open call (its LEAVE still closes it, unrecorded),
@@ -306,6 +365,9 @@ void otfx_structure_reset(otfx_structure *s)
     s->last_end = 0;
     s->request_count = 0;
     s->visit_position = 0;
+    s->period = 0;
+    s->period_run = 0;
+    memset(s->message_slots, 0, sizeof s->message_slots);
     for (size_t r = 0; r < s->region_capacity; r++)
         s->regions[r].cached_node = UINT32_MAX;
 }
@@ -316,6 +378,7 @@ void otfx_structure_destroy(otfx_structure *s)
         return;
     free_graph(s);
     free(s->regions);
+    free(s->comm_keys);
     free(s->stack);
     free(s->requests);
     free(s->node_states);
@@ -333,8 +396,10 @@ static bool contains_loop(const char *name)
     return false;
 }
 
-static inline region_info *region_of(otfx_structure *s, const otfx_defs *defs, otfx_ref region)
+HOT region_info *region_of(otfx_structure *s, const otfx_defs *defs, otfx_ref region)
 {
+    if (region < s->region_capacity && s->regions[region].known)
+        return &s->regions[region];
     if (region == OTFX_REF_NONE)
         return NULL;
     if (region >= s->region_capacity) {
@@ -355,6 +420,12 @@ static inline region_info *region_of(otfx_structure *s, const otfx_defs *defs, o
                               .name_hash = text_hash(def.name),
                               .name = def.name,
                               .cached_node = UINT32_MAX};
+        info->is_node = def.role == OTFX_ROLE_MPI_P2P || def.role == OTFX_ROLE_MPI_COLLECTIVE ||
+                        info->is_loop || def.role == OTFX_ROLE_PHASE;
+        info->kind = def.role == OTFX_ROLE_MPI_P2P || def.role == OTFX_ROLE_MPI_COLLECTIVE
+                         ? OTFX_STRUCTURE_MPI
+                     : info->is_loop ? OTFX_STRUCTURE_LOOP
+                                     : OTFX_STRUCTURE_PHASE;
     }
     return info;
 }
@@ -380,7 +451,7 @@ static char *context_text(const otfx_structure *s)
     return text;
 }
 
-static uint64_t current_context(const otfx_structure *s)
+HOT uint64_t current_context(const otfx_structure *s)
 {
     return s->depth ? s->stack[s->depth - 1].context : 0;
 }
@@ -414,14 +485,13 @@ static uint32_t find_or_add_node(otfx_structure *s, otfx_structure_kind kind, co
         free(node.context);
         return UINT32_MAX;
     }
-    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    s->node_states[s->node_count] = (node_state){0, UINT32_MAX, 0, UINT32_MAX};
     return s->node_count++;
 }
 
 /* The node of (kind, name, the current context, value); UINT32_MAX when it cannot be kept. A region's
  * kind follows from its role, so (region, context, value) finds the node the region cached. */
-static inline uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, region_info *region,
-                               int64_t value)
+HOT uint32_t node_of(otfx_structure *s, otfx_structure_kind kind, region_info *region, int64_t value)
 {
     const uint64_t context = current_context(s);
     if (region->cached_node != UINT32_MAX && region->cached_context == context &&
@@ -451,71 +521,114 @@ static otfx_structure_edge *edge_of(otfx_structure *s, uint32_t from, uint32_t t
     return &s->edges[s->edge_count++];
 }
 
-/* Counts a return to `node` along sequence[0, length) (the node first). */
-static inline void count_path(otfx_structure *s, uint32_t node, const uint32_t *sequence, uint32_t length)
+/* Counts a return to `node` along sequence[0, length) (the node first); false when it cannot be kept. */
+static bool count_path(otfx_structure *s, uint32_t node, const uint32_t *sequence, uint32_t length)
 {
     node_state *state = &s->node_states[node];
-    /* A loop mostly returns the way it did last time: compare with that path before hashing. */
-    if (state->last_path != UINT32_MAX) {
-        otfx_structure_path *previous = &s->paths[state->last_path];
-        if (previous->length == length) {
-            const uint32_t *nodes = s->path_nodes + previous->first;
-            uint32_t same = 0;
-            while (same < length && nodes[same] == sequence[same]) /* short: cheaper than memcmp's call */
-                same++;
-            if (same == length) {
-                previous->count++;
-                return;
-            }
-        }
-    }
     const path_key key = {sequence, length};
     const uint64_t hash = sequence_hash(sequence, length);
     size_t at = otfx_hash_find(&s->path_index, hash, same_path, s, &key);
     if (at != OTFX_HASH_NONE) {
         s->paths[at].count++;
         state->last_path = (uint32_t)at;
-        return;
+        return true;
     }
     if (s->path_count >= OTFX_STRUCTURE_MAX_PATHS ||
         !otfx_reserve((void **)&s->paths, &s->path_capacity, s->path_count + 1, sizeof *s->paths, 16) ||
         !otfx_reserve((void **)&s->path_nodes, &s->path_node_capacity, s->path_node_count + length,
                       sizeof *s->path_nodes, 64)) {
         s->untracked++;
-        return;
+        return false;
     }
     memcpy(s->path_nodes + s->path_node_count, sequence, length * sizeof *sequence);
     s->paths[s->path_count] = (otfx_structure_path){node, length, (uint32_t)s->path_node_count, 1};
     if (!otfx_hash_insert(&s->path_index, hash, s->path_count, path_hash_of, s)) {
         s->untracked++;
-        return;
+        return false;
     }
     s->path_node_count += length;
     state->last_path = s->path_count++;
+    return true;
 }
 
-static inline void record_path(otfx_structure *s, uint32_t node)
+/* A loop mostly returns the way it did last time: the visits since position `from` are compared with
+ * that path where they are, in the ring of recent visits, and counted when they match. */
+HOT bool same_as_last_path(otfx_structure *s, const node_state *state, uint64_t from, uint32_t length)
 {
-    const uint64_t last = s->node_states[node].last_visit;
+    if (state->last_path == UINT32_MAX)
+        return false;
+    otfx_structure_path *previous = &s->paths[state->last_path];
+    if (previous->length != length)
+        return false;
+    const uint32_t *nodes = s->path_nodes + previous->first;
+    const uint32_t start = (uint32_t)(from % OTFX_STRUCTURE_PATH_WINDOW);
+    const uint32_t before_wrap =
+        OTFX_STRUCTURE_PATH_WINDOW - start < length ? OTFX_STRUCTURE_PATH_WINDOW - start : length;
+    for (uint32_t i = 0; i < before_wrap; i++)
+        if (nodes[i] != s->recent[start + i])
+            return false;
+    for (uint32_t i = before_wrap; i < length; i++)
+        if (nodes[i] != s->recent[i - before_wrap])
+            return false;
+    previous->count++;
+    return true;
+}
+
+HOT void remember_visit(otfx_structure *s, node_state *state, uint32_t node, uint64_t position)
+{
+    s->recent[position % OTFX_STRUCTURE_PATH_WINDOW] = node;
+    state->last_visit = position + 1;
+    s->visit_position++;
+}
+
+HOT void record_path(otfx_structure *s, uint32_t node)
+{
+    node_state *state = &s->node_states[node];
+    const uint64_t last = state->last_visit;
     const uint64_t position = s->visit_position;
     if (last) {
         const uint64_t length = position - (last - 1);
         if (length > OTFX_STRUCTURE_PATH_WINDOW) {
             s->nodes[node].long_paths++;
+            state->repeat_at = 0;
         } else {
-            uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
-            for (uint64_t i = 0; i < length; i++)
-                sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
-            count_path(s, node, sequence, (uint32_t)length);
+            /* The visits since the node's last one, [last - 1, position), repeat the `length` before them
+             * when the stream's period is `length` and has held that long; those were the node's last
+             * return when it was counted at its last visit with that length (repeat_at says both). Then
+             * nothing to compare. */
+            bool counted = position == state->repeat_at && length == s->period && s->period_run >= length;
+            if (counted) {
+                s->paths[state->last_path].count++;
+                state->repeat_at = position + length;
+                s->period_run++; /* the period goes on: this visit is the node's last, `length` ago */
+                remember_visit(s, state, node, position);
+                return;
+            }
+            if (same_as_last_path(s, state, last - 1, (uint32_t)length)) {
+                counted = true;
+            } else {
+                uint32_t sequence[OTFX_STRUCTURE_PATH_WINDOW];
+                for (uint64_t i = 0; i < length; i++)
+                    sequence[i] = s->recent[(last - 1 + i) % OTFX_STRUCTURE_PATH_WINDOW];
+                counted = count_path(s, node, sequence, (uint32_t)length);
+            }
+            state->repeat_at = counted ? position + length : 0;
+            if (length != s->period) {
+                s->period = (uint32_t)length;
+                s->period_run = 0;
+            }
         }
     }
-    s->recent[position % OTFX_STRUCTURE_PATH_WINDOW] = node;
-    s->node_states[node].last_visit = position + 1;
-    s->visit_position++;
+    /* a period is the length of a return, at most the position it was seen at */
+    if (s->period && s->recent[(position - s->period) % OTFX_STRUCTURE_PATH_WINDOW] == node)
+        s->period_run++;
+    else
+        s->period_run = 0;
+    remember_visit(s, state, node, position);
 }
 
 /* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
-static inline void visit(otfx_structure *s, uint32_t node, uint64_t time)
+HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
 {
     if (node == UINT32_MAX) {
         s->untracked++;
@@ -523,15 +636,16 @@ static inline void visit(otfx_structure *s, uint32_t node, uint64_t time)
     }
     if (s->last_node != UINT32_MAX) {
         node_state *from = &s->node_states[s->last_node];
-        otfx_structure_edge *edge = from->last_edge != UINT32_MAX && s->edges[from->last_edge].to == node
-                                        ? &s->edges[from->last_edge]
-                                        : edge_of(s, s->last_node, node);
-        if (edge) {
+        otfx_structure_edge *edge = NULL;
+        if (from->last_edge != UINT32_MAX && s->edges[from->last_edge].to == node) {
+            edge = &s->edges[from->last_edge];
+        } else if ((edge = edge_of(s, s->last_node, node)) != NULL) {
             from->last_edge = (uint32_t)(edge - s->edges);
-            stat_add(&edge->compute, time > s->last_end ? time - s->last_end : 0);
-        } else {
-            s->untracked++;
         }
+        if (edge)
+            stat_add(&edge->compute, time > s->last_end ? time - s->last_end : 0);
+        else
+            s->untracked++;
     }
     s->nodes[node].visits++;
     record_path(s, node);
@@ -539,37 +653,130 @@ static inline void visit(otfx_structure *s, uint32_t node, uint64_t time)
     s->last_end = time;
 }
 
-static inline void add_peer(otfx_structure *s, const otfx_event *event, bool sent)
+/* The identity of communicator `comm` across places (each place has its own refs): its name and members.
+ * 0 when unknown (then no channel is kept). */
+static uint64_t comm_key_of(otfx_structure *s, const otfx_defs *defs, otfx_ref comm)
+{
+    if (comm < s->comm_key_capacity && s->comm_keys[comm])
+        return s->comm_keys[comm];
+    otfx_comm_def def;
+    if (comm == OTFX_REF_NONE || !defs || otfx_defs_get_comm(defs, comm, &def) != OTFX_OK || !def.name)
+        return 0;
+    uint64_t key = otfx_hash_mix(text_hash(def.name) ^ def.size);
+    for (uint32_t i = 0; i < def.size; i++)
+        key = otfx_hash_mix(key ^ def.world_ranks[i]);
+    key |= 1; /* never 0 */
+    if (comm >= s->comm_key_capacity) {
+        const size_t known = s->comm_key_capacity;
+        if (!otfx_reserve((void **)&s->comm_keys, &s->comm_key_capacity, (size_t)comm + 1,
+                          sizeof *s->comm_keys, 16))
+            return key;
+        memset(s->comm_keys + known, 0, (s->comm_key_capacity - known) * sizeof *s->comm_keys);
+    }
+    s->comm_keys[comm] = key;
+    return key;
+}
+
+/* The channel end of `key`; a new one begins at ordinal `seq`. */
+static otfx_structure_channel *channel_of(otfx_structure *s, const channel_key *key, uint64_t seq)
+{
+    const uint64_t hash = channel_key_hash(key->sent, key->offset, key->comm, key->tag);
+    size_t at = otfx_hash_find(&s->channel_index, hash, same_channel, s->channels, key);
+    if (at != OTFX_HASH_NONE)
+        return &s->channels[at];
+    if (s->channel_count >= OTFX_STRUCTURE_MAX_CHANNELS ||
+        !otfx_reserve((void **)&s->channels, &s->channel_capacity, s->channel_count + 1, sizeof *s->channels,
+                      16))
+        return NULL;
+    s->channels[s->channel_count] = (otfx_structure_channel){.node = s->call_node,
+                                                             .sent = key->sent,
+                                                             .ordered = true,
+                                                             .first_seq = seq,
+                                                             .offset = key->offset,
+                                                             .comm = key->comm,
+                                                             .tag = key->tag};
+    if (!otfx_hash_insert(&s->channel_index, hash, s->channel_count, channel_hash_of, s->channels))
+        return NULL;
+    return &s->channels[s->channel_count++];
+}
+
+/* A message end on its channel: its time goes into the channel's sum and tail. */
+HOT void add_channel_end(otfx_structure_channel *channel, const otfx_event *event)
+{
+    const uint64_t seq = event->u.msg.seq;
+    if (seq != channel->first_seq + channel->count || seq == 0)
+        channel->ordered = false;
+    const uint64_t low = channel->time_sum[0] + event->time;
+    channel->time_sum[1] += low < event->time;
+    channel->time_sum[0] = low;
+    channel->tail[channel->count % OTFX_STRUCTURE_CHANNEL_TAIL] = event->time;
+    channel->count++;
+}
+
+/* The peer entry of (the open call's node, direction, offset); OTFX_HASH_NONE when it cannot be kept. */
+static size_t peer_of(otfx_structure *s, bool sent, int64_t offset)
+{
+    const otfx_structure_peer key = {.node = s->call_node, .sent = sent, .offset = offset};
+    const uint64_t hash = peer_key_hash(key.node, key.sent, key.offset);
+    size_t at = otfx_hash_find(&s->peer_index, hash, same_peer, s->peers, &key);
+    if (at != OTFX_HASH_NONE)
+        return at;
+    if (s->peer_count >= OTFX_STRUCTURE_MAX_PEERS ||
+        !otfx_reserve((void **)&s->peers, &s->peer_capacity, s->peer_count + 1, sizeof *s->peers, 16))
+        return OTFX_HASH_NONE;
+    s->peers[s->peer_count] = key;
+    if (!otfx_hash_insert(&s->peer_index, hash, s->peer_count, peer_hash_of, s->peers))
+        return OTFX_HASH_NONE;
+    return s->peer_count++;
+}
+
+HOT size_t message_slot_of(uint64_t route, uint64_t origin)
+{
+    /* Odd multipliers: the messages that differ in one field only (tags of one call, partners of one
+     * call, calls and directions of one partner) never share a slot, up to MESSAGE_SLOTS of them. The
+     * communicator is left out: programs rarely send the same from one call on two. */
+    return (size_t)((uint32_t)route * 11u + (uint32_t)(route >> 32) + (uint32_t)origin * 37u) &
+           (MESSAGE_SLOTS - 1);
+}
+
+/* A message of the open call: its peer entry (count, bytes) and its channel end. A program sends the
+ * same messages from the same calls over and over: a slot remembers the peer entry and channel of (node,
+ * partner, tag, communicator, direction). */
+HOT void add_message(otfx_structure *s, const otfx_defs *defs, const otfx_event *event, bool sent)
 {
     if (s->call_depth == 0 || s->call_node == UINT32_MAX)
         return;
-    const int64_t offset = (int64_t)event->u.msg.peer - (int64_t)s->rank;
-    node_state *state = &s->node_states[s->call_node];
-    size_t at = state->last_peer;
-    if (at != UINT32_MAX && s->peers[at].sent == sent && s->peers[at].offset == offset) {
-        s->peers[at].count++;
-        s->peers[at].bytes += event->u.msg.bytes;
+    /* node < OTFX_STRUCTURE_MAX_NODES: bit 31 is free */
+    const uint64_t route = event->u.msg.peer | (uint64_t)event->u.msg.tag << 32;
+    const uint64_t origin = ((uint64_t)sent | (uint64_t)s->call_node << 1 | MESSAGE_SLOT_USED) |
+                            (uint64_t)event->u.msg.comm << 32;
+    message_slot *slot = &s->message_slots[message_slot_of(route, origin)];
+    if (slot->route == route && slot->origin == origin) {
+        otfx_structure_peer *peer = &s->peers[slot->peer_entry];
+        peer->count++;
+        peer->bytes += event->u.msg.bytes;
+        add_channel_end(&s->channels[slot->channel], event);
         return;
     }
-    const otfx_structure_peer key = {.node = s->call_node, .sent = sent, .offset = offset};
-    const uint64_t hash = peer_key_hash(key.node, key.sent, key.offset);
-    at = otfx_hash_find(&s->peer_index, hash, same_peer, s->peers, &key);
-    if (at == OTFX_HASH_NONE) {
-        if (s->peer_count >= OTFX_STRUCTURE_MAX_PEERS ||
-            !otfx_reserve((void **)&s->peers, &s->peer_capacity, s->peer_count + 1, sizeof *s->peers, 16)) {
-            s->untracked++;
-            return;
-        }
-        s->peers[s->peer_count] = key;
-        if (!otfx_hash_insert(&s->peer_index, hash, s->peer_count, peer_hash_of, s->peers)) {
-            s->untracked++;
-            return;
-        }
-        at = s->peer_count++;
+    const int64_t offset = (int64_t)event->u.msg.peer - (int64_t)s->rank;
+    const channel_key key = {sent, offset, comm_key_of(s, defs, event->u.msg.comm), event->u.msg.tag};
+    otfx_structure_channel *channel = key.comm ? channel_of(s, &key, event->u.msg.seq) : NULL;
+    if (channel) {
+        if (channel->node != s->call_node)
+            channel->mixed = true;
+        add_channel_end(channel, event);
+    } else {
+        s->untracked++;
     }
-    state->last_peer = (uint32_t)at;
+    const size_t at = peer_of(s, sent, offset);
+    if (at == OTFX_HASH_NONE) {
+        s->untracked++;
+        return;
+    }
     s->peers[at].count++;
     s->peers[at].bytes += event->u.msg.bytes;
+    if (channel)
+        *slot = (message_slot){route, origin, (uint32_t)(channel - s->channels), (uint32_t)at};
 }
 
 static void request_started(otfx_structure *s, uint64_t request)
@@ -622,7 +829,7 @@ static void request_completed(otfx_structure *s, uint64_t request, bool cancelle
     }
 }
 
-static inline void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
     region_info *info = region_of(s, defs, event->u.region.region);
     if (!otfx_reserve((void **)&s->stack, &s->stack_capacity, s->depth + 1, sizeof *s->stack, 32)) {
@@ -630,26 +837,31 @@ static inline void enter(otfx_structure *s, const otfx_defs *defs, const otfx_ev
         return;
     }
     const uint64_t parent = current_context(s);
-    if (info && s->call_depth == 0) {
-        if (info->role == OTFX_ROLE_MPI_P2P || info->role == OTFX_ROLE_MPI_COLLECTIVE) {
-            const uint32_t node = node_of(s, OTFX_STRUCTURE_MPI, info, 0);
-            visit(s, node, event->time);
+    if (info && s->call_depth == 0 && info->is_node) {
+        const uint32_t node = node_of(s, info->kind, info, 0);
+        visit(s, node, event->time);
+        if (info->kind == OTFX_STRUCTURE_MPI) {
             s->call_depth = s->depth + 1;
             s->call_node = node;
             s->call_start = event->time;
-        } else if (info->is_loop) {
-            visit(s, node_of(s, OTFX_STRUCTURE_LOOP, info, 0), event->time);
-        } else if (info->role == OTFX_ROLE_PHASE) {
-            visit(s, node_of(s, OTFX_STRUCTURE_PHASE, info, 0), event->time);
         }
     } else if (!info) {
         s->untracked++;
     }
-    s->stack[s->depth++] =
-        (frame){event->u.region.region, otfx_hash_mix(parent ^ (info ? info->name_hash : 0))};
+    uint64_t context;
+    if (info && info->frame_context && info->frame_parent == parent) {
+        context = info->frame_context;
+    } else {
+        context = otfx_hash_mix(parent ^ (info ? info->name_hash : 0));
+        if (info) {
+            info->frame_parent = parent;
+            info->frame_context = context;
+        }
+    }
+    s->stack[s->depth++] = (frame){event->u.region.region, context};
 }
 
-static inline void leave(otfx_structure *s, uint64_t time)
+HOT void leave(otfx_structure *s, uint64_t time)
 {
     if (s->depth == 0)
         return;
@@ -663,26 +875,16 @@ static inline void leave(otfx_structure *s, uint64_t time)
     s->depth--;
 }
 
-static inline void feed_one(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
+/* Every event but ENTER, LEAVE, SEND and RECV (otfx_structure_feed takes those). */
+static void feed_other(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
-    s->events++;
     switch (event->type) {
-    case OTFX_EV_ENTER:
-        enter(s, defs, event);
-        break;
-    case OTFX_EV_LEAVE:
-        leave(s, event->time);
-        break;
-    case OTFX_EV_SEND:
-    case OTFX_EV_RECV:
-        add_peer(s, event, event->type == OTFX_EV_SEND);
-        break;
     case OTFX_EV_ISEND:
-        add_peer(s, event, true);
+        add_message(s, defs, event, true);
         request_started(s, event->u.msg.request);
         break;
     case OTFX_EV_IRECV:
-        add_peer(s, event, false);
+        add_message(s, defs, event, false);
         request_completed(s, event->u.msg.request, false);
         break;
     case OTFX_EV_IRECV_REQUEST:
@@ -715,8 +917,19 @@ void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_ev
 {
     if (!s || !events)
         return;
-    for (size_t i = 0; i < count; i++)
-        feed_one(s, defs, &events[i]);
+    s->events += count;
+    for (const otfx_event *event = events, *end = events + count; event < end; event++) {
+        /* most events enter or leave a region or carry a message: tested before the switch's table */
+        const otfx_event_type type = event->type;
+        if (type == OTFX_EV_ENTER)
+            enter(s, defs, event);
+        else if (type == OTFX_EV_LEAVE)
+            leave(s, event->time);
+        else if (type == OTFX_EV_SEND || type == OTFX_EV_RECV)
+            add_message(s, defs, event, type == OTFX_EV_SEND);
+        else
+            feed_other(s, defs, event);
+    }
 }
 
 void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)
@@ -733,6 +946,8 @@ void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)
                                  .peer_count = s->peer_count,
                                  .completions = s->completions,
                                  .completion_count = s->completion_count,
+                                 .channels = s->channels,
+                                 .channel_count = s->channel_count,
                                  .paths = s->paths,
                                  .path_count = s->path_count,
                                  .path_nodes = s->path_nodes,
@@ -746,11 +961,12 @@ size_t otfx_structure_bytes(const otfx_structure *s)
         return 0;
     size_t bytes = sizeof *s + s->node_capacity * sizeof *s->nodes + s->edge_capacity * sizeof *s->edges +
                    s->peer_capacity * sizeof *s->peers + s->completion_capacity * sizeof *s->completions +
+                   s->channel_capacity * sizeof *s->channels + s->comm_key_capacity * sizeof *s->comm_keys +
                    s->path_capacity * sizeof *s->paths + s->path_node_capacity * sizeof *s->path_nodes +
                    s->node_state_capacity * sizeof *s->node_states + s->region_capacity * sizeof *s->regions +
                    s->stack_capacity * sizeof *s->stack + s->request_capacity * sizeof *s->requests +
                    (s->node_index.slot_count + s->edge_index.slot_count + s->peer_index.slot_count +
-                    s->completion_index.slot_count + s->path_index.slot_count) *
+                    s->completion_index.slot_count + s->channel_index.slot_count + s->path_index.slot_count) *
                        sizeof(size_t);
     for (uint32_t i = 0; i < s->node_count; i++)
         bytes += strlen(s->nodes[i].name) + strlen(s->nodes[i].context) + 2;
@@ -803,12 +1019,13 @@ otfx_structure *structure_copy(const otfx_structure *s)
     ok = ok && copy_array((void **)&c->edges, s->edges, s->edge_count, sizeof *s->edges) &&
          copy_array((void **)&c->peers, s->peers, s->peer_count, sizeof *s->peers) &&
          copy_array((void **)&c->completions, s->completions, s->completion_count, sizeof *s->completions) &&
+         copy_array((void **)&c->channels, s->channels, s->channel_count, sizeof *s->channels) &&
          copy_array((void **)&c->paths, s->paths, s->path_count, sizeof *s->paths) &&
          copy_array((void **)&c->path_nodes, s->path_nodes, s->path_node_count, sizeof *s->path_nodes) &&
          copy_index(&c->node_index, &s->node_index) && copy_index(&c->edge_index, &s->edge_index) &&
          copy_index(&c->peer_index, &s->peer_index) &&
          copy_index(&c->completion_index, &s->completion_index) &&
-         copy_index(&c->path_index, &s->path_index) &&
+         copy_index(&c->channel_index, &s->channel_index) && copy_index(&c->path_index, &s->path_index) &&
          copy_array((void **)&c->node_states, s->node_states, s->node_count, sizeof *s->node_states);
     if (!ok) {
         otfx_structure_destroy(c);
@@ -817,6 +1034,7 @@ otfx_structure *structure_copy(const otfx_structure *s)
     c->edge_capacity = c->edge_count = s->edge_count;
     c->peer_capacity = c->peer_count = s->peer_count;
     c->completion_capacity = c->completion_count = s->completion_count;
+    c->channel_capacity = c->channel_count = s->channel_count;
     c->path_capacity = c->path_count = s->path_count;
     c->path_node_capacity = c->path_node_count = s->path_node_count;
     c->node_state_capacity = s->node_count;

@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Events the task activity graph is fed at a time: a slice the append has just encoded is still in the
+ * first-level cache (256 events of 64 bytes: 16 KiB), a whole batch (thousands of events) no longer. */
+#define STRUCTURE_FEED_SLICE 256u
+
 otfx_trace_config otfx_trace_config_default(size_t budget_bytes)
 {
     otfx_trace_config config = {
@@ -564,46 +568,51 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         return otfx_fail(OTFX_ERR_INVALID, "otfx_trace_append: NULL argument");
     otfx_status status = OTFX_OK;
     bool refused = false;
-    size_t done = 0;
+    size_t done = 0, fed = 0;
     known_counts known = {0, 0, 0};
     pthread_rwlock_wrlock(&trace->lock);
-    for (; done < count; done++) {
-        const otfx_event *event = &events[done];
-        status = validate_event(trace, &known, event, done);
-        if (status != OTFX_OK)
-            break;
-        if (trace->open_events + trace->open_operand_bytes >= trace->config.chunk_bytes) {
-            status = seal_open_chunk(trace);
+    while (done < count && status == OTFX_OK) {
+        const size_t slice_end = count - done > STRUCTURE_FEED_SLICE ? done + STRUCTURE_FEED_SLICE : count;
+        for (; done < slice_end; done++) {
+            const otfx_event *event = &events[done];
+            status = validate_event(trace, &known, event, done);
             if (status != OTFX_OK)
                 break;
+            if (trace->open_events + trace->open_operand_bytes >= trace->config.chunk_bytes) {
+                status = seal_open_chunk(trace);
+                if (status != OTFX_OK)
+                    break;
+            }
+            if (!trace->open_begin_set) {
+                trace->open_begin = event->time;
+                trace->open_begin_set = true;
+                codec_state_init(&trace->encoder, event->time, trace->encoder.predict_time);
+            }
+            if (trace->open_events == 0)
+                trace->open_first_event = event->time;
+            otfx_ref top = trace->depth ? trace->stack[trace->depth - 1].region : OTFX_REF_NONE;
+            trace->open_operand_bytes +=
+                (uint32_t)codec_encode(&trace->encoder, event, top, &trace->tokens[trace->open_events],
+                                       trace->operands + trace->open_operand_bytes);
+            trace->open_events++;
+            if (event->type == OTFX_EV_ENTER)
+                trace->stack[trace->depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
+            else if (event->type == OTFX_EV_LEAVE)
+                trace->depth--;
+            else if (event->type == OTFX_EV_REDUCTION)
+                trace->events_reduced[event->u.reduction.strategy] += event->u.reduction.events_removed;
+            if (trace->events_received++ == 0)
+                trace->first_time = event->time;
+            trace->last_time = event->time;
+            trace->any_time = true;
+            refused |= trace->open_refused;
         }
-        if (!trace->open_begin_set) {
-            trace->open_begin = event->time;
-            trace->open_begin_set = true;
-            codec_state_init(&trace->encoder, event->time, trace->encoder.predict_time);
-        }
-        if (trace->open_events == 0)
-            trace->open_first_event = event->time;
-        otfx_ref top = trace->depth ? trace->stack[trace->depth - 1].region : OTFX_REF_NONE;
-        trace->open_operand_bytes +=
-            (uint32_t)codec_encode(&trace->encoder, event, top, &trace->tokens[trace->open_events],
-                                   trace->operands + trace->open_operand_bytes);
-        trace->open_events++;
-        if (event->type == OTFX_EV_ENTER)
-            trace->stack[trace->depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
-        else if (event->type == OTFX_EV_LEAVE)
-            trace->depth--;
-        else if (event->type == OTFX_EV_REDUCTION)
-            trace->events_reduced[event->u.reduction.strategy] += event->u.reduction.events_removed;
-        if (trace->events_received++ == 0)
-            trace->first_time = event->time;
-        trace->last_time = event->time;
-        trace->any_time = true;
-        refused |= trace->open_refused;
+        /* The graph takes every event the trace took (stored or refused by `stop`), a slice at a time while
+         * the slice is still in the cache. */
+        if (trace->config.structure)
+            otfx_structure_feed(trace->structure, trace->defs, events + fed, done - fed);
+        fed = done;
     }
-    /* The graph takes every event the trace took (stored or refused by `stop`), in one call per batch. */
-    if (trace->config.structure)
-        otfx_structure_feed(trace->structure, trace->defs, events, done);
     pthread_rwlock_unlock(&trace->lock);
     if (appended)
         *appended = done;

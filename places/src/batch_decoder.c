@@ -748,6 +748,17 @@ static bool decode_metric_set(struct decoder *decoder, const struct capture_reco
     }
     decoder->metric_set = set.set_id;
     decoder->metric_count = set.count;
+    /* The mark: at the event the set was read first with (its timestamp), before the set's values. */
+    otfx_ref mark;
+    if (otfx_defs_metric(decoder->place->defs, OTFX_METRIC_SET_MARK, "set", OTFX_METRIC_UINT64, &mark) !=
+        OTFX_OK)
+        return fail(decoder, "cannot define metric %s", OTFX_METRIC_SET_MARK);
+    uint64_t ticks = header->timestamp;
+    if (decoder->any_time && ticks < decoder->last_time)
+        ticks = decoder->last_time;
+    otfx_event *event = next_event(decoder, OTFX_EV_METRIC, record_time(decoder->rank, ticks));
+    event->u.metric.metric = mark;
+    event->u.metric.value = set.set_id;
     return true;
 }
 

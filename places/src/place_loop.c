@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include "place_loop.h"
+#include "rank_metrics.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -512,6 +513,7 @@ static bool start_tree(struct place_runtime *runtime)
     runtime->enabled_classes = OTFX_STEER_ALL;
     if (setup->served_count > 0 && place->ranks[0].control.classes)
         runtime->enabled_classes = place->ranks[0].control.classes;
+    runtime->metrics_selected = place_metrics_at_start();
     runtime->query_memory = place->query_memory;
     runtime->module_timeout_ns = place->module_timeout_ns;
     runtime->snapshot_dir = setup->settings.snapshot_dir;

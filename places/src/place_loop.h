@@ -110,7 +110,8 @@ struct place_runtime {
     bool snapshot_busy, snapshot_finished; /* finished: under lock */
     struct snapshot_job snapshot;
 
-    uint32_t enabled_classes; /* the event classes the served ranks record (enable/disable) */
+    uint32_t enabled_classes;  /* the event classes the served ranks record (enable/disable) */
+    uint64_t metrics_selected; /* the metrics the served ranks read (a mask over the metric table) */
     uint64_t next_rate_ns, next_watch_ns;
 };
 

@@ -79,13 +79,18 @@ uint64_t place_control_send(struct event_place *place, enum capture_control_comm
 void place_control_answer(struct event_place *place, int source, const void *bytes, size_t length)
 {
     struct capture_control answer;
+    struct capture_metrics_answer metrics;
     const int first = place->setup.first_served;
     const char *problem = NULL;
-    if (length != sizeof(answer)) {
+    if (length != sizeof(answer) && length != sizeof(metrics)) {
         problem = "wrong size";
     } else {
         memcpy(&answer, bytes, sizeof(answer));
-        if (answer.magic != CAPTURE_BATCH_MAGIC || answer.version != CAPTURE_BATCH_VERSION)
+        const bool about_metrics =
+            answer.command == CAPTURE_CONTROL_SET_METRICS || answer.command == CAPTURE_CONTROL_PROBE_METRICS;
+        if (about_metrics != (length == sizeof(metrics)))
+            problem = "wrong size for its command";
+        else if (answer.magic != CAPTURE_BATCH_MAGIC || answer.version != CAPTURE_BATCH_VERSION)
             problem = "wrong magic number or version";
         else if (source < first || source >= first + place->setup.served_count)
             problem = "not from a rank this place serves";
@@ -105,6 +110,15 @@ void place_control_answer(struct event_place *place, int source, const void *byt
     control->recording = (answer.state & CAPTURE_STATE_RECORDING) != 0;
     control->paused = (answer.state & CAPTURE_STATE_PAUSED) != 0;
     control->classes = answer.classes;
+    if (length == sizeof(metrics)) {
+        memcpy(&metrics, bytes, sizeof(metrics));
+        control->metrics_answered = true;
+        control->has_pmu = metrics.has_pmu != 0;
+        control->metrics_selected = metrics.selected;
+        control->metrics_counted = metrics.counted;
+        control->metrics_refused = metrics.refused;
+        memcpy(control->refusal_errno, metrics.refusal_errno, sizeof(control->refusal_errno));
+    }
 }
 
 bool place_control_done(const struct event_place *place, uint64_t sequence)

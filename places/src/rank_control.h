@@ -18,10 +18,17 @@
 
 /* One served rank's steering state, as its answers reported it. */
 struct rank_control_state {
-    bool recording;                 /* the rank records (its last answer; initially from OTFX_RECORD) */
-    bool paused;                    /* the application is blocked by APP_PAUSE */
-    uint32_t classes;               /* enabled event classes (otfx_steer_class bits, otfx/protocol.h) */
-    uint64_t answered;              /* highest sequence the rank answered */
+    bool recording;    /* the rank records (its last answer; initially from OTFX_RECORD) */
+    bool paused;       /* the application is blocked by APP_PAUSE */
+    uint32_t classes;  /* enabled event classes (otfx_steer_class bits, otfx/protocol.h) */
+    uint64_t answered; /* highest sequence the rank answered */
+    /* Metrics, as the rank's last answer to SET_METRICS or PROBE_METRICS said (masks over the metric
+     * table, capture/metrics/metric_table.h): its selection, what it counts of the selection and of the
+     * metrics probed with it, what it cannot count and perf_event_open's errno for each of those. */
+    bool metrics_answered;
+    bool has_pmu;
+    uint64_t metrics_selected, metrics_counted, metrics_refused;
+    uint16_t refusal_errno[64];
     MPI_Request send;               /* the last control message in flight to it (MPI_REQUEST_NULL: none) */
     struct capture_control message; /* its buffer */
 };
@@ -36,7 +43,8 @@ void place_control_init(struct event_place *place);
 uint64_t place_control_send(struct event_place *place, enum capture_control_command command,
                             uint64_t argument);
 /* An answer arrived with CAPTURE_CONTROL_TAG from world rank `source` (already received into
- * `bytes`); a malformed one is reported and ignored. */
+ * `bytes`: a struct capture_control, or a struct capture_metrics_answer for the metrics commands); a
+ * malformed one is reported and ignored. */
 void place_control_answer(struct event_place *place, int source, const void *bytes, size_t length);
 /* Whether every running served rank answered `sequence` (or said goodbye). */
 bool place_control_done(const struct event_place *place, uint64_t sequence);

@@ -6,6 +6,7 @@
  * end-of-run report, the ranks that ended or died.
  */
 #include "place_loop.h"
+#include "rank_metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,20 @@ static enum capture_control_command control_of(const struct place_runtime *runti
     case OTFX_CMD_SNAPSHOT:
     case OTFX_CMD_RESET: /* what the ranks recorded before the reset goes too: flush it first */
         return CAPTURE_CONTROL_FLUSH;
+    case OTFX_CMD_METRICS_SET:
+    case OTFX_CMD_METRICS_ADD:
+    case OTFX_CMD_METRICS_REMOVE: {
+        char why[256];
+        return place_metrics_control(runtime->metrics_selected, command, control_argument, why, sizeof why)
+                   ? CAPTURE_CONTROL_SET_METRICS
+                   : 0; /* carry_out says why */
+    }
+    case OTFX_CMD_METRICS_LIST:
+    case OTFX_CMD_METRICS_AVAILABLE: {
+        char why[256];
+        place_metrics_control(runtime->metrics_selected, command, control_argument, why, sizeof why);
+        return CAPTURE_CONTROL_PROBE_METRICS;
+    }
     case OTFX_CMD_OVERHEAD_MEASURE:
         return CAPTURE_CONTROL_MEASURE_OVERHEAD;
     default:
@@ -208,6 +223,8 @@ static uint64_t steer(void *context, const otfx_command *command, uint64_t argum
         return 0;
     if (control == CAPTURE_CONTROL_SET_CLASSES)
         runtime->enabled_classes = (uint32_t)control_argument;
+    if (control == CAPTURE_CONTROL_SET_METRICS)
+        runtime->metrics_selected = control_argument;
     const uint64_t sequence = place_control_send(runtime->place, control, control_argument);
     return sequence ? sequence : OTFX_TREE_NO_RANK_RUNNING;
 }
@@ -306,7 +323,22 @@ static bool set_reduction(struct place_runtime *runtime, const otfx_command *com
     return ok;
 }
 
-static bool carry_out(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields)
+/* The metrics commands once the ranks answered, or why the list was refused. */
+static bool describe_metrics(struct place_runtime *runtime, const otfx_command *command, otfx_text *fields,
+                             otfx_text *lines)
+{
+    char why[256];
+    uint64_t argument;
+    if (!place_metrics_control(runtime->metrics_selected, command, &argument, why, sizeof why)) {
+        otfx_kv_str(fields, "error", why);
+        return false;
+    }
+    return place_metrics_describe(runtime->place, runtime->index, runtime->metrics_selected, command, fields,
+                                  lines);
+}
+
+static bool carry_out(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields,
+                      otfx_text *lines)
 {
     struct place_runtime *runtime = context;
     uint64_t unused;
@@ -315,6 +347,12 @@ static bool carry_out(void *context, const otfx_command *command, uint64_t argum
         return set_reduction(runtime, command, fields);
     case OTFX_CMD_RESET:
         return reset_traces(runtime, fields);
+    case OTFX_CMD_METRICS_SET:
+    case OTFX_CMD_METRICS_ADD:
+    case OTFX_CMD_METRICS_REMOVE:
+    case OTFX_CMD_METRICS_LIST:
+    case OTFX_CMD_METRICS_AVAILABLE:
+        return describe_metrics(runtime, command, fields, lines);
     default:
         if (!control_of(runtime, command, argument, &unused)) {
             otfx_kv_str(fields, "error", "not a command for event places");

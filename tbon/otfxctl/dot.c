@@ -2,7 +2,8 @@
  * dot.c — `otfxctl structure --dot FILE`: the reply's record lines (docs/protocol.md, structure) as a
  * Graphviz graph. One cluster per group (its representative's task activity graph): nodes labelled with
  * the MPI call or marker, its calling context and visits; solid edges the computation between nodes
- * (count, mean); dashed edges completions; a dotted edge per peer to the group holding the partner.
+ * (count, mean); dashed edges completions; a dotted edge per peer to the group holding the partner
+ * (offset, messages and, when known, their mean transfer time).
  */
 #include "dot.h"
 
@@ -73,11 +74,15 @@ bool write_structure_dot(const char *payload, size_t length, const char *path)
         } else if (strcmp(kv.type, "peer") == 0 && strcmp(get(&kv, "direction"), "send") == 0) {
             /* between clusters: written after all of them */
             const long to = strtol(get(&kv, "peer_group"), NULL, 10);
+            char transfer[64] = "";
+            if (strtoull(get(&kv, "transfer_count"), NULL, 10) > 0)
+                snprintf(transfer, sizeof transfer, ", %.0f ns", strtod(get(&kv, "transfer_mean_ns"), NULL));
             if (to >= 0)
                 otfx_text_appendf(
                     &messages,
-                    "  g%ld_n%s -> g%ld_n0 [style=dotted, lhead=cluster_%ld, label=\"%+ld: %s msgs\"];\n", g,
-                    get(&kv, "node"), to, to, strtol(get(&kv, "offset"), NULL, 10), get(&kv, "count"));
+                    "  g%ld_n%s -> g%ld_n0 [style=dotted, lhead=cluster_%ld, label=\"%+ld: %s msgs%s\"];\n",
+                    g, get(&kv, "node"), to, to, strtol(get(&kv, "offset"), NULL, 10), get(&kv, "count"),
+                    transfer);
         }
         otfx_kv_line_free(&kv);
     }

@@ -287,14 +287,18 @@ extern const otfx_analysis_module otfx_module_events;
 extern const otfx_analysis_module otfx_module_critical_path;
 extern const otfx_analysis_module otfx_module_wait_states;
 extern const otfx_analysis_module otfx_module_structure;
+extern const otfx_analysis_module otfx_module_metric_profile;
+extern const otfx_analysis_module otfx_module_metric_timeline;
 
 enum { MAX_MODULES = 64 };
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static const otfx_analysis_module *registry[MAX_MODULES] = {
-    &otfx_module_status, &otfx_module_profile,       &otfx_module_timeline,    &otfx_module_messages,
-    &otfx_module_events, &otfx_module_critical_path, &otfx_module_wait_states, &otfx_module_structure,
+    &otfx_module_status,          &otfx_module_profile,   &otfx_module_timeline,
+    &otfx_module_messages,        &otfx_module_events,    &otfx_module_critical_path,
+    &otfx_module_wait_states,     &otfx_module_structure, &otfx_module_metric_profile,
+    &otfx_module_metric_timeline,
 };
-static size_t registry_count = 8;
+static size_t registry_count = 10;
 
 static bool valid_name(const char *name)
 {
@@ -346,6 +350,8 @@ const otfx_analysis_module *otfx_analysis_for_command(otfx_command_kind kind)
         return &otfx_module_wait_states;
     case OTFX_CMD_STRUCTURE:
         return &otfx_module_structure;
+    case OTFX_CMD_METRIC_TIMELINE:
+        return &otfx_module_metric_timeline;
     default:
         return NULL;
     }

@@ -508,6 +508,12 @@ static const char *const command_names[OTFX_CMD_COUNT] = {
     [OTFX_CMD_CRITICAL_PATH] = "critical-path",
     [OTFX_CMD_WAIT_STATES] = "wait-states",
     [OTFX_CMD_STRUCTURE] = "structure",
+    [OTFX_CMD_METRICS_SET] = "metrics set",
+    [OTFX_CMD_METRICS_ADD] = "metrics add",
+    [OTFX_CMD_METRICS_REMOVE] = "metrics remove",
+    [OTFX_CMD_METRICS_LIST] = "metrics list",
+    [OTFX_CMD_METRICS_AVAILABLE] = "metrics available",
+    [OTFX_CMD_METRIC_TIMELINE] = "metric-timeline",
     [OTFX_CMD_OVERHEAD_MEASURE] = "overhead measure",
 };
 
@@ -568,12 +574,13 @@ enum {
     OPT_NO_FLUSH = 1u << 11,
     OPT_GROUP_TOLERANCE = 1u << 12,
     OPT_COMPENSATED = 1u << 13,
+    OPT_METRICS = 1u << 14,
     OPT_WINDOW = OPT_FROM | OPT_TO | OPT_RANKS
 };
 
-static const char *const option_names[] = {"from",   "to",       "ranks",           "bins",       "rows",
-                                           "groups", "limit",    "overwrite",       "zero",       "top",
-                                           "follow", "no-flush", "group-tolerance", "compensated"};
+static const char *const option_names[] = {"from",   "to",       "ranks",           "bins",        "rows",
+                                           "groups", "limit",    "overwrite",       "zero",        "top",
+                                           "follow", "no-flush", "group-tolerance", "compensated", "metrics"};
 
 static unsigned options_of(otfx_command_kind kind)
 {
@@ -581,7 +588,9 @@ static unsigned options_of(otfx_command_kind kind)
     case OTFX_CMD_SNAPSHOT:
         return OPT_WINDOW | OPT_OVERWRITE | OPT_COMPENSATED;
     case OTFX_CMD_PROFILE:
-        return OPT_WINDOW | OPT_COMPENSATED;
+        return OPT_WINDOW | OPT_COMPENSATED | OPT_METRICS;
+    case OTFX_CMD_METRIC_TIMELINE:
+        return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_TIMELINE:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS | OPT_COMPENSATED;
     case OTFX_CMD_MESSAGES:
@@ -765,6 +774,27 @@ static bool parse_classes(const char *text, uint32_t *out)
     return true;
 }
 
+/* A comma list of metric names: [A-Za-z0-9:._-] words (PAPI's are upper case), no empty one. */
+static bool is_metric_list(const char *list)
+{
+    if (!list[0] || strlen(list) >= sizeof(((otfx_command *)0)->metrics))
+        return false;
+    bool word = false;
+    for (const char *c = list; *c; c++) {
+        if (*c == ',') {
+            if (!word)
+                return false;
+            word = false;
+        } else if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                   *c == ':' || *c == '.' || *c == '_' || *c == '-') {
+            word = true;
+        } else {
+            return false;
+        }
+    }
+    return word;
+}
+
 static bool is_module_name(const char *name)
 {
     const size_t n = strlen(name);
@@ -827,6 +857,21 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
                 return false;
             }
             out->compensated = true;
+            continue;
+        }
+        if (bit == OPT_METRICS) {
+            /* the list may be left out: every metric */
+            if (!value && i + 1 < words->count && strncmp(words->words[i + 1], "--", 2) != 0)
+                value = words->words[++i];
+            if (!value || strcmp(value, "all") == 0) {
+                snprintf(out->metrics, sizeof out->metrics, "all");
+            } else if (is_metric_list(value) && strcmp(value, "none") != 0) {
+                snprintf(out->metrics, sizeof out->metrics, "%s", value);
+            } else {
+                set_error(error, error_size, "%s: bad --metrics '%s': expected a comma list of metric names",
+                          name, value);
+                return false;
+            }
             continue;
         }
         if (!value) {
@@ -897,6 +942,10 @@ static bool parse_options(word_list *words, size_t first, unsigned allowed, otfx
     }
     if (out->from > out->to) {
         set_error(error, error_size, "%s: --from is after --to", name);
+        return false;
+    }
+    if (out->compensated && out->metrics[0]) {
+        set_error(error, error_size, "%s: --metrics and --compensated do not go together", name);
         return false;
     }
     return true;
@@ -1016,6 +1065,50 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         out->kind = OTFX_CMD_WAIT_STATES;
     } else if (strcmp(verb, "structure") == 0) {
         out->kind = OTFX_CMD_STRUCTURE;
+    } else if (strcmp(verb, "metrics") == 0) {
+        static const struct {
+            const char *word;
+            otfx_command_kind kind;
+            bool takes_list;
+        } actions[] = {{"set", OTFX_CMD_METRICS_SET, true},
+                       {"add", OTFX_CMD_METRICS_ADD, true},
+                       {"remove", OTFX_CMD_METRICS_REMOVE, true},
+                       {"list", OTFX_CMD_METRICS_LIST, false},
+                       {"available", OTFX_CMD_METRICS_AVAILABLE, false}};
+        size_t a = 0;
+        while (a < sizeof actions / sizeof actions[0] && !(arg && strcmp(arg, actions[a].word) == 0))
+            a++;
+        if (a == sizeof actions / sizeof actions[0]) {
+            set_error(error, error_size, "metrics needs set LIST, add LIST, remove LIST, list or available");
+            return false;
+        }
+        out->kind = actions[a].kind;
+        used = 2;
+        if (actions[a].takes_list) {
+            const char *list = words->count > 2 ? words->words[2] : NULL;
+            /* "set none": read nothing */
+            if (out->kind == OTFX_CMD_METRICS_SET && list && strcmp(list, "none") == 0) {
+                used = 3;
+            } else if (!list || !is_metric_list(list) || strcmp(list, "none") == 0) {
+                set_error(
+                    error, error_size,
+                    "metrics %s needs a comma list of metric names like task-clock,page-faults (at most "
+                    "%zu characters; `metrics available` lists them)%s",
+                    arg, sizeof out->metrics - 1, out->kind == OTFX_CMD_METRICS_SET ? ", or none" : "");
+                return false;
+            } else {
+                snprintf(out->metrics, sizeof out->metrics, "%s", list);
+                used = 3;
+            }
+        }
+    } else if (strcmp(verb, "metric-timeline") == 0) {
+        out->kind = OTFX_CMD_METRIC_TIMELINE;
+        if (!arg || !is_metric_list(arg) || strchr(arg, ',')) {
+            set_error(error, error_size, "metric-timeline needs a metric name like task-clock");
+            return false;
+        }
+        snprintf(out->metrics, sizeof out->metrics, "%s", arg);
+        used = 2;
     } else if (strcmp(verb, "query") == 0) {
         out->kind = OTFX_CMD_QUERY;
         if (!arg || !is_module_name(arg)) {
@@ -1030,8 +1123,8 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
         set_error(
             error, error_size,
             "unknown command '%s' (commands: status, record, app, reset, reduction, enable, disable, "
-            "snapshot, profile, timeline, messages, events, critical-path, wait-states, structure, query, "
-            "load-module)",
+            "snapshot, profile, timeline, messages, events, critical-path, wait-states, structure, metrics, "
+            "metric-timeline, query, load-module)",
             verb);
         return false;
     }
@@ -1099,6 +1192,16 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
         otfx_text_append(out, " ", 1);
         otfx_text_append_encoded(out, command->module);
         break;
+    case OTFX_CMD_METRIC_TIMELINE:
+        otfx_text_append(out, " ", 1);
+        otfx_text_append_encoded(out, command->metrics);
+        break;
+    case OTFX_CMD_METRICS_SET:
+    case OTFX_CMD_METRICS_ADD:
+    case OTFX_CMD_METRICS_REMOVE:
+        otfx_text_append(out, " ", 1);
+        otfx_text_append_encoded(out, command->metrics[0] ? command->metrics : "none");
+        break;
     default:
         break;
     }
@@ -1139,4 +1242,8 @@ void otfx_command_format(const otfx_command *command, otfx_text *out)
                           command->group_tolerance_ppm / 10000, command->group_tolerance_ppm % 10000);
     if ((allowed & OPT_COMPENSATED) && command->compensated)
         otfx_text_append(out, " --compensated", 14);
+    if ((allowed & OPT_METRICS) && command->metrics[0]) {
+        otfx_text_append(out, " --metrics ", 11);
+        otfx_text_append_encoded(out, command->metrics);
+    }
 }

@@ -288,6 +288,43 @@ static void test_collective_ordinals(void **state)
     free(events);
 }
 
+/* Metric values: coded as the difference to the same metric's last value in the chunk, so counters that
+ * grow a little between reads cost a byte or two whatever their size, and every value comes back (one
+ * that goes down, a metric pushed out of its slot by another, a wrap-around included). */
+static void test_metric_values(void **state)
+{
+    (void)state;
+    enum { COUNT = 900, METRICS = 3 };
+    otfx_event *events = calloc(COUNT, sizeof *events);
+    assert_non_null(events);
+    uint64_t counter[METRICS] = {40000000000ull, 1000, 0}; /* task-clock ns after 40 s; faults; a level */
+    for (size_t i = 0; i < COUNT; i++) {
+        otfx_event *e = &events[i];
+        e->time = 1000 + 10 * i;
+        e->type = OTFX_EV_METRIC;
+        const unsigned m = (unsigned)(i % METRICS);
+        e->u.metric.metric = m;
+        counter[m] += m == 0 ? 900 + i % 50 : m == 1 ? i % 2 : 0;
+        if (m == 2 && i % 300 == 2)
+            counter[m] -= 5; /* a level goes down */
+        e->u.metric.value = counter[m];
+        if (i == 450) {
+            e->u.metric.metric = 16; /* shares metric 0's slot? whichever: it comes back */
+            e->u.metric.value = UINT64_MAX;
+        }
+    }
+    const size_t bytes = chunk_round_trip(events, COUNT);
+    /* time (1 byte) + metric (1) + a value of at most 2 bytes per event, the first of each metric and the
+     * odd one out aside */
+    if (bytes > COUNT * 4 + 40)
+        fail_msg("%zu operand bytes for %d metric values", bytes, COUNT);
+    for (size_t i = 0; i < COUNT; i++)
+        events[i].u.metric.value = 0;
+    const size_t zero = chunk_round_trip(events, COUNT);
+    print_message("metric values: %zu operand bytes, %zu with every value 0\n", bytes, zero);
+    free(events);
+}
+
 /* Message ordinals (u.msg.seq): an ordinal that counts up on its channel rides on the cached tuple at no
  * cost, any other one forces an explicit tuple carrying it, and every ordinal comes back: within a chunk,
  * across chunk boundaries (each chunk predicts afresh) and after `type` thinned a chunk (re-encoded). */
@@ -554,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_codec_round_trip_millions),
         cmocka_unit_test(test_message_ordinals),
         cmocka_unit_test(test_collective_ordinals),
+        cmocka_unit_test(test_metric_values),
         cmocka_unit_test(test_huffman),
         cmocka_unit_test(test_sealed_chunks),
         cmocka_unit_test(test_every_damaged_byte_detected),

@@ -1,6 +1,6 @@
 /* test_structure.c — the task activity graph a trace builds on append (otfx/structure.h): nodes,
  * edges and their statistics on synthetic streams, size independent of the iterations, survival of
- * reductions, peers, completion edges, markers and causal paths; a reset drops it. */
+ * reductions, peers, channel ends, completion edges, markers and causal paths; a reset drops it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -323,6 +323,7 @@ static void test_reset_drops_the_graph(void **state)
     assert_int_equal(view.node_count, 0);
     assert_int_equal(view.edge_count, 0);
     assert_int_equal(view.peer_count, 0);
+    assert_int_equal(view.channel_count, 0);
     assert_int_equal(view.path_count, 0);
     assert_int_equal(view.events, 0);
     assert_true(otfx_structure_bytes(graph) < before.structure_bytes);
@@ -341,6 +342,89 @@ static void test_reset_drops_the_graph(void **state)
     assert_int_equal(view.edge_count, 2);
     assert_int_equal(view.completion_count, 0);
     assert_int_equal(view.events, 3 * 6 + 3);
+    assert_int_equal(view.untracked, 0);
+    otfx_structure_destroy(graph);
+    world_close(&w);
+}
+
+static void numbered_message(world *w, otfx_event_type type, uint32_t peer, uint32_t tag, uint64_t seq)
+{
+    otfx_event event = {.time = w->now, .type = type};
+    event.u.msg.comm = w->world_comm;
+    event.u.msg.peer = peer;
+    event.u.msg.tag = tag;
+    event.u.msg.bytes = 8;
+    event.u.msg.seq = seq;
+    append(w, event);
+}
+
+static const otfx_structure_channel *channel_of(const otfx_structure_view *view, bool sent, int64_t offset,
+                                                uint32_t tag)
+{
+    for (uint32_t i = 0; i < view->channel_count; i++)
+        if (view->channels[i].sent == sent && view->channels[i].offset == offset &&
+            view->channels[i].tag == tag)
+            return &view->channels[i];
+    fail_msg("no channel end sent=%d offset=%lld tag=%u", sent, (long long)offset, tag);
+    return NULL;
+}
+
+/* A channel end keeps the count and the sum of its ends' times and the last 32 of them; an end out of
+ * its ordinals' order leaves it unpaired; ends at two nodes make it mixed. Rank 4 receives message i
+ * (ordinal i) from rank 3 with tag 1 at 1000 i + 100 ns, and sends message i to rank 5 with tag 2 at
+ * 1000 i + 500 ns (the record times). */
+static void test_channel_ends_keep_sums_and_tails(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 4, 1u << 20, OTFX_REDUCE_RING);
+    enum { MESSAGES = 40 };
+    uint64_t received_sum = 0;
+    for (uint64_t i = 1; i <= MESSAGES; i++) {
+        w.now = 1000 * i;
+        enter(&w, w.recv);
+        w.now += 100;
+        numbered_message(&w, OTFX_EV_RECV, 3, 1, i);
+        received_sum += w.now;
+        leave(&w, 10);
+        w.now = 1000 * i + 500;
+        enter(&w, w.send);
+        numbered_message(&w, OTFX_EV_SEND, 5, 2, i);
+        leave(&w, 10);
+    }
+    otfx_structure_view view;
+    otfx_structure *graph = structure_of(&w, &view);
+    assert_int_equal(view.channel_count, 2);
+    const otfx_structure_channel *received = channel_of(&view, false, -1, 1);
+    assert_int_equal(received->node, node_named(&view, "MPI_Recv"));
+    assert_int_equal(received->count, MESSAGES);
+    assert_int_equal(received->first_seq, 1);
+    assert_true(received->ordered);
+    assert_false(received->mixed);
+    assert_int_equal(received->time_sum[0], received_sum);
+    assert_int_equal(received->time_sum[1], 0);
+    for (uint64_t k = 0; k < OTFX_STRUCTURE_CHANNEL_TAIL; k++) /* the k-th last: message 40 - k */
+        assert_int_equal(received->tail[(MESSAGES - 1 - k) % OTFX_STRUCTURE_CHANNEL_TAIL],
+                         1000 * (MESSAGES - k) + 100);
+    const otfx_structure_channel *sent = channel_of(&view, true, 1, 2);
+    assert_int_equal(sent->node, node_named(&view, "MPI_Send"));
+    assert_int_equal(sent->count, MESSAGES);
+    assert_true(sent->ordered);
+    assert_int_equal(received->comm, sent->comm);
+    otfx_structure_destroy(graph);
+    /* an ordinal skipped on the receiving side; a send from another call site (inside compute) */
+    enter(&w, w.recv);
+    numbered_message(&w, OTFX_EV_RECV, 3, 1, MESSAGES + 2);
+    leave(&w, 10);
+    enter(&w, w.compute);
+    enter(&w, w.send);
+    numbered_message(&w, OTFX_EV_SEND, 5, 2, MESSAGES + 1);
+    leave(&w, 10);
+    leave(&w, 10);
+    graph = structure_of(&w, &view);
+    assert_false(channel_of(&view, false, -1, 1)->ordered);
+    assert_true(channel_of(&view, true, 1, 2)->ordered);
+    assert_true(channel_of(&view, true, 1, 2)->mixed);
     assert_int_equal(view.untracked, 0);
     otfx_structure_destroy(graph);
     world_close(&w);
@@ -384,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_reductions_leave_the_graph_whole),
         cmocka_unit_test(test_context_loop_marker_and_completions),
         cmocka_unit_test(test_phase_markers_are_nodes),
+        cmocka_unit_test(test_channel_ends_keep_sums_and_tails),
         cmocka_unit_test(test_reset_drops_the_graph),
         cmocka_unit_test(test_graph_can_be_left_out),
     };

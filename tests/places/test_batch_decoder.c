@@ -361,49 +361,62 @@ static void add_metrics(struct batch_builder *batch, uint16_t function_id, uint6
 }
 
 /* Metrics after an ENTER and a LEAVE become METRIC events at their times; the set holds across batches
- * and a new set replaces it; values of another set, or a set that does not grow, are malformed. */
+ * and a new set replaces it, each set marked where it begins (OTFX_METRIC_SET_MARK, valued with its id);
+ * values of another set, or a set that does not grow, are malformed. */
 static void test_metrics(void **state)
 {
     struct place_fixture *fixture = *state;
     struct batch_builder batch;
     batch_begin(&batch, 1);
-    add_metric_set(&batch, 100, 1, 2);
     batch_add_enter(&batch, FIXTURE_MPI_BARRIER, 100);
+    add_metric_set(&batch, 100, 1, 2);
     add_metrics(&batch, FIXTURE_MPI_BARRIER, 100, 1, 2, 10);
     ingest_accepted(fixture, &batch, 3);
     batch_begin(&batch, 2);
     batch_add_collective(&batch, FIXTURE_MPI_BARRIER, 150, 0, -1, 0, 0);
     batch_add_leave(&batch, FIXTURE_MPI_BARRIER, 150);
     add_metrics(&batch, FIXTURE_MPI_BARRIER, 150, 1, 2, 20);
-    add_metric_set(&batch, 200, 2, 1);
     batch_add_enter(&batch, FIXTURE_MPI_SEND, 200);
+    add_metric_set(&batch, 200, 2, 1);
     add_metrics(&batch, FIXTURE_MPI_SEND, 200, 2, 1, 30);
     ingest_accepted(fixture, &batch, 6);
 
     struct trace_snapshot after;
     take_snapshot(fixture, &after);
-    /* ENTER, 2 metrics, COLL_BEGIN (after the metrics: the collective's record names it), COLL_END, LEAVE,
-     * 2 metrics, ENTER, 1 metric */
-    assert_int_equal(after.event_count, 10);
+    /* ENTER, the mark of set 1, 2 metrics, COLL_BEGIN (after the metrics: the collective's record names
+     * it), COLL_END, LEAVE, 2 metrics, ENTER, the mark of set 2, 1 metric */
+    assert_int_equal(after.event_count, 12);
     assert_int_equal(after.events[0].type, OTFX_EV_ENTER);
     assert_int_equal(after.events[1].type, OTFX_EV_METRIC);
     assert_int_equal(after.events[1].time, 100);
-    assert_int_equal(after.events[1].u.metric.value, 10);
+    assert_int_equal(after.events[1].u.metric.value, 1);
+    const otfx_ref mark = after.events[1].u.metric.metric;
     assert_int_equal(after.events[2].type, OTFX_EV_METRIC);
-    assert_int_equal(after.events[2].u.metric.value, 11);
-    assert_int_not_equal(after.events[1].u.metric.metric, after.events[2].u.metric.metric);
-    assert_int_equal(after.events[3].type, OTFX_EV_COLL_BEGIN);
-    assert_int_equal(after.events[3].u.coll.comm, fixture->rank.comms[0]);
-    assert_int_equal(after.events[4].type, OTFX_EV_COLL_END);
-    assert_int_equal(after.events[5].type, OTFX_EV_LEAVE);
-    assert_int_equal(after.events[6].u.metric.value, 20);
-    assert_int_equal(after.events[6].u.metric.metric, after.events[1].u.metric.metric);
-    assert_int_equal(after.events[8].type, OTFX_EV_ENTER);
-    assert_int_equal(after.events[9].type, OTFX_EV_METRIC);
-    assert_int_equal(after.events[9].time, 200);
-    assert_int_equal(after.events[9].u.metric.metric, after.events[1].u.metric.metric); /* "m0" again */
+    assert_int_equal(after.events[2].time, 100);
+    assert_int_equal(after.events[2].u.metric.value, 10);
+    assert_int_equal(after.events[3].type, OTFX_EV_METRIC);
+    assert_int_equal(after.events[3].u.metric.value, 11);
+    assert_int_not_equal(after.events[2].u.metric.metric, after.events[3].u.metric.metric);
+    assert_int_not_equal(after.events[2].u.metric.metric, mark);
+    assert_int_equal(after.events[4].type, OTFX_EV_COLL_BEGIN);
+    assert_int_equal(after.events[4].u.coll.comm, fixture->rank.comms[0]);
+    assert_int_equal(after.events[5].type, OTFX_EV_COLL_END);
+    assert_int_equal(after.events[6].type, OTFX_EV_LEAVE);
+    assert_int_equal(after.events[7].u.metric.value, 20);
+    assert_int_equal(after.events[7].u.metric.metric, after.events[2].u.metric.metric);
+    assert_int_equal(after.events[9].type, OTFX_EV_ENTER);
+    assert_int_equal(after.events[10].type, OTFX_EV_METRIC);
+    assert_int_equal(after.events[10].time, 200);
+    assert_int_equal(after.events[10].u.metric.metric, mark);
+    assert_int_equal(after.events[10].u.metric.value, 2);
+    assert_int_equal(after.events[11].type, OTFX_EV_METRIC);
+    assert_int_equal(after.events[11].u.metric.value, 30);
+    assert_int_equal(after.events[11].u.metric.metric, after.events[2].u.metric.metric); /* "m0" again */
+    otfx_metric_def mark_definition;
+    assert_int_equal(otfx_defs_get_metric(fixture->place.defs, mark, &mark_definition), OTFX_OK);
+    assert_string_equal(mark_definition.name, OTFX_METRIC_SET_MARK);
     otfx_metric_def definition;
-    assert_int_equal(otfx_defs_get_metric(fixture->place.defs, after.events[2].u.metric.metric, &definition),
+    assert_int_equal(otfx_defs_get_metric(fixture->place.defs, after.events[3].u.metric.metric, &definition),
                      OTFX_OK);
     assert_string_equal(definition.name, "m1");
     assert_string_equal(definition.unit, "ns");

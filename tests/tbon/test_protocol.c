@@ -568,6 +568,35 @@ static void test_command_errors(void **state)
     assert_false(otfx_command_parse("nope", &command, NULL, 0));
 }
 
+static void test_metrics_commands(void **state)
+{
+    (void)state;
+    otfx_command c = parse_ok("metrics set task-clock,page-faults");
+    assert_int_equal(c.kind, OTFX_CMD_METRICS_SET);
+    assert_string_equal(c.metrics, "task-clock,page-faults");
+    c = parse_ok("metrics add papi:PAPI_TOT_CYC");
+    assert_int_equal(c.kind, OTFX_CMD_METRICS_ADD);
+    c = parse_ok("metrics remove ru-maxrss");
+    assert_int_equal(c.kind, OTFX_CMD_METRICS_REMOVE);
+    assert_string_equal(c.metrics, "ru-maxrss");
+    c = parse_ok("metrics set none");
+    assert_int_equal(c.kind, OTFX_CMD_METRICS_SET);
+    assert_string_equal(c.metrics, "");
+    assert_int_equal(parse_ok("metrics list").kind, OTFX_CMD_METRICS_LIST);
+    assert_int_equal(parse_ok("metrics available").kind, OTFX_CMD_METRICS_AVAILABLE);
+    expect_canonical("metrics set none", "metrics set none");
+    expect_canonical("metrics add cycles", "metrics add cycles");
+    expect_error("metrics", "set LIST, add LIST, remove LIST, list or available");
+    expect_error("metrics switch cycles", "set LIST");
+    expect_error("metrics add", "comma list of metric names");
+    expect_error("metrics add none", "comma list of metric names"); /* only set takes none */
+    expect_error("metrics set cycles,,page-faults", "comma list");
+    expect_error("metrics set cycles;ls", "comma list");
+    expect_error("metrics set cycles,", "comma list");
+    expect_error("metrics list --ranks 0", "does not take --ranks");
+    expect_error("metrics set cycles extra", "unexpected argument 'extra'");
+}
+
 static void test_command_names(void **state)
 {
     (void)state;
@@ -591,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_kv_errors),        cmocka_unit_test(test_next_line),
         cmocka_unit_test(test_rank_sets),        cmocka_unit_test(test_commands),
         cmocka_unit_test(test_command_errors),   cmocka_unit_test(test_command_names),
+        cmocka_unit_test(test_metrics_commands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

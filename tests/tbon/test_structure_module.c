@@ -7,8 +7,14 @@
  * last rank), MPI_Recv from rank − 1 (not on the first), a computation of the rank's own length, an
  * MPI_Allreduce. Every rank has the same nodes and edges (a call without a partner is still a call); the
  * first and the last rank have their own neighbourhoods (only +1 sent, only −1 received), the others
- * share theirs (+1 sent, −1 received): three groups when the times agree. */
+ * share theirs (+1 sent, −1 received): three groups when the times agree.
+ *
+ * Transfer times (receive end − send start, paired by channel ordinals): a pair of ranks where rank 0
+ * sends message i at a known time and rank 1's receive returns it a known d_i later, served by one leaf
+ * or by two, with ends the other side has not yet, too many of them, a gap in the ordinals, or a channel
+ * received at two call sites. */
 #include <otfx/analysis.h>
+#include <otfx/structure.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,12 +88,14 @@ static void chain_world(world *w, uint32_t ranks, const rank_program *programs)
             send.u.msg.comm = comm;
             send.u.msg.peer = r + 1;
             send.u.msg.bytes = 64;
+            send.u.msg.seq = (uint64_t)i + 1;
             call(trace, send_r, &now, 100, r + 1 < ranks ? &send : NULL);
             now += 2000;
             otfx_event recv = {.time = now + 50, .type = OTFX_EV_RECV};
             recv.u.msg.comm = comm;
             recv.u.msg.peer = r - 1;
             recv.u.msg.bytes = 64;
+            recv.u.msg.seq = (uint64_t)i + 1;
             call(trace, recv_r, &now, 200, r > 0 ? &recv : NULL);
             now += programs[r].compute_ns;
             call(trace, allreduce_r, &now, 300, NULL);
@@ -278,7 +286,8 @@ static void test_same_bytes_whatever_leaves_order_and_tree(void **state)
     const split one = split_of("0,1,2,3,4,5,6,7");
     char *reference = run(&q, &w, &one, ORDER_LEFT);
     expect(reference,
-           "structure ranks=all selected=8 groups=4 tolerance_pct=2 places_answered=3 places_total=3\n");
+           "structure ranks=all selected=8 groups=4 tolerance_pct=2 places_answered=3 places_total=3 "
+           "messages=140 messages_timed=140\n");
     expect(reference, "\ngroup group=0 members=1 ranks=0 representative=0 nodes=4 edges=4 ");
     expect(reference, "\ngroup group=1 members=4 ranks=1-4 representative=1 nodes=4 edges=4 ");
     expect(reference, "\ngroup group=2 members=2 ranks=5-6 representative=5 nodes=4 edges=4 ");
@@ -286,8 +295,12 @@ static void test_same_bytes_whatever_leaves_order_and_tree(void **state)
     assert_int_equal(groups_in(reference), 4);
     /* the interior group's graph: one message each way per iteration, partners in the groups around */
     expect(reference, "\npeer group=1 node=");
-    expect(reference, " direction=send offset=1 peer_group=1 count=20 bytes=1280\n");
-    expect(reference, " direction=recv offset=-1 peer_group=0 count=20 bytes=1280\n");
+    /* rank 1 sends at its iteration's start + 1010 ns, rank 2 receives at its own + 3150 ns, and rank 2's
+     * iterations are 15 us longer: message i took 2140 + 15000 i ns; rank 0's iterations are rank 1's */
+    expect(reference, " direction=send offset=1 peer_group=1 count=20 bytes=1280 transfer_count=20 "
+                      "transfer_ns=2892800 transfer_mean_ns=144640\n");
+    expect(reference, " direction=recv offset=-1 peer_group=0 count=20 bytes=1280 transfer_count=20 "
+                      "transfer_ns=42800 transfer_mean_ns=2140\n");
     const char *splits[] = {"0,1,2,3|4,5,6,7", "0,1,2|3,4,5|6,7", "0,3,6|1,4,7|2,5", "7,5,3,1|6,4,2,0",
                             "4|2,6|0|7,1|3,5"};
     for (size_t i = 0; i < sizeof splits / sizeof *splits; i++) {
@@ -384,12 +397,136 @@ static void test_representative_is_the_lowest_rank(void **state)
     world_free(&w);
 }
 
+/* Two ranks: rank 0 sends `sends` messages on one channel (tag 7), message i at 1000 + 10000 i ns; rank
+ * 1 receives `receives` of them, message i returned 1000 + 37 i ns after it was sent. `gap`: rank 1's
+ * ordinals skip one. `mixed`: rank 1 receives the first message inside "setup" (another node). */
+typedef struct pair_program {
+    int sends, receives;
+    bool gap, mixed;
+} pair_program;
+
+static otfx_time delay_of(int i)
+{
+    return 1000 + 37 * (otfx_time)i;
+}
+
+static void pair_world(world *w, pair_program program)
+{
+    memset(w, 0, sizeof *w);
+    w->defs = otfx_defs_create();
+    w->ranks = 2;
+    otfx_ref main_r, setup_r, send_r, recv_r, comm;
+    assert_int_equal(otfx_defs_region(w->defs, "main", OTFX_ROLE_USER_FUNCTION, &main_r), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "setup", OTFX_ROLE_USER_FUNCTION, &setup_r), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "MPI_Send", OTFX_ROLE_MPI_P2P, &send_r), OTFX_OK);
+    assert_int_equal(otfx_defs_region(w->defs, "MPI_Recv", OTFX_ROLE_MPI_P2P, &recv_r), OTFX_OK);
+    const uint32_t members[2] = {0, 1};
+    assert_int_equal(otfx_defs_comm(w->defs, "MPI_COMM_WORLD", members, 2, &comm), OTFX_OK);
+    for (uint32_t r = 0; r < 2; r++) {
+        otfx_ref location;
+        assert_int_equal(otfx_defs_location(w->defs, r, 0, &location), OTFX_OK);
+        otfx_trace_config config = otfx_trace_config_default(1 << 20);
+        assert_int_equal(otfx_trace_create(&config, w->defs, location, &w->traces[r]), OTFX_OK);
+        w->info[r] = (otfx_rank_info){.rank = r, .recording = true};
+        otfx_trace *trace = w->traces[r];
+        append(trace, (otfx_event){.time = 500, .type = OTFX_EV_ENTER, .u.region.region = main_r});
+        const int messages = r == 0 ? program.sends : program.receives;
+        for (int i = 0; i < messages; i++) {
+            otfx_time now = 1000 + 10000 * (otfx_time)i;
+            otfx_event message = {.time = now, .type = r == 0 ? OTFX_EV_SEND : OTFX_EV_RECV};
+            message.u.msg.comm = comm;
+            message.u.msg.peer = 1 - r;
+            message.u.msg.tag = 7;
+            message.u.msg.bytes = 8;
+            message.u.msg.seq = (uint64_t)i + 1 + (r == 1 && program.gap && i >= 2);
+            const bool in_setup = r == 1 && program.mixed && i == 0;
+            if (in_setup)
+                append(trace, (otfx_event){.time = now, .type = OTFX_EV_ENTER, .u.region.region = setup_r});
+            if (r == 1)
+                message.time += delay_of(i);
+            call(trace, r == 0 ? send_r : recv_r, &now, r == 0 ? 100 : delay_of(i) + 5, &message);
+            if (in_setup)
+                append(trace, (otfx_event){.time = now, .type = OTFX_EV_LEAVE, .u.region.region = setup_r});
+        }
+        append(trace, (otfx_event){.time = 10000000, .type = OTFX_EV_LEAVE, .u.region.region = main_r});
+    }
+}
+
+/* The reply of `program` on one leaf; the same bytes on two leaves, merged either way. */
+static char *pair_reply(pair_program program)
+{
+    world w;
+    pair_world(&w, program);
+    otfx_command q = structure_command(OTFX_GROUP_TOLERANCE_INF);
+    char *reference = run(&q, &w, &(split){1, {{0, 1}}, {2}}, ORDER_LEFT);
+    const char *splits[] = {"0|1", "1|0"};
+    for (size_t i = 0; i < 2; i++) {
+        const split s = split_of(splits[i]);
+        for (int order = 0; order < ORDER_COUNT; order++) {
+            char *text = run(&q, &w, &s, (enum merge_order)order);
+            if (strcmp(text, reference) != 0)
+                fail_msg("leaves %s, order %d:\n%s\ndiffers from one leaf:\n%s", splits[i], order, text,
+                         reference);
+            free(text);
+        }
+    }
+    world_free(&w);
+    return reference;
+}
+
+static void test_transfer_time_by_construction(void **state)
+{
+    (void)state;
+    char line[256];
+    /* all 50 messages: Σ (1000 + 37 i), i < 50 = 95325 */
+    char *text = pair_reply((pair_program){50, 50, false, false});
+    expect(text, " messages=50 messages_timed=50\n");
+    expect(text,
+           " direction=send offset=1 peer_group=1 count=50 bytes=400 transfer_count=50 transfer_ns=95325 ");
+    expect(text,
+           " direction=recv offset=-1 peer_group=0 count=50 bytes=400 transfer_count=50 transfer_ns=95325 ");
+    free(text);
+    /* rank 0's place has 5 sends whose receives rank 1's has not yet: the first 45 are timed (Σ, i < 45 =
+     * 81630), the 5 newer sends come off the sum through the sender's tail */
+    text = pair_reply((pair_program){50, 45, false, false});
+    expect(text, " messages=50 messages_timed=45\n");
+    expect(text,
+           " direction=send offset=1 peer_group=1 count=50 bytes=400 transfer_count=45 transfer_ns=81630 ");
+    free(text);
+    /* rank 1's place ahead of rank 0's (receives of sends not held yet) */
+    text = pair_reply((pair_program){45, 50, false, false});
+    expect(text, " messages=50 messages_timed=45\n");
+    expect(text,
+           " direction=recv offset=-1 peer_group=0 count=50 bytes=400 transfer_count=45 transfer_ns=81630 ");
+    free(text);
+    /* more ends beyond the other side's than a tail holds: not timed, and said so */
+    text = pair_reply((pair_program){50 + OTFX_STRUCTURE_CHANNEL_TAIL + 1, 50, false, false});
+    snprintf(line, sizeof line, " messages=%u messages_timed=0\n", 50 + OTFX_STRUCTURE_CHANNEL_TAIL + 1);
+    expect(text, line);
+    expect(text, " direction=recv offset=-1 peer_group=0 count=50 bytes=400 transfer_count=0 transfer_ns=0 ");
+    free(text);
+    /* a gap in the receiver's ordinals: its n-th end is not the n-th message */
+    text = pair_reply((pair_program){50, 50, true, false});
+    expect(text, " messages=50 messages_timed=0\n");
+    free(text);
+    /* the channel received at two call sites: timed, but the receiving side's edges cannot say which of
+     * its messages went through which node; the sending side's one edge can */
+    text = pair_reply((pair_program){50, 50, false, true});
+    expect(text, " messages=50 messages_timed=50\n");
+    expect(text,
+           " direction=send offset=1 peer_group=1 count=50 bytes=400 transfer_count=50 transfer_ns=95325 ");
+    expect(text, " direction=recv offset=-1 peer_group=0 count=49 bytes=392 transfer_count=0 transfer_ns=0 ");
+    expect(text, " direction=recv offset=-1 peer_group=0 count=1 bytes=8 transfer_count=0 transfer_ns=0 ");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_bytes_whatever_leaves_order_and_tree),
         cmocka_unit_test(test_tolerance_splits_by_edge_times),
         cmocka_unit_test(test_representative_is_the_lowest_rank),
+        cmocka_unit_test(test_transfer_time_by_construction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,7 @@ static otfx_command sample_command(otfx_command_kind kind)
     snprintf(command.path, sizeof(command.path), "runs/snap one");
     snprintf(command.module, sizeof(command.module), "histogram");
     snprintf(command.zero, sizeof(command.zero), "serial_setup");
+    snprintf(command.metrics, sizeof(command.metrics), "task-clock,page-faults");
     command.top = 12;
     command.follow = 9007199254740993u; /* above 2^53: must not pass through a double */
     command.overwrite = true;
@@ -64,6 +65,7 @@ static void assert_commands_equal(const otfx_command *a, const otfx_command *b)
     assert_string_equal(a->path, b->path);
     assert_string_equal(a->module, b->module);
     assert_string_equal(a->zero, b->zero);
+    assert_string_equal(a->metrics, b->metrics);
     assert_int_equal(a->top, b->top);
     assert_int_equal(a->overwrite, b->overwrite);
     assert_int_equal(a->from_given, b->from_given);

@@ -44,14 +44,15 @@
 #define CAPTURE_SYNC_TAG 4243
 /* Steering: the place sends struct capture_control messages to an application rank with
  * this tag; the rank answers each one with a struct capture_control (same command and sequence, `state`
- * and `classes` filled) once it has carried it out (for CAPTURE_CONTROL_APP_PAUSE: once it is blocked).
- * The rank notices a message within about a millisecond of its own activity: it tests for it in MPI
- * calls, user-function events and batch sends (capture/src/control.c), never from a helper thread, so
- * a rank inside a long computation or a blocking MPI call answers when it returns. A message that is
- * not a capture_control (size, magic, version, command) is reported once on the rank's stderr and
- * ignored (no answer). When a RECORD_UNTIL window ends, the rank sends one unsolicited answer
- * (command RECORD_UNTIL, sequence 0) with its state (recording off). With OTFX_START_PAUSED=1 every rank
- * blocks at the end of MPI_Init until it receives APP_RESUME (it answers that one). */
+ * and `classes` filled; SET_METRICS and PROBE_METRICS: a struct capture_metrics_answer) once it has carried
+ * it out (for CAPTURE_CONTROL_APP_PAUSE: once it is blocked). The rank notices a message within about a
+ * millisecond of its own activity: it tests for it in MPI calls, user-function events and batch sends
+ * (capture/src/control.c), never from a helper thread, so a rank inside a long computation or a blocking MPI
+ * call answers when it returns. A message that is not a capture_control (size, magic, version, command) is
+ * reported once on the rank's stderr and ignored (no answer). When a RECORD_UNTIL window ends, the rank sends
+ * one unsolicited answer (command RECORD_UNTIL, sequence 0) with its state (recording off). With
+ * OTFX_START_PAUSED=1 every rank blocks at the end of MPI_Init until it receives APP_RESUME (it answers that
+ * one). */
 #define CAPTURE_CONTROL_TAG 4244
 
 enum capture_control_command {
@@ -68,11 +69,19 @@ enum capture_control_command {
      * when it fills first); each such batch is flagged CAPTURE_BATCH_FLUSHED. The answer does not wait
      * for the other threads. */
     CAPTURE_CONTROL_FLUSH = 7,
+    /* read the metrics of argument (a mask over the metric table, capture/metrics/metric_table.h; 0: none)
+     * from now on: every thread switches at its next recorded enter or leave, where it writes its new
+     * METRIC_SET. Answered with a struct capture_metrics_answer. */
+    CAPTURE_CONTROL_SET_METRICS = 8,
+    /* nothing changes: answered with a struct capture_metrics_answer on the current selection and the
+     * metrics of argument (a mask over the table: which of them this rank could count, and why not) */
+    CAPTURE_CONTROL_PROBE_METRICS = 9,
     /* measure the recording costs again (capture/src/overhead.c) and write a new OVERHEAD record into the
      * stream of the thread that does it; answered once it is written. At a check point that may not
      * measure (a batch send) it waits for the next one, and later commands wait behind it. */
-    CAPTURE_CONTROL_MEASURE_OVERHEAD = 8,
+    CAPTURE_CONTROL_MEASURE_OVERHEAD = 10,
 };
+#define CAPTURE_CONTROL_LAST CAPTURE_CONTROL_MEASURE_OVERHEAD
 
 /* Event classes as in otfx_event_class (tbon/include/otfx/protocol.h): which MPI functions belong to
  * which comes from the class column of capture/mpi_functions.tsv (gen_wrappers.py). */
@@ -98,6 +107,22 @@ struct capture_control {
     uint32_t state;   /* answer: enum capture_control_state after the command */
     uint32_t classes; /* answer: the enabled event classes after the command */
 };
+
+/* The answer to SET_METRICS and PROBE_METRICS (instead of a bare struct capture_control): masks over
+ * the metric table. A metric is refused when the answering thread cannot open it (perf_event_open's
+ * errno); the other threads open theirs at their next event and say a refusal on the rank's stderr. */
+struct capture_metrics_answer {
+    struct capture_control control; /* as any answer */
+    uint64_t selected;              /* the rank's selection after the command */
+    uint64_t counted;               /* of selected | argument: what this rank counts */
+    uint64_t refused;               /* of selected | argument: what it cannot count */
+    uint32_t has_pmu;               /* 1: the rank's machine has a hardware PMU */
+    uint32_t reserved;
+    /* by table index, for the refused ones: perf_event_open's errno, or CAPTURE_METRIC_REFUSED_BY_PAPI |
+     * -(PAPI's error code) */
+    uint16_t refusal_errno[64];
+};
+#define CAPTURE_METRIC_REFUSED_BY_PAPI 0x8000u
 
 /* Batch size: large enough that one message per ~3000 events amortises the send, small enough that a
  * place holding many ranks' in-flight batches stays modest. */

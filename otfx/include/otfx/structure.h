@@ -17,6 +17,14 @@
  *                (the previous node's end — its call's LEAVE, a marker's time — to the next node's start).
  *   peers        per node, the point-to-point partners as offsets from the location's rank (peer − rank),
  *                per direction, with the messages' count and bytes.
+ *   channels     per point-to-point channel end (communicator, partner, tag, direction): the count and the
+ *                sum of the ends' times, and the times of the last OTFX_STRUCTURE_CHANNEL_TAIL ends. A
+ *                send's time is its call's entry, a receive's the completion record's (taken when the call
+ *                returned the message). The graph of one location cannot know the other end's time; the
+ *                n-th send and the n-th receive of a channel are one message (the ordinals of
+ *                otfx_event.u.msg.seq), so pairing the partner's end of a channel gives the transfer time
+ *                of its messages, receive end − send start, summed: Σ receive times − Σ send times over
+ *                the first n ends of both (the tail takes the ends one side has and the other not yet).
  *   completions  a nonblocking operation's start node → the node of the call that completed it
  *                (ISEND → ISEND_COMPLETE, IRECV_REQUEST → IRECV, NBC_REQUEST → NBC_COMPLETE).
  *   paths        causal paths: for every node, the node sequences between two consecutive visits of it
@@ -39,11 +47,13 @@
 extern "C" {
 #endif
 
-#define OTFX_STRUCTURE_MAX_NODES   4096u
-#define OTFX_STRUCTURE_MAX_EDGES   16384u
-#define OTFX_STRUCTURE_MAX_PEERS   16384u
-#define OTFX_STRUCTURE_MAX_PATHS   4096u
-#define OTFX_STRUCTURE_PATH_WINDOW 32u
+#define OTFX_STRUCTURE_MAX_NODES    4096u
+#define OTFX_STRUCTURE_MAX_EDGES    16384u
+#define OTFX_STRUCTURE_MAX_PEERS    16384u
+#define OTFX_STRUCTURE_MAX_PATHS    4096u
+#define OTFX_STRUCTURE_PATH_WINDOW  32u
+#define OTFX_STRUCTURE_MAX_CHANNELS 4096u
+#define OTFX_STRUCTURE_CHANNEL_TAIL 32u
 
 typedef enum otfx_structure_kind {
     OTFX_STRUCTURE_MPI = 0,
@@ -83,6 +93,24 @@ typedef struct otfx_structure_peer {
     uint64_t count, bytes;
 } otfx_structure_peer;
 
+/* One end of a point-to-point channel at this location: the sends to, or the receives from, one partner
+ * on one (communicator, tag). */
+typedef struct otfx_structure_channel {
+    uint32_t node;  /* the node of its first end */
+    bool sent;      /* the sending end; false: the receiving end */
+    bool mixed;     /* its ends are at more than one node */
+    bool ordered;   /* every end had an ordinal, consecutive from first_seq (else it cannot be paired) */
+    int64_t offset; /* partner's world rank − this location's rank */
+    uint64_t comm;  /* the communicator: a hash of its name and members (the same on every place) */
+    uint32_t tag;
+    uint64_t first_seq;   /* the ordinal of its first end (1 unless the graph was reset) */
+    uint64_t count;       /* ends */
+    uint64_t time_sum[2]; /* Σ of the ends' times (ns), 128 bits: [0] the low word, [1] the high word */
+    /* the times of the last min(count, OTFX_STRUCTURE_CHANNEL_TAIL) ends: the k-th last (k = 0 the
+     * newest) at tail[(count − 1 − k) % OTFX_STRUCTURE_CHANNEL_TAIL] */
+    uint64_t tail[OTFX_STRUCTURE_CHANNEL_TAIL];
+} otfx_structure_channel;
+
 typedef struct otfx_structure_completion {
     uint32_t start, end; /* the starting call's node, the completing call's node */
     uint64_t count;
@@ -106,11 +134,14 @@ typedef struct otfx_structure_view {
     uint32_t peer_count;
     const otfx_structure_completion *completions;
     uint32_t completion_count;
+    const otfx_structure_channel *channels;
+    uint32_t channel_count;
     const otfx_structure_path *paths;
     uint32_t path_count;
     const uint32_t *path_nodes;
-    uint64_t events;    /* events fed */
-    uint64_t untracked; /* nodes, edges, peers, completions or paths beyond the bounds (or memory) */
+    uint64_t events; /* events fed */
+    uint64_t
+        untracked; /* nodes, edges, peers, channels, completions or paths beyond the bounds (or memory) */
 } otfx_structure_view;
 
 typedef struct otfx_structure otfx_structure;
@@ -122,7 +153,7 @@ OTFX_API void otfx_structure_destroy(otfx_structure *structure);
  * kept (bounds, memory, unknown regions) is counted in `untracked`. */
 OTFX_API void otfx_structure_feed(otfx_structure *structure, const otfx_defs *defs, const otfx_event *events,
                                   size_t count);
-/* Drops the graph (nodes, edges, peers, completions, paths, the counts) and frees its memory; the
+/* Drops the graph (nodes, edges, peers, channels, completions, paths, the counts) and frees its memory; the
  * regions still open stay open, so the stream goes on where it was (otfx_trace_reset calls it). */
 OTFX_API void otfx_structure_reset(otfx_structure *structure);
 OTFX_API void otfx_structure_view_get(const otfx_structure *structure, otfx_structure_view *out);

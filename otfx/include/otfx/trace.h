@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define OTFX_FORMAT_VERSION 1
+#define OTFX_FORMAT_VERSION 2
 
 /* Deepest calling context a location may have: an ENTER beyond it is rejected as invalid. */
 #define OTFX_MAX_CALL_DEPTH 1024
@@ -107,6 +107,11 @@ typedef struct otfx_metric_def {
     const char *name, *unit;
     otfx_metric_type type;
 } otfx_metric_def;
+/* The metric whose METRIC events mark where a stream's set of metrics changed (the event places write
+ * one, valued with the stream's new set id, before the first value of each set): values on both sides of
+ * such a mark come from different counters, so a difference across it means nothing (docs/usage.md,
+ * "Metrics"). */
+#define OTFX_METRIC_SET_MARK "otfx:metric-set"
 
 /* Lookups return OTFX_ERR_INVALID for an unknown reference. Returned pointers stay valid as long as the
  * store lives (definitions are never removed). */

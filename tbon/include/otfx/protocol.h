@@ -132,20 +132,26 @@ typedef enum otfx_command_kind {
     OTFX_CMD_APP_PAUSE,
     OTFX_CMD_APP_RESUME,
     OTFX_CMD_RESET,
-    OTFX_CMD_REDUCTION,        /* strategy */
-    OTFX_CMD_ENABLE,           /* classes */
-    OTFX_CMD_DISABLE,          /* classes */
-    OTFX_CMD_SNAPSHOT,         /* path, from/to, ranks, overwrite */
-    OTFX_CMD_PROFILE,          /* from/to, ranks, compensated */
-    OTFX_CMD_TIMELINE,         /* from/to, ranks, bins, rows, compensated */
-    OTFX_CMD_MESSAGES,         /* from/to, ranks, groups */
-    OTFX_CMD_EVENTS,           /* from/to, ranks, limit */
-    OTFX_CMD_LOAD_MODULE,      /* path */
-    OTFX_CMD_QUERY,            /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
-    OTFX_CMD_CRITICAL_PATH,    /* from/to, ranks, zero, top, limit (path segments), follow, no_flush */
-    OTFX_CMD_WAIT_STATES,      /* from/to, ranks, top, limit (rank pairs), follow, no_flush */
-    OTFX_CMD_STRUCTURE,        /* ranks, top (paths per group), group_tolerance_ppm */
-    OTFX_CMD_OVERHEAD_MEASURE, /* every rank measures its recording costs again */
+    OTFX_CMD_REDUCTION,         /* strategy */
+    OTFX_CMD_ENABLE,            /* classes */
+    OTFX_CMD_DISABLE,           /* classes */
+    OTFX_CMD_SNAPSHOT,          /* path, from/to, ranks, overwrite */
+    OTFX_CMD_PROFILE,           /* from/to, ranks, compensated */
+    OTFX_CMD_TIMELINE,          /* from/to, ranks, bins, rows, compensated */
+    OTFX_CMD_MESSAGES,          /* from/to, ranks, groups */
+    OTFX_CMD_EVENTS,            /* from/to, ranks, limit */
+    OTFX_CMD_LOAD_MODULE,       /* path */
+    OTFX_CMD_QUERY,             /* module (a loaded module's name), from/to, ranks, bins, rows, limit */
+    OTFX_CMD_CRITICAL_PATH,     /* from/to, ranks, zero, top, limit (path segments), follow, no_flush */
+    OTFX_CMD_WAIT_STATES,       /* from/to, ranks, top, limit (rank pairs), follow, no_flush */
+    OTFX_CMD_STRUCTURE,         /* ranks, top (paths per group), group_tolerance_ppm */
+    OTFX_CMD_METRICS_SET,       /* metrics: what the ranks read from now on */
+    OTFX_CMD_METRICS_ADD,       /* metrics: read these too */
+    OTFX_CMD_METRICS_REMOVE,    /* metrics: stop reading these */
+    OTFX_CMD_METRICS_LIST,      /* what each rank reads, and what it could not */
+    OTFX_CMD_METRICS_AVAILABLE, /* the metric table, with what the ranks can count */
+    OTFX_CMD_METRIC_TIMELINE,   /* metrics (one name), from/to, ranks, bins, rows */
+    OTFX_CMD_OVERHEAD_MEASURE,  /* every rank measures its recording costs again */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 
@@ -211,6 +217,11 @@ typedef struct otfx_command {
     /* profile, timeline --compensated: times with the measurement's intrusion taken out
      * (docs/analyses.md, "Overhead compensation"): a replay across the event places. */
     bool compensated;
+    /* metrics set|add|remove: a comma list of metric names ([A-Za-z0-9:._-], docs/usage.md "Metrics"); the
+     * places check the names against their metric table. profile --metrics [LIST]: the metrics of the
+     * metric profile ("all" when given without a list; "": a profile of time). metric-timeline NAME: the
+     * metric. */
+    char metrics[256];
     bool overwrite;
     bool from_given, to_given; /* --from / --to were given (a module may treat an open end differently) */
 } otfx_command;

@@ -121,9 +121,11 @@ typedef struct otfx_tree_host {
     bool (*steered)(void *context, uint64_t sequence);
     /* Carries out what the place itself does for a command once its ranks answered (reset: empties the
      * traces; reduction: sets the strategy; the others: nothing) and appends the fields of its line
-     * (" key=value", otfx_kv_*) to `fields`. Returns whether it succeeded (false for a command that is
-     * not one for places serving ranks, with an `error` field). */
-    bool (*carry_out)(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields);
+     * (" key=value", otfx_kv_*) to `fields`, and whole record lines of its own that follow that line to
+     * `lines` (metrics: one per group of ranks). Returns whether it succeeded (false for a command that
+     * is not one for places serving ranks, with an `error` field). */
+    bool (*carry_out)(void *context, const otfx_command *command, uint64_t argument, otfx_text *fields,
+                      otfx_text *lines);
     /* Starts writing this place's part of the snapshot `command` asks for (a collective of the places
      * serving ranks). Returns false when a snapshot is being written already (the tree asks again). */
     bool (*snapshot_start)(void *context, uint32_t request, const otfx_command *command);

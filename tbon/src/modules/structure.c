@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STRUCTURE_MAGIC   0x31525453u /* "STR1" */
+#define STRUCTURE_MAGIC   0x32525453u /* "STR2" */
 #define DEFAULT_TOLERANCE 20000u      /* ppm: 2 % */
 #define DEFAULT_TOP_PATHS 3u
 #define NOISE_FLOOR_NS    1000.0
@@ -388,6 +388,233 @@ static bool settle(group_list *list, double tolerance)
     return true;
 }
 
+/* ---- message channels: their two ends meet ----
+ *
+ * Every selected rank contributes the ends of its channels (otfx_structure_channel); a channel's two ends
+ * come from two ranks, so from one place or two. Wherever both are in one list — the leaf of a place that
+ * serves both ranks, or the first merge that holds both places' results — they are paired: the first m
+ * messages of the channel (m the smaller count, when the larger side's tail holds the ends beyond m) had
+ * the transfer time Σ receive times − Σ send times. A pair depends only on its two ends, and lists are kept
+ * sorted by channel, so the bytes do not depend on the leaves, the merges' order or the tree. */
+
+typedef struct channel_end {
+    bool present;
+    bool mixed, ordered;
+    uint32_t node;
+    uint64_t first_seq, count;
+    unsigned __int128 sum; /* of the times of its `count` ends */
+    uint32_t tail_count;
+    uint64_t tail[OTFX_STRUCTURE_CHANNEL_TAIL]; /* newest first */
+} channel_end;
+
+typedef struct channel {
+    uint32_t sender, receiver, tag;
+    uint64_t comm;
+    channel_end send, recv;
+    bool paired;
+    uint64_t timed;      /* paired: messages whose transfer time is in `transfer_ns` */
+    int64_t transfer_ns; /* Σ (receive end − send start) over them */
+} channel;
+
+typedef struct channel_list {
+    channel *items;
+    size_t count, capacity;
+} channel_list;
+
+static uint32_t read_count(otfx_blob_reader *r, size_t item_bytes);
+
+static bool add_channel_end(channel_list *list, uint32_t rank, const otfx_structure_channel *c)
+{
+    const int64_t partner = (int64_t)rank + c->offset;
+    if (partner < 0 || partner > UINT32_MAX)
+        return true; /* not a rank: nothing to pair with */
+    if (!otfx_reserve((void **)&list->items, &list->capacity, list->count + 1, sizeof *list->items, 16))
+        return false;
+    channel *item = &list->items[list->count++];
+    memset(item, 0, sizeof *item);
+    item->sender = c->sent ? rank : (uint32_t)partner;
+    item->receiver = c->sent ? (uint32_t)partner : rank;
+    item->comm = c->comm;
+    item->tag = c->tag;
+    channel_end *end = c->sent ? &item->send : &item->recv;
+    *end = (channel_end){.present = true,
+                         .mixed = c->mixed,
+                         .ordered = c->ordered,
+                         .node = c->node,
+                         .first_seq = c->first_seq,
+                         .count = c->count,
+                         .sum = (unsigned __int128)c->time_sum[1] << 64 | c->time_sum[0]};
+    end->tail_count =
+        c->count < OTFX_STRUCTURE_CHANNEL_TAIL ? (uint32_t)c->count : OTFX_STRUCTURE_CHANNEL_TAIL;
+    for (uint32_t k = 0; k < end->tail_count; k++)
+        end->tail[k] = c->tail[(c->count - 1 - k) % OTFX_STRUCTURE_CHANNEL_TAIL];
+    return true;
+}
+
+/* The sum of the times of the end's first m ends, when its tail reaches back to m. */
+static bool prefix_sum(const channel_end *end, uint64_t m, unsigned __int128 *sum)
+{
+    const uint64_t beyond = end->count - m;
+    if (beyond > end->tail_count)
+        return false;
+    *sum = end->sum;
+    for (uint64_t k = 0; k < beyond; k++)
+        *sum -= end->tail[k];
+    return true;
+}
+
+static void pair(channel *c)
+{
+    const uint64_t m = c->send.count < c->recv.count ? c->send.count : c->recv.count;
+    unsigned __int128 sent = 0, received = 0;
+    c->paired = true;
+    if (m > 0 && c->send.ordered && c->recv.ordered && c->send.first_seq == c->recv.first_seq &&
+        prefix_sum(&c->send, m, &sent) && prefix_sum(&c->recv, m, &received)) {
+        const __int128 transfer = (__int128)(received - sent);
+        c->timed = m;
+        c->transfer_ns = transfer > INT64_MAX   ? INT64_MAX
+                         : transfer < INT64_MIN ? INT64_MIN
+                                                : (int64_t)transfer;
+    }
+    /* what pairing used is not needed any more: the bytes of a pair depend on its result only */
+    c->send.sum = c->recv.sum = 0;
+    c->send.tail_count = c->recv.tail_count = 0;
+}
+
+static int compare_channels(const void *x, const void *y)
+{
+    const channel *a = x, *b = y;
+    if (a->sender != b->sender)
+        return a->sender < b->sender ? -1 : 1;
+    if (a->receiver != b->receiver)
+        return a->receiver < b->receiver ? -1 : 1;
+    if (a->comm != b->comm)
+        return a->comm < b->comm ? -1 : 1;
+    if (a->tag != b->tag)
+        return a->tag < b->tag ? -1 : 1;
+    return a->send.present < b->send.present ? -1 : a->send.present > b->send.present;
+}
+
+/* Sorts the list and pairs the channels whose two ends it holds. False: an end twice (malformed). */
+static bool settle_channels(channel_list *list)
+{
+    if (list->count == 0)
+        return true;
+    qsort(list->items, list->count, sizeof *list->items, compare_channels);
+    size_t kept = 0;
+    for (size_t i = 0; i < list->count; i++) {
+        channel *c = &list->items[i];
+        channel *last = kept ? &list->items[kept - 1] : NULL;
+        if (last && last->sender == c->sender && last->receiver == c->receiver && last->comm == c->comm &&
+            last->tag == c->tag) {
+            if (last->paired || c->paired || (last->send.present && c->send.present) ||
+                (last->recv.present && c->recv.present))
+                return false;
+            if (c->send.present)
+                last->send = c->send;
+            else
+                last->recv = c->recv;
+            pair(last);
+            continue;
+        }
+        list->items[kept++] = *c;
+    }
+    list->count = kept;
+    return true;
+}
+
+static void write_end(otfx_blob *out, const channel_end *end, bool paired)
+{
+    otfx_blob_u32(out, end->node);
+    otfx_blob_u32(out, (end->mixed ? 1u : 0u) | (end->ordered ? 2u : 0u));
+    otfx_blob_u64(out, end->first_seq);
+    otfx_blob_u64(out, end->count);
+    if (paired)
+        return;
+    otfx_blob_u64(out, (uint64_t)end->sum);
+    otfx_blob_u64(out, (uint64_t)(end->sum >> 64));
+    otfx_blob_u32(out, end->tail_count);
+    for (uint32_t k = 0; k < end->tail_count; k++)
+        otfx_blob_u64(out, end->tail[k]);
+}
+
+static void write_channels(otfx_blob *out, const channel_list *list)
+{
+    otfx_blob_u32(out, (uint32_t)list->count);
+    for (size_t i = 0; i < list->count; i++) {
+        const channel *c = &list->items[i];
+        otfx_blob_u32(out, c->sender);
+        otfx_blob_u32(out, c->receiver);
+        otfx_blob_u64(out, c->comm);
+        otfx_blob_u32(out, c->tag);
+        otfx_blob_u32(out, (c->send.present ? 1u : 0u) | (c->recv.present ? 2u : 0u) | (c->paired ? 4u : 0u));
+        if (c->send.present)
+            write_end(out, &c->send, c->paired);
+        if (c->recv.present)
+            write_end(out, &c->recv, c->paired);
+        if (c->paired) {
+            otfx_blob_u64(out, c->timed);
+            otfx_blob_u64(out, (uint64_t)c->transfer_ns);
+        }
+    }
+}
+
+static void read_end(otfx_blob_reader *r, channel_end *end, bool paired)
+{
+    end->present = true;
+    end->node = otfx_blob_read_u32(r);
+    const uint32_t flags = otfx_blob_read_u32(r);
+    end->mixed = flags & 1u;
+    end->ordered = flags & 2u;
+    end->first_seq = otfx_blob_read_u64(r);
+    end->count = otfx_blob_read_u64(r);
+    if (flags > 3u)
+        r->failed = true;
+    if (paired)
+        return;
+    const uint64_t low = otfx_blob_read_u64(r), high = otfx_blob_read_u64(r);
+    end->sum = (unsigned __int128)high << 64 | low;
+    end->tail_count = otfx_blob_read_u32(r);
+    if (end->tail_count > OTFX_STRUCTURE_CHANNEL_TAIL || end->tail_count > end->count)
+        r->failed = true;
+    for (uint32_t k = 0; !r->failed && k < end->tail_count; k++)
+        end->tail[k] = otfx_blob_read_u64(r);
+}
+
+static bool read_channels(otfx_blob_reader *r, channel_list *list)
+{
+    const uint32_t count = read_count(r, 24);
+    for (uint32_t i = 0; i < count && !r->failed; i++) {
+        if (!otfx_reserve((void **)&list->items, &list->capacity, list->count + 1, sizeof *list->items, 16))
+            return false;
+        channel *c = &list->items[list->count];
+        memset(c, 0, sizeof *c);
+        c->sender = otfx_blob_read_u32(r);
+        c->receiver = otfx_blob_read_u32(r);
+        c->comm = otfx_blob_read_u64(r);
+        c->tag = otfx_blob_read_u32(r);
+        const uint32_t flags = otfx_blob_read_u32(r);
+        c->paired = flags & 4u;
+        /* one end alone, or a pair: both ends */
+        if (flags > 7u || (c->paired ? (flags & 3u) != 3u : (flags & 3u) == 0 || (flags & 3u) == 3u)) {
+            r->failed = true;
+            break;
+        }
+        if (flags & 1u)
+            read_end(r, &c->send, c->paired);
+        if (flags & 2u)
+            read_end(r, &c->recv, c->paired);
+        if (c->paired) {
+            c->timed = otfx_blob_read_u64(r);
+            c->transfer_ns = (int64_t)otfx_blob_read_u64(r);
+            if (c->timed > c->send.count || c->timed > c->recv.count)
+                r->failed = true;
+        }
+        list->count++;
+    }
+    return !r->failed;
+}
+
 /* ---- partial results ---- */
 
 static void put_double(otfx_blob *out, double value)
@@ -405,7 +632,9 @@ static double read_double(otfx_blob_reader *r)
     return value;
 }
 
-static void write_groups(otfx_blob *out, uint32_t tolerance_ppm, const group_list *list)
+/* A partial result: the groups, then the channels. */
+static void write_partial(otfx_blob *out, uint32_t tolerance_ppm, const group_list *list,
+                          const channel_list *channels)
 {
     otfx_blob_header(out, STRUCTURE_MAGIC);
     otfx_blob_u32(out, tolerance_ppm);
@@ -433,6 +662,7 @@ static void write_groups(otfx_blob *out, uint32_t tolerance_ppm, const group_lis
         otfx_blob_u32(out, (uint32_t)g->graph_length);
         otfx_blob_append(out, g->graph, g->graph_length);
     }
+    write_channels(out, channels);
 }
 
 /* A count read from the blob, checked against the bytes left (each item at least `item_bytes`). */
@@ -488,8 +718,10 @@ static bool read_group(otfx_blob_reader *r, group *g)
     return ok;
 }
 
-/* Appends the groups of a partial result to `list`; its tolerance must be `tolerance_ppm`. */
-static bool read_groups(const void *data, size_t length, uint32_t tolerance_ppm, group_list *list)
+/* Appends the groups and channels of a partial result to `list` and `channels`; its tolerance must be
+ * `tolerance_ppm`. */
+static bool read_partial(const void *data, size_t length, uint32_t tolerance_ppm, group_list *list,
+                         channel_list *channels)
 {
     otfx_blob_reader r = otfx_blob_reader_make(data, length);
     if (!otfx_blob_read_header(&r, STRUCTURE_MAGIC) || otfx_blob_read_u32(&r) != tolerance_ppm)
@@ -502,7 +734,7 @@ static bool read_groups(const void *data, size_t length, uint32_t tolerance_ppm,
             return false;
         list->count++;
     }
-    return otfx_blob_reader_done(&r);
+    return read_channels(&r, channels) && otfx_blob_reader_done(&r);
 }
 
 /* ---- the module ---- */
@@ -511,6 +743,7 @@ static bool structure_leaf(const otfx_command *query, const otfx_leaf_input *inp
                            char *error, size_t error_size)
 {
     group_list list = {0};
+    channel_list channels = {0};
     for (size_t i = 0; i < input->trace_count; i++) {
         const uint32_t index = input->rank_of_trace[i];
         if (index >= input->rank_count || (input->thread_of_trace && input->thread_of_trace[i] != 0) ||
@@ -521,6 +754,7 @@ static bool structure_leaf(const otfx_command *query, const otfx_leaf_input *inp
             snprintf(error, error_size, "structure of rank %u: %s", input->ranks[index].rank,
                      otfx_last_error());
             list_free(&list);
+            free(channels.items);
             return false;
         }
         otfx_structure_view view;
@@ -528,19 +762,31 @@ static bool structure_leaf(const otfx_command *query, const otfx_leaf_input *inp
         view.rank = input->ranks[index].rank;
         bool ok = otfx_reserve((void **)&list.items, &list.capacity, list.count + 1, sizeof *list.items, 8) &&
                   group_of_rank(&view, &list.items[list.count]);
+        if (ok)
+            list.count++;
+        for (uint32_t k = 0; ok && k < view.channel_count; k++)
+            ok = add_channel_end(&channels, view.rank, &view.channels[k]);
         otfx_structure_destroy(graph);
         if (!ok) {
             list_free(&list);
+            free(channels.items);
             snprintf(error, error_size, "structure: out of memory");
             return false;
         }
-        list.count++;
     }
     const uint32_t tolerance = tolerance_of(query);
+    /* a place serving both ranks of a channel pairs it here */
+    if (!settle_channels(&channels)) {
+        list_free(&list);
+        free(channels.items);
+        snprintf(error, error_size, "structure: a rank's channel end is held twice");
+        return false;
+    }
     bool ok = settle(&list, relative_tolerance(tolerance));
     if (ok)
-        write_groups(out, tolerance, &list);
+        write_partial(out, tolerance, &list, &channels);
     list_free(&list);
+    free(channels.items);
     if (!ok || out->failed) {
         snprintf(error, error_size,
                  out->too_large ? "structure: the result exceeds the query memory bound"
@@ -555,17 +801,21 @@ static bool structure_merge(const otfx_command *query, otfx_blob *into, const vo
 {
     const uint32_t tolerance = tolerance_of(query);
     group_list list = {0};
-    if (!read_groups(other, other_length, tolerance, &list) ||
-        (into->length > 0 && !read_groups(into->data, into->length, tolerance, &list))) {
+    channel_list channels = {0};
+    if (!read_partial(other, other_length, tolerance, &list, &channels) ||
+        (into->length > 0 && !read_partial(into->data, into->length, tolerance, &list, &channels)) ||
+        !settle_channels(&channels)) {
         list_free(&list);
+        free(channels.items);
         snprintf(error, error_size, "structure: malformed partial result");
         return false;
     }
     otfx_blob out = {.limit = into->limit};
     bool ok = settle(&list, relative_tolerance(tolerance));
     if (ok)
-        write_groups(&out, tolerance, &list);
+        write_partial(&out, tolerance, &list, &channels);
     list_free(&list);
+    free(channels.items);
     if (!ok || out.failed) {
         otfx_blob_free(&out);
         snprintf(error, error_size, "structure: out of memory");
@@ -643,6 +893,81 @@ static int64_t group_holding(const group_list *list, int64_t rank)
     return -1;
 }
 
+/* The transfer times known for one message edge of one rank: (rank, direction, offset, node). */
+typedef struct timed_edge {
+    uint32_t rank, node;
+    bool sent;
+    int64_t offset;
+    uint64_t messages;
+    int64_t transfer_ns;
+} timed_edge;
+
+typedef struct timed_edges {
+    timed_edge *items;
+    size_t count, capacity;
+} timed_edges;
+
+static int compare_timed_edges(const void *x, const void *y)
+{
+    const timed_edge *a = x, *b = y;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    if (a->sent != b->sent)
+        return a->sent < b->sent ? -1 : 1;
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+static bool add_timed(timed_edges *edges, uint32_t rank, const channel_end *end, bool sent, int64_t offset,
+                      const channel *c)
+{
+    if (end->mixed) /* its messages went through several nodes: not one edge's */
+        return true;
+    if (!otfx_reserve((void **)&edges->items, &edges->capacity, edges->count + 1, sizeof *edges->items, 16))
+        return false;
+    edges->items[edges->count++] = (timed_edge){rank, end->node, sent, offset, c->timed, c->transfer_ns};
+    return true;
+}
+
+/* Per message edge of every rank, the messages whose transfer time is known and their total: the sum over
+ * the edge's channels that were paired and whose end at that rank was at that node only. */
+static bool timed_edges_of(const channel_list *channels, timed_edges *edges)
+{
+    for (size_t i = 0; i < channels->count; i++) {
+        const channel *c = &channels->items[i];
+        if (!c->paired || c->timed == 0)
+            continue;
+        const int64_t offset = (int64_t)c->receiver - (int64_t)c->sender;
+        if (!add_timed(edges, c->sender, &c->send, true, offset, c) ||
+            !add_timed(edges, c->receiver, &c->recv, false, -offset, c))
+            return false;
+    }
+    if (edges->count == 0)
+        return true;
+    qsort(edges->items, edges->count, sizeof *edges->items, compare_timed_edges);
+    size_t kept = 0;
+    for (size_t i = 0; i < edges->count; i++) {
+        timed_edge *last = kept ? &edges->items[kept - 1] : NULL;
+        if (last && compare_timed_edges(last, &edges->items[i]) == 0) {
+            last->messages += edges->items[i].messages;
+            last->transfer_ns += edges->items[i].transfer_ns;
+        } else {
+            edges->items[kept++] = edges->items[i];
+        }
+    }
+    edges->count = kept;
+    return true;
+}
+
+static const timed_edge *timed_edge_of(const timed_edges *edges, uint32_t rank, uint32_t node, bool sent,
+                                       int64_t offset)
+{
+    const timed_edge key = {.rank = rank, .node = node, .sent = sent, .offset = offset};
+    return edges->count ? bsearch(&key, edges->items, edges->count, sizeof *edges->items, compare_timed_edges)
+                        : NULL;
+}
+
 typedef struct parsed_path {
     uint32_t anchor, length;
     uint64_t count;
@@ -657,7 +982,8 @@ static int compare_paths(const void *x, const void *y)
     return a->length < b->length ? -1 : a->length > b->length;
 }
 
-static bool finish_group(const otfx_command *query, const group_list *list, size_t index, otfx_text *reply)
+static bool finish_group(const otfx_command *query, const group_list *list, const timed_edges *timed,
+                         size_t index, otfx_text *reply)
 {
     const group *g = &list->items[index];
     otfx_blob_reader r = otfx_blob_reader_make(g->graph, g->graph_length);
@@ -737,6 +1063,10 @@ static bool finish_group(const otfx_command *query, const group_list *list, size
         otfx_kv_i64(reply, "peer_group", group_holding(list, (int64_t)rank + offset));
         otfx_kv_u64(reply, "count", count);
         otfx_kv_u64(reply, "bytes", bytes);
+        const timed_edge *t = timed_edge_of(timed, rank, node, sent != 0, offset);
+        otfx_kv_u64(reply, "transfer_count", t ? t->messages : 0);
+        otfx_kv_i64(reply, "transfer_ns", t ? t->transfer_ns : 0);
+        otfx_kv_f64(reply, "transfer_mean_ns", t ? (double)t->transfer_ns / (double)t->messages : 0.0);
         otfx_kv_end(reply);
     }
     const uint32_t completion_count = read_count(&r, 16);
@@ -802,14 +1132,26 @@ static bool structure_finish(const otfx_command *query, const void *merged, size
 {
     const uint32_t tolerance = tolerance_of(query);
     group_list list = {0};
-    if (length > 0 && !read_groups(merged, length, tolerance, &list)) {
+    channel_list channels = {0};
+    timed_edges timed = {0};
+    if (length > 0 && !read_partial(merged, length, tolerance, &list, &channels)) {
         list_free(&list);
+        free(channels.items);
         snprintf(error, error_size, "structure: malformed result");
         return false;
     }
     uint64_t ranks = 0;
     for (size_t i = 0; i < list.count; i++)
         ranks += members_of(&list.items[i]);
+    /* messages: of every channel seen, the more of its two ends' counts */
+    uint64_t messages = 0, messages_timed = 0;
+    for (size_t i = 0; i < channels.count; i++) {
+        const channel *c = &channels.items[i];
+        messages += c->send.count > c->recv.count ? c->send.count : c->recv.count;
+        messages_timed += c->timed;
+    }
+    bool ok = timed_edges_of(&channels, &timed);
+    free(channels.items);
     char selection[512];
     otfx_rank_set_format(&query->ranks, selection, sizeof selection);
     otfx_kv_begin(reply, "structure");
@@ -822,11 +1164,13 @@ static bool structure_finish(const otfx_command *query, const void *merged, size
         otfx_kv_f64(reply, "tolerance_pct", tolerance / 1e4);
     otfx_kv_u64(reply, "places_answered", places_answered);
     otfx_kv_u64(reply, "places_total", places_total);
+    otfx_kv_u64(reply, "messages", messages);
+    otfx_kv_u64(reply, "messages_timed", messages_timed);
     otfx_kv_end(reply);
-    bool ok = true;
     for (size_t i = 0; i < list.count && ok; i++)
-        ok = finish_group(query, &list, i, reply);
+        ok = finish_group(query, &list, &timed, i, reply);
     list_free(&list);
+    free(timed.items);
     if (!ok || reply->failed) {
         snprintf(error, error_size, ok ? "structure: out of memory" : "structure: malformed graph");
         return false;

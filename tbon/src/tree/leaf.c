@@ -32,10 +32,14 @@ void tree_place_line(otfx_tree *tree, struct tree_request *request, bool ok, con
 /* The host carries out the command (its ranks answered, or it is nothing for them) and says how. */
 static void carry_out(otfx_tree *tree, struct tree_request *request)
 {
-    otfx_text fields = {0};
-    const bool ok = tree->host.carry_out(tree->host.context, &request->command, request->argument, &fields);
+    otfx_text fields = {0}, lines = {0};
+    const bool ok =
+        tree->host.carry_out(tree->host.context, &request->command, request->argument, &fields, &lines);
     tree_place_line(tree, request, ok, &fields);
+    if (lines.data)
+        otfx_text_append(&request->lines, lines.data, lines.length);
     otfx_text_free(&fields);
+    otfx_text_free(&lines);
 }
 
 /* The last command of a failed job that writes no snapshot: the report, then the line. */

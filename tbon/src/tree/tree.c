@@ -34,7 +34,8 @@ bool tree_is_query(otfx_command_kind kind)
 {
     return kind == OTFX_CMD_STATUS || kind == OTFX_CMD_PROFILE || kind == OTFX_CMD_TIMELINE ||
            kind == OTFX_CMD_MESSAGES || kind == OTFX_CMD_EVENTS || kind == OTFX_CMD_QUERY ||
-           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE;
+           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE ||
+           kind == OTFX_CMD_METRIC_TIMELINE;
 }
 
 const char *tree_command_token(otfx_command_kind kind, char *out, size_t size)
@@ -48,6 +49,8 @@ const char *tree_command_token(otfx_command_kind kind, char *out, size_t size)
 
 const otfx_analysis_module *tree_module_of(const otfx_command *command)
 {
+    if (command->kind == OTFX_CMD_PROFILE && command->metrics[0])
+        return otfx_analysis_find("metric-profile"); /* profile --metrics */
     return command->kind == OTFX_CMD_QUERY ? otfx_analysis_find(command->module)
                                            : otfx_analysis_for_command(command->kind);
 }

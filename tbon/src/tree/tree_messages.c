@@ -128,6 +128,7 @@ bool tree_encode_command(struct tree_buffer *out, enum tree_kind kind, uint32_t 
     put_str(out, command->zero, strnlen(command->zero, sizeof(command->zero)));
     put_u64(out, command->follow, 8);
     put_u32(out, command->group_tolerance_ppm);
+    put_str(out, command->metrics, strnlen(command->metrics, sizeof(command->metrics)));
     return finish(out);
 }
 
@@ -270,8 +271,8 @@ static const char *decode_command(struct reader *in, struct tree_message *out)
         return in->failed ? "command cut short" : "a string field too long or holding a NUL";
     command->follow = get_u64(in, 8);
     command->group_tolerance_ppm = get_u32(in);
-    if (in->failed)
-        return "command cut short";
+    if (!get_field(in, command->metrics, sizeof(command->metrics)))
+        return in->failed ? "command cut short" : "a string field too long or holding a NUL";
     return NULL;
 }
 
@@ -279,7 +280,8 @@ static bool is_query_kind(otfx_command_kind kind)
 {
     return kind == OTFX_CMD_STATUS || kind == OTFX_CMD_PROFILE || kind == OTFX_CMD_TIMELINE ||
            kind == OTFX_CMD_MESSAGES || kind == OTFX_CMD_EVENTS || kind == OTFX_CMD_QUERY ||
-           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE;
+           kind == OTFX_CMD_CRITICAL_PATH || kind == OTFX_CMD_WAIT_STATES || kind == OTFX_CMD_STRUCTURE ||
+           kind == OTFX_CMD_METRIC_TIMELINE;
 }
 
 const char *tree_decode(const void *bytes, size_t length, struct tree_message *out)

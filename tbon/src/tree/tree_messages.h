@@ -13,7 +13,7 @@
  *            u32 first/last pairs, u32 bins, rows, groups, limit, classes, u8 flags (1 overwrite,
  *            2 from given, 4 to given, 8 no flush, 16 compensated),
  *            str strategy, str path, str module          (str: u32 length, bytes, no NUL),
- *            u32 top, str zero, u64 follow, u32 group tolerance (ppm)
+ *            u32 top, str zero, u64 follow, u32 group tolerance (ppm), str metrics
  *   RESULT   u32 leaves answered, u32 leaves failed, str error text, u32 length + the module's
  *            partial result (otfx/analysis.h)
  *   ACK      u32 places ok, u32 places failed, str per-place record lines
@@ -34,7 +34,7 @@
 
 #define TREE_TAG          4250
 #define TREE_MAGIC        0x5458544Fu /* "OTXT" little-endian */
-#define TREE_VERSION      5u
+#define TREE_VERSION      6u
 #define TREE_HEADER_BYTES 16u
 /* The command's flags byte. */
 #define COMMAND_OVERWRITE   1u
