@@ -31,6 +31,7 @@
 #include "clock_sync.h"
 #include "metrics.h"
 #include "nesting.h"
+#include "overhead.h"
 #include "recorder.h"
 #include "steered.h"
 #include "timer.h"
@@ -64,6 +65,8 @@ static uint64_t window_end = UINT64_MAX; /* RECORD_UNTIL's end in ticks */
 static uint64_t poll_interval = 1000000; /* ticks per millisecond */
 static bool pause_pending;               /* APP_PAUSE seen where blocking was not allowed */
 static struct capture_control pending_pause;
+static bool measure_pending; /* MEASURE_OVERHEAD seen inside a batch send */
+static struct capture_control pending_measure;
 static bool malformed_reported;
 static bool window_notice_due;           /* the window ended: tell the place (from where MPI may be called) */
 static double clock_sync_seconds = 10.0; /* OTFX_CLOCK_SYNC */
@@ -209,6 +212,14 @@ static void carry_out(const struct capture_control *command, bool may_block)
     case CAPTURE_CONTROL_FLUSH:
         flush_everyone(now);
         break;
+    case CAPTURE_CONTROL_MEASURE_OVERHEAD:
+        if (!may_block) { /* inside a batch send the recorder is busy: at the next check point */
+            measure_pending = true;
+            pending_measure = *command;
+            return;
+        }
+        capture_overhead_remeasure();
+        break;
     case CAPTURE_CONTROL_SET_METRICS:
         capture_metrics_select(command->argument);
         answer_metrics(command);
@@ -232,7 +243,7 @@ static void carry_out(const struct capture_control *command, bool may_block)
  * highest sequence answered for all before it). */
 static void poll_messages(bool may_block)
 {
-    while (control_request != MPI_REQUEST_NULL && !pause_pending) {
+    while (control_request != MPI_REQUEST_NULL && !pause_pending && !measure_pending) {
         int flag = 0, bytes = 0;
         MPI_Status status;
         const int result = PMPI_Test(&control_request, &flag, &status);
@@ -315,7 +326,8 @@ static void update_deadline(uint64_t now)
     uint64_t deadline = now + poll_interval;
     if (window_end < deadline)
         deadline = window_end;
-    if (pause_pending || atomic_load(&app_paused) || now < atomic_load(&everyone_checks_until))
+    if (pause_pending || measure_pending || atomic_load(&app_paused) ||
+        now < atomic_load(&everyone_checks_until))
         deadline = 0;
     __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
 }
@@ -369,6 +381,11 @@ static void check_inside(uint64_t now, bool mpi_call)
         if (period && now >= atomic_load(&next_periodic_flush)) {
             atomic_store(&next_periodic_flush, now + period);
             flush_everyone(now);
+        }
+        if (measure_pending) {
+            measure_pending = false;
+            capture_overhead_remeasure();
+            answer(&pending_measure);
         }
         poll_messages(true);
         if (pause_pending) {

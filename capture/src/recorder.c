@@ -24,6 +24,7 @@ uint64_t capture_check_deadline = UINT64_MAX;
 bool capture_has_place;
 _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
 uint32_t capture_injected_overhead_ns;
+uint64_t capture_injected_overhead_loops;
 
 /* Dropped records are written here and counted at the next slow-path call: every droppable record is
  * a fixed-size one far below this. */
@@ -321,15 +322,23 @@ static inline void *reserve(size_t size, enum capture_record_kind kind)
     return append(recorder, size);
 }
 
+void capture_spin_loops(uint64_t turns)
+{
+    uint64_t x = turns;
+    for (uint64_t i = 0; i < turns; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        __asm__ volatile("" : "+r"(x)); /* kept: the compiler may not fold the loop */
+    }
+}
+
 /* The test point's busy-spin, after the record's timestamp was taken: the intrusion it adds lies
- * between this event and the next, as the measured cost of writing the record does. */
+ * between this event and the next, as the measured cost of writing the record does. It is a fixed amount
+ * of work, as the recorder's own instructions are: it takes longer when the core is shared or slower,
+ * and is not cut short when the thread is descheduled in it (a spin until a clock time would be). */
 static __attribute__((noinline)) void inject_overhead(enum capture_record_kind kind)
 {
-    if (!capture_record_kind((uint16_t)kind).time_ordered)
-        return;
-    const uint64_t until = capture_monotonic_ns() + capture_injected_overhead_ns;
-    while (capture_monotonic_ns() < until)
-        ;
+    if (capture_overhead_injected((uint16_t)kind))
+        capture_spin_loops(capture_injected_overhead_loops);
 }
 
 static inline void fill_header(struct capture_record_header *header, enum capture_record_kind kind,

@@ -629,20 +629,42 @@ static bool decode_comm(struct decoder *decoder, const struct capture_record_hea
     return defined;
 }
 
-/* OVERHEAD: the rank's cost per record kind from now on (a re-measurement replaces the previous). */
-static bool decode_overhead(struct decoder *decoder, const unsigned char *record)
+static void costs_of_events(const uint64_t *cost, uint32_t injected_ns, otfx_record_costs *out);
+
+/* OVERHEAD: the rank's cost per record kind from now on. The first (MPI_Init) applies from the stream's
+ * start; a re-measurement (`overhead measure`) from its time on, and its own duration is intrusion of the
+ * stream that measured. */
+static bool decode_overhead(struct decoder *decoder, const struct capture_record_header *header,
+                            const unsigned char *record)
 {
     struct capture_overhead_record overhead;
     memcpy(&overhead, record, sizeof(overhead));
     struct served_rank *rank = decoder->rank;
-    rank->overhead_known = true;
-    rank->injected_ns = overhead.injected_ns;
     for (uint16_t kind = 0; kind < CAPTURE_OVERHEAD_KINDS; kind++) {
         uint64_t cost = overhead.cost_ps[kind];
-        if (capture_record_kind(kind).time_ordered)
+        if (capture_overhead_injected(kind))
             cost += (uint64_t)overhead.injected_ns * 1000u;
         rank->record_cost_ps[kind] = cost;
     }
+    rank->injected_ns = overhead.injected_ns;
+    rank->overhead_measurements++;
+    if (!rank->overhead_known) {
+        rank->overhead_known = true;
+        costs_of_events(rank->record_cost_ps, overhead.injected_ns, &rank->first_costs);
+        return true;
+    }
+    if (!otfx_reserve((void **)&rank->cost_changes, &rank->cost_change_capacity, rank->cost_change_count + 1,
+                      sizeof(*rank->cost_changes), 4))
+        return fail(decoder, "out of memory for a re-measured overhead");
+    otfx_cost_change *change = &rank->cost_changes[rank->cost_change_count];
+    change->since = record_time(rank, header->timestamp);
+    if (rank->cost_change_count && change->since < change[-1].since)
+        change->since = change[-1].since; /* another thread's, a little later: in time order */
+    change->thread = decoder->stream->thread;
+    change->took_ns = overhead.took_ns;
+    costs_of_events(rank->record_cost_ps, overhead.injected_ns, &change->costs);
+    rank->cost_change_count++;
+    rank->intrusion_ps += overhead.took_ns * 1000u;
     return true;
 }
 
@@ -665,9 +687,17 @@ void place_rank_overhead(const struct served_rank *rank, otfx_rank_overhead *out
 {
     memset(out, 0, sizeof(*out));
     out->measured = rank->overhead_known;
-    out->injected_ns = rank->injected_ns;
     out->intrusion_ns = rank->intrusion_ps / 1000u;
-    const uint64_t *cost = rank->record_cost_ps;
+    out->costs = rank->first_costs;
+    out->change_count = rank->cost_change_count;
+    out->changes = rank->cost_changes;
+}
+
+/* Per record kind → per event kind. */
+static void costs_of_events(const uint64_t *cost, uint32_t injected_ns, otfx_record_costs *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->injected_ns = injected_ns;
     /* The records each event comes from (batch_decoder.c's decode_record): a blocking collective's
      * COLL_BEGIN comes with its ENTER, its COLL_END from its COLLECTIVE record; a nonblocking one's
      * request and completion records follow a COLLECTIVE record each. */
@@ -794,7 +824,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     if (header->kind == CAPTURE_RECORD_COMM_CREATED || header->kind == CAPTURE_RECORD_COMM_FREED)
         return decode_comm(decoder, header, record); /* definitions: no time order */
     if (header->kind == CAPTURE_RECORD_OVERHEAD)
-        return decode_overhead(decoder, record);
+        return decode_overhead(decoder, header, record);
     if (header->kind == CAPTURE_RECORD_METRIC_SET)
         return decode_metric_set(decoder, header, record);
     uint64_t ticks = header->timestamp;

@@ -49,6 +49,7 @@ static void destroy_place(struct event_place *place)
         place_symbols_destroy(rank->symbols);
         free(rank->clock_segments);
         free(rank->throttled);
+        free(rank->cost_changes);
     }
     free(place->ranks);
     free(place->functions);

@@ -18,6 +18,7 @@
 #define OTFX_EVENT_PLACE_INTERNAL_H
 
 #include "rank_control.h"
+#include <otfx/analysis.h>
 #include <otfx/capture_wire.h>
 
 #include <otfx/place.h>
@@ -131,8 +132,15 @@ struct served_rank {
      * estimated from every record received so far (place_report.c, tree_host.c). */
     bool overhead_known;
     uint32_t injected_ns;
-    uint64_t record_cost_ps[CAPTURE_OVERHEAD_KINDS];
+    uint64_t record_cost_ps[CAPTURE_OVERHEAD_KINDS]; /* the latest measurement's */
     uint64_t intrusion_ps;
+    uint32_t overhead_measurements;
+    /* The same per event kind: the first measurement's, and each later one's (`overhead measure`) with
+     * where in the stream it applies from. */
+    otfx_record_costs first_costs;
+    otfx_cost_change *cost_changes;
+    uint32_t cost_change_count;
+    size_t cost_change_capacity;
     /* Steering (batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
      * depth 0 in its other threads' streams are dropped and counted too. */
     bool recording_resumed;
@@ -235,8 +243,9 @@ double place_clock_correction(const struct served_rank *rank, uint64_t ticks);
 bool place_ingest_records(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
                           const unsigned char *records, size_t bytes, uint64_t *record_count);
 /* batch_decoder.c: the rank's record costs as the cost of each event its trace holds (otfx/analysis.h). */
-struct otfx_rank_overhead;
-void place_rank_overhead(const struct served_rank *rank, struct otfx_rank_overhead *out);
+/* What recording costs the rank, for the analyses. out->changes points into the rank's table, which the
+ * next batch may move: a copy for another thread copies them too (tree_host.c). */
+void place_rank_overhead(const struct served_rank *rank, otfx_rank_overhead *out);
 
 /* user_symbols.c: a served rank's load map and user-function names. Both create *symbols on first use;
  * false when out of memory (or the region cannot be defined). */

@@ -358,11 +358,12 @@ static void report_overhead(const struct served_rank *rank)
     }
     const uint64_t *cost = rank->record_cost_ps;
     const uint64_t injected_ps = (uint64_t)rank->injected_ns * 1000u;
-    printf("otfx-place: rank %d overhead measured=1 intrusion_ns=%llu injected_ns=%u enter_ps=%llu "
+    printf("otfx-place: rank %d overhead measured=1 measurements=%u intrusion_ns=%llu injected_ns=%u "
+           "enter_ps=%llu "
            "leave_ps=%llu "
            "p2p_ps=%llu collective_ps=%llu user_ps=%llu\n",
-           rank->rank, (unsigned long long)(rank->intrusion_ps / 1000u), rank->injected_ns,
-           (unsigned long long)(cost[CAPTURE_RECORD_ENTER] - injected_ps),
+           rank->rank, rank->overhead_measurements, (unsigned long long)(rank->intrusion_ps / 1000u),
+           rank->injected_ns, (unsigned long long)(cost[CAPTURE_RECORD_ENTER] - injected_ps),
            (unsigned long long)(cost[CAPTURE_RECORD_LEAVE] - injected_ps),
            (unsigned long long)(cost[CAPTURE_RECORD_RECV] - injected_ps),
            (unsigned long long)(cost[CAPTURE_RECORD_COLLECTIVE] - injected_ps),
