@@ -16,10 +16,10 @@
  * noticed by the first record past it, whatever thread writes it.
  *
  * APP_PAUSE blocks at the next check point that may block (an MPI wrapper before PMPI, a user-function
- * enter), answers once blocked and then waits for APP_RESUME testing the receive every 200 µs
- * (nanosleep: never a busy spin); other commands are carried out and answered meanwhile. With
- * MPI_THREAD_MULTIPLE the other threads block at their next check point too. A rank waiting inside a
- * blocking MPI call (for a message of a paused rank, in a collective with it) checks as well: with a
+ * enter), answers once blocked and then waits for APP_RESUME testing the receive after 200 µs, the
+ * wait doubling up to 5 ms (nanosleep: never a busy spin); other commands are carried out and answered
+ * meanwhile. With MPI_THREAD_MULTIPLE the other threads block at their next check point too. A rank waiting
+ * inside a blocking MPI call (for a message of a paused rank, in a collective with it) checks as well: with a
  * place, blocking point-to-point calls, blocking collectives, the Wait family and the probes run as
  * their nonblocking or Test form in a loop that checks between tests (gen_wrappers.py, steered.c), so
  * every rank answers APP_PAUSE even when its peers stopped first. A blocking call that must run as itself
@@ -44,6 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* A paused rank tests for APP_RESUME after this long first, the wait doubling up to the last. */
+#define PAUSED_POLL_FIRST_NS (200L * 1000)
+#define PAUSED_POLL_LAST_NS  (5L * 1000 * 1000)
 
 /* Receive buffer larger than a message, so that a slightly longer one is reported, not truncated. */
 static union {
@@ -271,11 +275,17 @@ static void poll_messages(bool may_block)
 /* Blocked by APP_PAUSE (or OTFX_START_PAUSED): carries out commands until APP_RESUME. */
 static void wait_while_paused(void)
 {
-    const struct timespec pause = {0, 200 * 1000};
+    /* The wait grows while nothing comes: a paused job of many ranks on few cores would otherwise wake
+     * thousands of times a second per rank and starve the places it was paused for. */
+    long pause_ns = PAUSED_POLL_FIRST_NS;
     while (atomic_load(&app_paused)) {
         poll_messages(false);
-        if (atomic_load(&app_paused))
-            nanosleep(&pause, NULL);
+        if (!atomic_load(&app_paused))
+            break;
+        const struct timespec pause = {0, pause_ns};
+        nanosleep(&pause, NULL);
+        if (pause_ns < PAUSED_POLL_LAST_NS)
+            pause_ns = pause_ns * 2 < PAUSED_POLL_LAST_NS ? pause_ns * 2 : PAUSED_POLL_LAST_NS;
     }
 }
 
