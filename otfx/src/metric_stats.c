@@ -224,8 +224,9 @@ bool metric_stats_decode(const uint8_t **in, const uint8_t *end, metric_stats *i
         metric_entry *e = &into->entries[i];
         if (!get_ref(in, end, &e->region) || !get_ref(in, end, &e->metric) ||
             !varint_get(in, end, &e->totals.visits) || !get_signed(in, end, &e->totals.inclusive) ||
-            !varint_get(in, end, &e->totals.inclusive_ns) || !varint_get(in, end, &e->totals.exclusive_visits) ||
-            !get_signed(in, end, &e->totals.exclusive) || !varint_get(in, end, &e->totals.exclusive_ns) ||
+            !varint_get(in, end, &e->totals.inclusive_ns) ||
+            !varint_get(in, end, &e->totals.exclusive_visits) || !get_signed(in, end, &e->totals.exclusive) ||
+            !varint_get(in, end, &e->totals.exclusive_ns) ||
             (i > 0 && key_of(e->region, e->metric) <= key_of(e[-1].region, e[-1].metric)))
             return false;
         into->entry_count = i + 1;
@@ -476,7 +477,8 @@ otfx_ref metric_mark_lookup(const otfx_defs *defs, otfx_ref known, uint32_t *sca
     const uint32_t count = otfx_defs_count_metrics(defs);
     for (; *scanned < count; (*scanned)++) {
         otfx_metric_def def;
-        if (otfx_defs_get_metric(defs, *scanned, &def) == OTFX_OK && strcmp(def.name, OTFX_METRIC_SET_MARK) == 0)
+        if (otfx_defs_get_metric(defs, *scanned, &def) == OTFX_OK &&
+            strcmp(def.name, OTFX_METRIC_SET_MARK) == 0)
             return (*scanned)++;
     }
     return OTFX_REF_NONE;

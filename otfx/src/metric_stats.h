@@ -110,9 +110,9 @@ typedef struct metric_walk {
     bool incomplete;
     bool failed; /* out of memory */
     /* per walk, not carried: */
-    otfx_ref mark;          /* OTFX_METRIC_SET_MARK's reference, OTFX_REF_NONE if undefined */
-    otfx_time from, to;     /* visits count when from <= ENTER and LEAVE < to */
-    metric_stats *into;     /* where counted visits go (by ordinal: entry or span) */
+    otfx_ref mark;      /* OTFX_METRIC_SET_MARK's reference, OTFX_REF_NONE if undefined */
+    otfx_time from, to; /* visits count when from <= ENTER and LEAVE < to */
+    metric_stats *into; /* where counted visits go (by ordinal: entry or span) */
 } metric_walk;
 
 void metric_walk_init(metric_walk *w);
@@ -121,7 +121,8 @@ void metric_walk_free(metric_walk *w);
 otfx_status metric_walk_copy(metric_walk *into, const metric_walk *from);
 /* Starts over from a calling context without values (their visits cannot count). */
 struct call_frame;
-otfx_status metric_walk_reset(metric_walk *w, const struct call_frame *context, uint32_t depth, uint64_t ordinal);
+otfx_status metric_walk_reset(metric_walk *w, const struct call_frame *context, uint32_t depth,
+                              uint64_t ordinal);
 void metric_walk_event(metric_walk *w, const otfx_event *event);
 /* The stream ended here: a LEAVE still reading values is closed with what it has. */
 void metric_walk_finish(metric_walk *w);

@@ -140,8 +140,8 @@ static otfx_status window_statistics(const otfx_trace *trace, otfx_time from, ot
                 event_cursor cursor;
                 status = cursor_on_piece(p, &scratch, &info, &cursor);
                 if (status == OTFX_OK)
-                    status =
-                        chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, from, to, into, NULL, NULL);
+                    status = chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, from, to, into,
+                                                NULL, NULL);
             }
         }
     }
@@ -223,7 +223,8 @@ size_t otfx_metric_profile_size(const otfx_metric_profile *profile)
     return profile ? profile->stats.entry_count : 0;
 }
 
-bool otfx_metric_profile_entry_at(const otfx_metric_profile *profile, size_t index, otfx_metric_profile_entry *out)
+bool otfx_metric_profile_entry_at(const otfx_metric_profile *profile, size_t index,
+                                  otfx_metric_profile_entry *out)
 {
     if (!profile || !out || index >= profile->stats.entry_count)
         return false;
@@ -341,7 +342,8 @@ static otfx_status metric_window(const otfx_trace *trace, otfx_time from, otfx_t
     return status;
 }
 
-otfx_status otfx_query_metric_profile(otfx_trace *trace, otfx_time from, otfx_time to, otfx_metric_profile *into)
+otfx_status otfx_query_metric_profile(otfx_trace *trace, otfx_time from, otfx_time to,
+                                      otfx_metric_profile *into)
 {
     if (!trace || !into)
         return otfx_fail(OTFX_ERR_INVALID, "otfx_query_metric_profile: NULL argument");

@@ -45,15 +45,16 @@ static void make_stream(stream *s, uint64_t seed, size_t target)
     s->defs = otfx_defs_create();
     assert_non_null(s->defs);
     assert_int_equal(otfx_defs_location(s->defs, 0, 0, &s->location), OTFX_OK);
-    assert_int_equal(otfx_defs_metric(s->defs, "task-clock", "ns", OTFX_METRIC_UINT64, &s->metric[0]), OTFX_OK);
+    assert_int_equal(otfx_defs_metric(s->defs, "task-clock", "ns", OTFX_METRIC_UINT64, &s->metric[0]),
+                     OTFX_OK);
     assert_int_equal(otfx_defs_metric(s->defs, OTFX_METRIC_SET_MARK, "set", OTFX_METRIC_UINT64, &s->mark),
                      OTFX_OK);
     assert_int_equal(otfx_defs_metric(s->defs, "page-faults", "events", OTFX_METRIC_UINT64, &s->metric[1]),
                      OTFX_OK);
     assert_int_equal(otfx_defs_metric(s->defs, "signed", "1", OTFX_METRIC_INT64, &s->metric[2]), OTFX_OK);
     const char *names[REGIONS] = {"main", "solve", "MPI_Send", "kernel", "MPI_Allreduce", "io"};
-    const otfx_region_role roles[REGIONS] = {OTFX_ROLE_USER_FUNCTION, OTFX_ROLE_USER_FUNCTION,
-                                             OTFX_ROLE_MPI_P2P,       OTFX_ROLE_USER_FUNCTION,
+    const otfx_region_role roles[REGIONS] = {OTFX_ROLE_USER_FUNCTION,  OTFX_ROLE_USER_FUNCTION,
+                                             OTFX_ROLE_MPI_P2P,        OTFX_ROLE_USER_FUNCTION,
                                              OTFX_ROLE_MPI_COLLECTIVE, OTFX_ROLE_MPI_OTHER};
     for (int r = 0; r < REGIONS; r++)
         assert_int_equal(otfx_defs_region(s->defs, names[r], roles[r], &s->region[r]), OTFX_OK);
@@ -292,9 +293,9 @@ static void assert_same(otfx_trace *trace, const stream *s, const ref_walk *expe
         const otfx_metric_profile_entry *want = &expected->totals[r][m];
         if (!e.visits && !want->visits)
             continue;
-        if (want->visits != e.visits || want->inclusive != e.inclusive || want->inclusive_ns != e.inclusive_ns ||
-            want->exclusive_visits != e.exclusive_visits || want->exclusive != e.exclusive ||
-            want->exclusive_ns != e.exclusive_ns)
+        if (want->visits != e.visits || want->inclusive != e.inclusive ||
+            want->inclusive_ns != e.inclusive_ns || want->exclusive_visits != e.exclusive_visits ||
+            want->exclusive != e.exclusive || want->exclusive_ns != e.exclusive_ns)
             fail_msg("window [%llu, %llu) region %d metric %d: visits %llu/%llu inclusive %lld/%lld "
                      "inclusive_ns %llu/%llu exclusive_visits %llu/%llu exclusive %lld/%lld (expected/got)",
                      (unsigned long long)from, (unsigned long long)to, r, m, (unsigned long long)want->visits,
@@ -358,8 +359,8 @@ static void test_exact_through_every_reduction(void **state)
     otfx_trace *full = make_trace(&s, 64u << 20, OTFX_REDUCE_RING, 1024);
     ref_walk *expected = malloc(sizeof *expected);
     assert_non_null(expected);
-    const otfx_reduction strategies[] = {OTFX_REDUCE_RING, OTFX_REDUCE_TIME, OTFX_REDUCE_TYPE, OTFX_REDUCE_DEPTH,
-                                         OTFX_REDUCE_STOP};
+    const otfx_reduction strategies[] = {OTFX_REDUCE_RING, OTFX_REDUCE_TIME, OTFX_REDUCE_TYPE,
+                                         OTFX_REDUCE_DEPTH, OTFX_REDUCE_STOP};
     for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++) {
         otfx_trace *reduced = make_trace(&s, 64u << 10, strategies[k], 1024);
         otfx_trace_status status;

@@ -4,10 +4,10 @@
  * rates follow (otfx_query_metric_profile, otfx/trace.h: from the chunk summaries, exact through
  * reductions, approximate only where a window edge cuts a reduced range).
  *
- * Partial result: "MPR2", u64 locations, u32 approximate, u32 n, then n entries sorted by (region, role, metric, unit),
- * each key once: str region, u32 role, str metric, str unit, u64 visits, inclusive (int64 bits),
- * inclusive_ns, exclusive_visits, exclusive (int64 bits), exclusive_ns. Merging adds entries with equal
- * keys: integer sums, exact and order-independent.
+ * Partial result: "MPR2", u64 locations, u32 approximate, u32 n, then n entries sorted by (region, role,
+ * metric, unit), each key once: str region, u32 role, str metric, str unit, u64 visits, inclusive (int64
+ * bits), inclusive_ns, exclusive_visits, exclusive (int64 bits), exclusive_ns. Merging adds entries with
+ * equal keys: integer sums, exact and order-independent.
  *
  * Record lines of the reply:
  *   metric-profile from=T0 to=T1 ranks=SET metrics=LIST locations=L entries=N approximate=0|1
