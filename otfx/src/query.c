@@ -305,10 +305,11 @@ static otfx_status metric_window(const otfx_trace *trace, otfx_time from, otfx_t
     metric_walk walk;
     metric_walk_init(&walk);
     metric_stats *target = &into->stats;
-    /* the walk's mark and window, whichever state it starts from */
-    status = trace_metric_walk_start(trace, &walk, target);
+    uint32_t scanned = trace->metric_mark_scanned; /* a mark defined since the last seal counts too */
+    walk.mark = metric_mark_lookup(trace->defs, trace->metric_mark, &scanned);
     walk.from = from;
     walk.to = to;
+    walk.into = target;
     for (uint32_t s = 0; s < trace->segment_count && status == OTFX_OK; s++) {
         const segment *seg = trace->segments[s];
         if (!piece_overlaps(seg->begin, seg->end, from, to))

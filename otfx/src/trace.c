@@ -401,13 +401,15 @@ static otfx_status seal_open_chunk(otfx_trace *trace)
     strippable_info strippable;
     summary_clear(s);
     metric_walk *metrics = NULL;
-    trace->metric_mark = metric_mark_lookup(trace->defs, trace->metric_mark, &trace->metric_mark_scanned);
-    s->metrics.first_ordinal = trace->open_first_ordinal;
-    otfx_status status = trace_metric_walk_start(trace, &trace->metric_work, &s->metrics);
-    if (status != OTFX_OK)
-        return status;
-    if (otfx_defs_count_metrics(trace->defs) > 0)
+    otfx_status status = OTFX_OK;
+    if (otfx_defs_count_metrics(trace->defs) > 0) {
+        trace->metric_mark = metric_mark_lookup(trace->defs, trace->metric_mark, &trace->metric_mark_scanned);
+        s->metrics.first_ordinal = trace->open_first_ordinal;
         metrics = &trace->metric_work;
+        status = trace_metric_walk_start(trace, metrics, &s->metrics);
+        if (status != OTFX_OK)
+            return status;
+    }
     memcpy(trace->work_frames, trace->open_context, trace->open_context_depth * sizeof *trace->open_context);
     event_cursor cursor;
     event_cursor_init(&cursor, begin, trace->encoder.predict_time, trace->tokens, events, trace->operands,
