@@ -334,11 +334,22 @@ void capture_spin_loops(uint64_t turns)
 /* The test point's busy-spin, after the record's timestamp was taken: the intrusion it adds lies
  * between this event and the next, as the measured cost of writing the record does. It is a fixed amount
  * of work, as the recorder's own instructions are: it takes longer when the core is shared or slower,
- * and is not cut short when the thread is descheduled in it (a spin until a clock time would be). */
+ * and is not cut short when the thread is descheduled in it (a spin until a clock time would be).
+ * It never ends before the injected ns have passed, though: the calibration's fastest run may itself
+ * have been slowed (a busy sibling core, a low clock at MPI_Init), and then the work alone takes less
+ * than the OVERHEAD record says. The place charges every event the injected ns; an event that came
+ * sooner than its predecessor's charge would put its compensated time before the predecessor's, which
+ * compensation cannot do (compensated time never goes back), so it would keep that event at the
+ * predecessor's time and take the rest out of later events, and what a call loses would depend on how
+ * fast the loop happened to run instead of on the costs the rank reported. */
 static __attribute__((noinline)) void inject_overhead(enum capture_record_kind kind)
 {
-    if (capture_overhead_injected((uint16_t)kind))
-        capture_spin_loops(capture_injected_overhead_loops);
+    if (!capture_overhead_injected((uint16_t)kind))
+        return;
+    const uint64_t begun = capture_monotonic_ns();
+    capture_spin_loops(capture_injected_overhead_loops);
+    while (capture_monotonic_ns() - begun < capture_injected_overhead_ns)
+        capture_spin_loops(64);
 }
 
 static inline void fill_header(struct capture_record_header *header, enum capture_record_kind kind,

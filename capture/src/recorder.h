@@ -146,8 +146,8 @@ CAPTURE_INTERNAL void capture_recorder_scratch_end(void);
 CAPTURE_INTERNAL void capture_write_overhead(const struct capture_overhead_record *overhead);
 /* OTFX_TEST_OVERHEAD_NS (overhead.c sets both; 0 unless a test asks): every record
  * capture_overhead_injected names is followed, after its timestamp, by capture_injected_overhead_loops
- * turns of capture_spin_loops, work that takes capture_injected_overhead_ns on an undisturbed core. One
- * predictable branch per record. */
+ * turns of capture_spin_loops, work that takes capture_injected_overhead_ns on an undisturbed core, and
+ * never less than that many ns (recorder.c, inject_overhead). One predictable branch per record. */
 CAPTURE_INTERNAL extern uint32_t capture_injected_overhead_ns;
 CAPTURE_INTERNAL extern uint64_t capture_injected_overhead_loops;
 /* `turns` turns of a loop of register arithmetic: fixed work, no memory, no system call. */
