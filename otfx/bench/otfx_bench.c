@@ -3,10 +3,11 @@
  * line per figure, shape by shape; docs/benchmarks.md records the figures.
  *
  *   otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] [--budget MiB]
- *              [--structure on|off]
+ *              [--structure on|off] [--keep DIR]
  *
  * --structure off: the traces do not build their task activity graphs (otfx_trace_config.structure),
- * to measure what building them costs.
+ * to measure what building them costs. --keep DIR: the export of each shape's full buffer is left in DIR
+ * as archive <shape> (to compare archives between versions of the export).
  *
  * Per shape (synth.h), on one thread:
  *   events                     N events of rank 0's stream
@@ -16,11 +17,15 @@
  *   otf2_bytes_per_event       size of the .evt file the OTF2 event writer wrote for the same N events / N
  *   otf2_ns_per_event          time spent in OTF2_EvtWriter_* calls (and closing the writer) / N;
  *                              the archive goes to /dev/shm when there is one (OTF2's cost, not the disk's)
+ *   otf2_cpu_ns_per_event      the same in the thread's CPU time (what a loaded machine cannot blur)
  *   storage_ratio_otf2_to_otfx otf2_bytes_per_event / otfx_bytes_per_event
  *   fill_events, fill_events_per_s, reductions   filling a buffer of --budget MiB until it has reduced
  *   profile_query_ms           otfx_query_profile over the whole full buffer, median of 7
  *   profile_window_ms          the same over the last tenth of the buffer's time range
+ *   decode_cpu_ns_per_event    one otfx_query_events over the full buffer, thread CPU time / events held:
+ *                              what each read of the export's passes costs at least
  *   otf2_export_ns_per_event   otfx_otf2_export of the full buffer (to /dev/shm if there) / events held
+ *   otf2_export_cpu_ns_per_event  the same in the thread's CPU time
  *   otf2_import_ns_per_event   otfx_otf2_import of that archive / events imported
  *
  * With --metrics N (1..3), per shape also a stream that reads N counters at every ENTER and LEAVE (METRIC
@@ -62,6 +67,7 @@ typedef struct options {
     bool shapes[SYNTH_SHAPE_COUNT];
     bool structure;
     uint32_t metrics;
+    const char *keep; /* --keep DIR: the export's archives stay there, one per shape */
 } options;
 
 static void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -92,10 +98,17 @@ static double now_seconds(void)
     return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
 
+static double cpu_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] "
-                    "[--budget MiB] [--structure on|off] [--metrics 0..3]\n");
+                    "[--budget MiB] [--structure on|off] [--metrics 0..3] [--keep DIR]\n");
     exit(2);
 }
 
@@ -122,6 +135,8 @@ static options parse_options(int argc, char **argv)
             opts.metrics = (uint32_t)strtoul(value, NULL, 10);
             if (opts.metrics > 3)
                 die("--metrics is 0 to 3, not %s", value);
+        } else if (strcmp(argv[i], "--keep") == 0 && value) {
+            opts.keep = value;
         } else if (strcmp(argv[i], "--shape") == 0 && value) {
             synth_shape shape;
             if (strcmp(value, "all") == 0) {
@@ -296,7 +311,7 @@ static void otf2_write(OTF2_EvtWriter *writer, const otfx_event *event)
 }
 
 typedef struct otf2_result {
-    double seconds;
+    double seconds, cpu_seconds;
     double bytes_per_event;
 } otf2_result;
 
@@ -353,14 +368,16 @@ static otf2_result write_otf2(synth *stream, uint64_t events, otfx_event *batch)
     for (uint64_t done = 0; done < events; done += BATCH) {
         size_t n = events - done < BATCH ? (size_t)(events - done) : BATCH;
         synth_next(stream, batch, n);
-        double start = now_seconds();
+        double start = now_seconds(), cpu_start = cpu_seconds();
         for (size_t e = 0; e < n; e++)
             otf2_write(writer, &batch[e]);
         result.seconds += now_seconds() - start;
+        result.cpu_seconds += cpu_seconds() - cpu_start;
     }
-    double start = now_seconds();
+    double start = now_seconds(), cpu_start = cpu_seconds();
     otf2_check(OTF2_Archive_CloseEvtWriter(archive, writer), "closing the OTF2 event writer");
     result.seconds += now_seconds() - start;
+    result.cpu_seconds += cpu_seconds() - cpu_start;
     otf2_check(OTF2_Archive_CloseEvtFiles(archive), "closing the OTF2 event files");
     OTF2_GlobalDefWriter *global = OTF2_Archive_GetGlobalDefWriter(archive);
     if (!global)
@@ -382,17 +399,38 @@ static otf2_result write_otf2(synth *stream, uint64_t events, otfx_event *batch)
 
 /* ---- export and import of the full buffer ---- */
 
-static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget, uint64_t events_held)
+static int count_event(const otfx_event *event, void *user)
 {
-    char directory[64];
-    scratch_directory(directory, sizeof directory);
-    otfx_export_options whole = otfx_export_options_default();
-    double start = now_seconds();
-    check(otfx_otf2_export(directory, "full", defs, &trace, 1, &whole), "otfx_otf2_export");
-    printf("otf2_export_ns_per_event=%.1f\n", (now_seconds() - start) * 1e9 / (double)events_held);
+    (void)event;
+    ++*(uint64_t *)user;
+    return 0;
+}
 
-    char anchor[96];
-    snprintf(anchor, sizeof anchor, "%s/full.otf2", directory);
+static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget, uint64_t events_held,
+                              const char *keep, const char *shape)
+{
+    uint64_t decoded = 0;
+    double cpu_start = cpu_seconds();
+    check(otfx_query_events(trace, 0, OTFX_TIME_MAX, true, count_event, &decoded), "otfx_query_events");
+    printf("decode_cpu_ns_per_event=%.1f\n", (cpu_seconds() - cpu_start) * 1e9 / (double)decoded);
+
+    char directory[2048];
+    otfx_export_options whole = otfx_export_options_default();
+    if (keep) {
+        snprintf(directory, sizeof directory, "%s", keep);
+        whole.overwrite = true;
+    } else {
+        scratch_directory(directory, sizeof directory);
+    }
+    double start = now_seconds();
+    cpu_start = cpu_seconds();
+    const char *name = keep ? shape : "full";
+    check(otfx_otf2_export(directory, name, defs, &trace, 1, &whole), "otfx_otf2_export");
+    printf("otf2_export_ns_per_event=%.1f\n", (now_seconds() - start) * 1e9 / (double)events_held);
+    printf("otf2_export_cpu_ns_per_event=%.1f\n", (cpu_seconds() - cpu_start) * 1e9 / (double)events_held);
+
+    char anchor[2200];
+    snprintf(anchor, sizeof anchor, "%s/%s.otf2", directory, name);
     otfx_trace_config config = otfx_trace_config_default(budget);
     otfx_defs *imported_defs;
     otfx_trace **imported;
@@ -406,7 +444,9 @@ static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget,
         otfx_trace_destroy(imported[t]);
     free(imported);
     otfx_defs_destroy(imported_defs);
-    remove_archive(directory, "full", GRID_SIDE * GRID_SIDE); /* the world: exported rank and placeholders */
+    if (!keep)
+        remove_archive(directory, "full",
+                       GRID_SIDE * GRID_SIDE); /* the world: exported rank and placeholders */
 }
 
 /* ---- one shape ---- */
@@ -439,6 +479,7 @@ static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
     synth_destroy(otf2_stream);
     printf("otf2_bytes_per_event=%.3f\n", written.bytes_per_event);
     printf("otf2_ns_per_event=%.1f\n", written.seconds * 1e9 / (double)opts->events);
+    printf("otf2_cpu_ns_per_event=%.1f\n", written.cpu_seconds * 1e9 / (double)opts->events);
     printf("storage_ratio_otf2_to_otfx=%.2f\n", written.bytes_per_event / ingested.bytes_per_event);
 
     uint64_t filled = opts->events;
@@ -462,7 +503,8 @@ static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
     otfx_time tenth = (status.last_time - status.first_time) / 10;
     printf("profile_window_ms=%.2f\n", median_profile_ms(trace, status.last_time - tenth, OTFX_TIME_MAX));
 
-    export_and_import(defs, trace, opts->budget_bytes, status.events_held);
+    export_and_import(defs, trace, opts->budget_bytes, status.events_held, opts->keep,
+                      synth_shape_name(shape));
 
     otfx_trace_destroy(trace);
     synth_destroy(stream);
@@ -471,13 +513,6 @@ static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
 }
 
 /* ---- metrics read at every ENTER and LEAVE ---- */
-
-static double cpu_seconds(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
 
 /* `in` with `metrics` counter values after every ENTER and LEAVE: a clock-like counter that grows with
  * time and slower ones that grow by a few per read. Returns the events written to `out`. */
@@ -496,13 +531,6 @@ static size_t with_metric_reads(const otfx_event *in, size_t n, const otfx_ref *
         }
     }
     return k;
-}
-
-static int count_event(const otfx_event *event, void *user)
-{
-    (void)event;
-    (*(uint64_t *)user)++;
-    return 0;
 }
 
 static double median_cpu_ms(otfx_trace *trace, otfx_time from, otfx_time to, bool decode_floor)
