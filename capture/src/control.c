@@ -323,8 +323,9 @@ static void resync_clock(uint64_t now)
 {
     uint64_t at_ticks = now;
     int64_t correction = 0;
-    if (capture_measure_correction(&at_ticks, &correction)) {
-        capture_write_clock(at_ticks, correction);
+    uint64_t round_trip = 0;
+    if (capture_measure_correction(&at_ticks, &correction, &round_trip)) {
+        capture_write_clock(at_ticks, correction, round_trip);
         next_clock_sync = capture_ticks() + clock_sync_interval;
     } else {
         next_clock_sync = capture_ticks() + clock_sync_interval / 10;

@@ -139,6 +139,7 @@ static void send_batch(struct thread_recorder *recorder, uint16_t flags)
         .ref_ticks = clock.ref_ticks,
         .ref_ns = clock.ref_ns,
         .offset_ns = clock.offset_ns,
+        .offset_round_trip_ns = clock.offset_round_trip_ns,
     };
     memcpy(batch, &header, sizeof(header));
     capture_flush(batch, sizeof(header) + recorder->used, &recorder->in_flight);
@@ -614,11 +615,12 @@ void capture_write_overhead(const struct capture_overhead_record *overhead)
     fill_header(&record->header, CAPTURE_RECORD_OVERHEAD, 0, sizeof(*record), overhead->header.timestamp);
 }
 
-void capture_write_clock(uint64_t at_ticks, int64_t correction_ns)
+void capture_write_clock(uint64_t at_ticks, int64_t correction_ns, uint64_t round_trip_ns)
 {
     struct capture_clock_record *record = reserve(sizeof(*record), CAPTURE_RECORD_CLOCK);
     fill_header(&record->header, CAPTURE_RECORD_CLOCK, 0, sizeof(*record), at_ticks);
     record->correction_ns = correction_ns;
+    record->round_trip_ns = round_trip_ns;
 }
 
 void capture_phase(int function_id, int level)

@@ -88,7 +88,7 @@ CAPTURE_INTERNAL void capture_send_flushed(void);
 CAPTURE_INTERNAL void capture_write_name(uint32_t name_id, const char *name, size_t length);
 
 /* A CLOCK record (control.c, after a re-synchronisation: clock_sync.h). */
-CAPTURE_INTERNAL void capture_write_clock(uint64_t at_ticks, int64_t correction_ns);
+CAPTURE_INTERNAL void capture_write_clock(uint64_t at_ticks, int64_t correction_ns, uint64_t round_trip_ns);
 /* Point-to-point records share one layout (requests.c builds on it); a timestamp of 0 means now. */
 CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
                                         int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,

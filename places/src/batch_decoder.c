@@ -256,6 +256,27 @@ double place_clock_correction(const struct served_rank *rank, uint64_t ticks)
     return segment->correction + segment->slope * ((double)ticks - (double)segment->ticks);
 }
 
+/* The segment is a linear blend from its start into the measured line, and the place's clock is linear
+ * in the ticks over it (a rate error), so the error is the same blend of the errors at its two ends:
+ * weight 1 - w on the start's, w on the line's where the blend reaches it (w beyond 1 past there). */
+double place_clock_error_bound(const struct served_rank *rank, uint64_t ticks)
+{
+    if (!rank->clock_segment_count || ticks < rank->clock_segments[0].ticks)
+        return -1;
+    uint32_t i = rank->clock_segment_count - 1;
+    while (i > 0 && rank->clock_segments[i].ticks > ticks)
+        i--;
+    const struct clock_segment *segment = &rank->clock_segments[i];
+    if (segment->start_bound < 0)
+        return -1;
+    const double start = (double)segment->ticks;
+    const double w =
+        segment->target_ticks > start ? ((double)ticks - start) / (segment->target_ticks - start) : 1;
+    const double at_target = segment->line_bound +
+                             segment->line_growth * fabs(segment->target_ticks - (double)segment->line_ticks);
+    return fabs(1 - w) * segment->start_bound + fabs(w) * at_target;
+}
+
 /* The rank's tick-derived time: its MPI_Init calibration applied to raw ticks (otfx/capture_wire.h). */
 double place_clock_local(const struct served_rank *rank, uint64_t ticks)
 {
@@ -301,6 +322,9 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
     }
     const uint64_t previous_ticks = rank->clock_sync_known ? rank->clock_sync_ticks : rank->ref_ticks;
     const double previous = rank->clock_sync_known ? rank->clock_sync_correction : (double)rank->offset_ns;
+    const double previous_bound =
+        rank->clock_sync_known ? rank->clock_sync_bound : 0.5 * (double)rank->offset_round_trip_ns;
+    const double bound = 0.5 * (double)clock.round_trip_ns;
     const double per_tick_ns = rank->clock_tsc ? rank->ns_per_tick : 1.0;
     const double interval = at > previous_ticks ? (double)(at - previous_ticks) : 1e9 / per_tick_ns;
     const double drift = at > previous_ticks ? (measured - previous) / interval : 0.0;
@@ -312,7 +336,15 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
     double slope =
         target_ticks > (double)start ? (target - start_correction) / (target_ticks - (double)start) : 0;
     const double limit = 0.01 * per_tick_ns; /* 1 %: far beyond any clock, far below reordering times */
+    const bool clamped = slope > limit || slope < -limit;
     slope = slope > limit ? limit : slope < -limit ? -limit : slope;
+    /* The measured line is off by `bound` at `at`, and its drift by up to both measurements' errors over
+     * the interval between them; where the segment starts, the model is off from the line by a known
+     * amount, so by that plus the line's own error at most. */
+    const double growth = (bound + previous_bound) / interval;
+    const double line_at_start = measured + drift * ((double)start - (double)at);
+    const double start_bound =
+        clamped ? -1 : fabs(start_correction - line_at_start) + bound + growth * ((double)start - (double)at);
     if (rank->clock_segment_count == rank->clock_segment_capacity) {
         size_t capacity;
         if (!otfx_grow_to((void **)&rank->clock_segments, rank->clock_segment_capacity,
@@ -324,10 +356,11 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
         rank->clock_segment_capacity = (uint32_t)capacity;
     }
     rank->clock_segments[rank->clock_segment_count++] =
-        (struct clock_segment){start, start_correction, slope};
+        (struct clock_segment){start, start_correction, slope, start_bound, bound, growth, at, target_ticks};
     rank->clock_sync_known = true;
     rank->clock_sync_ticks = at;
     rank->clock_sync_correction = measured;
+    rank->clock_sync_bound = bound;
     rank->clock_syncs++;
     return true;
 }

@@ -159,6 +159,9 @@ struct capture_batch_header {
     uint64_t ref_ns;       /* ... this CLOCK_MONOTONIC time */
     int64_t offset_ns;     /* place's CLOCK_MONOTONIC minus this rank's, from the ping-pong with the
                             * smallest round trip at MPI_Init (the goodbye batch: at MPI_Finalize) */
+    /* That ping-pong's round trip: offset_ns is off by half of it at most (0: the place shares this
+     * node's clock, the offset is 0). */
+    uint64_t offset_round_trip_ns;
 };
 
 /* The record kinds: X(NAME, number, the struct a record of it starts with, time-ordered, name).
@@ -348,6 +351,8 @@ struct capture_dropped_record {
 struct capture_clock_record {
     struct capture_record_header header; /* function_id 0; timestamp: ticks of the measurement */
     int64_t correction_ns;
+    uint64_t round_trip_ns; /* the ping-pong's: correction_ns is off by half of it at most (same node:
+                             * the time between the clock reads around the ticks, the same bound) */
 };
 
 struct capture_phase_record {
