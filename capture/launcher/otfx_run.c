@@ -112,6 +112,9 @@ static const char *setting_minimum(otfx_setting id, char *text, size_t capacity)
     "  --metrics LIST          read these metrics at every recorded MPI call's and user region's enter\n"    \
     "                          and leave, a comma list (task-clock, page-faults, cycles, ru-maxrss, ...;\n"  \
     "                          `--metrics help` lists them) (OTFX_METRICS)\n"                                \
+    "  --metrics-sample MS     refused but for 0: metrics are read at enters and leaves, never between "     \
+    "them\n"                                                                                                 \
+    "                          by a timer signal (docs/usage.md, \"Metrics\") (OTFX_METRICS_SAMPLE)\n"       \
     "  --start-paused          the application ranks wait right after MPI_Init until `otfxctl app resume`\n" \
     "  --listen ADDR:PORT      where the root serves clients (default %s, port 0: any free port)\n"          \
     "  --session-dir DIR       where the root writes its session file (default: $OTFX_SESSION_DIR, else "    \
@@ -341,6 +344,15 @@ static void parse_options(int argc, char **argv, struct run_options *options)
             char why[256];
             if (!otfx_metric_parse_list(options->metrics, &mask, why, sizeof why))
                 usage_error("--metrics: %s", why);
+        } else if (matches(argument, "--metrics-sample")) {
+            const char *every = option_value(argc, argv, &i, "--metrics-sample");
+            if (!otfx_setting_accepts(OTFX_SETTING_METRICS_SAMPLE, every))
+                usage_error(
+                    "--metrics-sample %s: reading metrics every N ms between events is refused: a timer "
+                    "signal would make the application's poll, select, nanosleep, sem_wait, ... return "
+                    "EINTR even with SA_RESTART (docs/usage.md, \"Metrics\"); metrics are read at every "
+                    "recorded enter and leave",
+                    every);
         } else if (strcmp(argument, "--start-paused") == 0) {
             options->start_paused = true;
         } else if (matches(argument, "--fanin")) {

@@ -107,30 +107,35 @@ void capture_measure_place_offset(int app_rank)
     place_on_this_node = best.same_node;
     if (!best.same_node && best.round_trip < shortest_round_trip_ns) /* none acceptable: still the best */
         shortest_round_trip_ns = best.round_trip;
-    capture_timer_set_offset(best.same_node ? 0 : (int64_t)best.place_ns - (int64_t)best.middle);
+    capture_timer_set_offset(best.same_node ? 0 : (int64_t)best.place_ns - (int64_t)best.middle,
+                             best.same_node ? 0 : best.round_trip);
 }
 
 /* The place's clock minus this rank's tick-derived time (otfx/capture_wire.h's capture_clock_record), now.
  * Same node: one CLOCK_MONOTONIC, so no message: a reference pair. Else the ping-pong with the smallest
- * round trip of 5; false when even that one took too long to be trusted (the caller tries again soon,
- * accepting twice as long a round trip). */
-bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns)
+ * round trip of 5, with that round trip (the place sends it on: the correction is off by half of it at
+ * most); false when even that one took too long to be trusted (the caller tries again soon, accepting
+ * twice as long a round trip). */
+bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns, uint64_t *round_trip_ns)
 {
+    *round_trip_ns = 0;
     if (place_on_this_node) {
         uint64_t ns = 0;
-        capture_timer_reference_pair(at_ticks, &ns);
+        *round_trip_ns = capture_timer_reference_pair(at_ticks, &ns); /* the same bound: half of it */
         *correction_ns = (int64_t)((double)ns - capture_timer_local_ns(*at_ticks));
         return true;
     }
     const struct clock_ping ping = ping_burst(capture_own_place, 5, capture_ticks);
     const double ns_per_tick = capture_timer_tsc ? capture_timer_calibration().ns_per_tick : 1.0;
-    if (!round_trip_acceptable((uint64_t)((double)ping.round_trip * ns_per_tick), rejected_in_a_row)) {
+    const uint64_t round_trip = (uint64_t)((double)ping.round_trip * ns_per_tick + 0.5);
+    if (!round_trip_acceptable(round_trip, rejected_in_a_row)) {
         rejected_in_a_row++;
         return false;
     }
     rejected_in_a_row = 0;
     *at_ticks = ping.middle;
     *correction_ns = (int64_t)((double)ping.place_ns - capture_timer_local_ns(ping.middle));
+    *round_trip_ns = round_trip;
     return true;
 }
 

@@ -17,6 +17,7 @@ CAPTURE_INTERNAL void capture_calibrate_per_node(int world_rank);
 CAPTURE_INTERNAL void capture_measure_place_offset(int app_rank);
 /* A re-synchronisation (control.c, OTFX_CLOCK_SYNC): the place's clock minus this rank's tick-derived
  * time now; false when the round trip was too long to be trusted (the caller tries again soon). */
-CAPTURE_INTERNAL bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns);
+CAPTURE_INTERNAL bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns,
+                                                 uint64_t *round_trip_ns);
 
 #endif

@@ -16,10 +16,10 @@
  * noticed by the first record past it, whatever thread writes it.
  *
  * APP_PAUSE blocks at the next check point that may block (an MPI wrapper before PMPI, a user-function
- * enter), answers once blocked and then waits for APP_RESUME testing the receive every 200 µs
- * (nanosleep: never a busy spin); other commands are carried out and answered meanwhile. With
- * MPI_THREAD_MULTIPLE the other threads block at their next check point too. A rank waiting inside a
- * blocking MPI call (for a message of a paused rank, in a collective with it) checks as well: with a
+ * enter), answers once blocked and then waits for APP_RESUME testing the receive after 200 µs, the
+ * wait doubling up to 5 ms (nanosleep: never a busy spin); other commands are carried out and answered
+ * meanwhile. With MPI_THREAD_MULTIPLE the other threads block at their next check point too. A rank waiting
+ * inside a blocking MPI call (for a message of a paused rank, in a collective with it) checks as well: with a
  * place, blocking point-to-point calls, blocking collectives, the Wait family and the probes run as
  * their nonblocking or Test form in a loop that checks between tests (gen_wrappers.py, steered.c), so
  * every rank answers APP_PAUSE even when its peers stopped first. A blocking call that must run as itself
@@ -31,6 +31,7 @@
 #include "clock_sync.h"
 #include "metrics.h"
 #include "nesting.h"
+#include "overhead.h"
 #include "recorder.h"
 #include "steered.h"
 #include "timer.h"
@@ -43,6 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* A paused rank tests for APP_RESUME after this long first, the wait doubling up to the last. */
+#define PAUSED_POLL_FIRST_NS (200L * 1000)
+#define PAUSED_POLL_LAST_NS  (5L * 1000 * 1000)
 
 /* Receive buffer larger than a message, so that a slightly longer one is reported, not truncated. */
 static union {
@@ -64,6 +69,8 @@ static uint64_t window_end = UINT64_MAX; /* RECORD_UNTIL's end in ticks */
 static uint64_t poll_interval = 1000000; /* ticks per millisecond */
 static bool pause_pending;               /* APP_PAUSE seen where blocking was not allowed */
 static struct capture_control pending_pause;
+static bool measure_pending; /* MEASURE_OVERHEAD seen inside a batch send */
+static struct capture_control pending_measure;
 static bool malformed_reported;
 static bool window_notice_due;           /* the window ended: tell the place (from where MPI may be called) */
 static double clock_sync_seconds = 10.0; /* OTFX_CLOCK_SYNC */
@@ -209,6 +216,14 @@ static void carry_out(const struct capture_control *command, bool may_block)
     case CAPTURE_CONTROL_FLUSH:
         flush_everyone(now);
         break;
+    case CAPTURE_CONTROL_MEASURE_OVERHEAD:
+        if (!may_block) { /* inside a batch send the recorder is busy: at the next check point */
+            measure_pending = true;
+            pending_measure = *command;
+            return;
+        }
+        capture_overhead_remeasure();
+        break;
     case CAPTURE_CONTROL_SET_METRICS:
         capture_metrics_select(command->argument);
         answer_metrics(command);
@@ -232,7 +247,7 @@ static void carry_out(const struct capture_control *command, bool may_block)
  * highest sequence answered for all before it). */
 static void poll_messages(bool may_block)
 {
-    while (control_request != MPI_REQUEST_NULL && !pause_pending) {
+    while (control_request != MPI_REQUEST_NULL && !pause_pending && !measure_pending) {
         int flag = 0, bytes = 0;
         MPI_Status status;
         const int result = PMPI_Test(&control_request, &flag, &status);
@@ -260,11 +275,17 @@ static void poll_messages(bool may_block)
 /* Blocked by APP_PAUSE (or OTFX_START_PAUSED): carries out commands until APP_RESUME. */
 static void wait_while_paused(void)
 {
-    const struct timespec pause = {0, 200 * 1000};
+    /* The wait grows while nothing comes: a paused job of many ranks on few cores would otherwise wake
+     * thousands of times a second per rank and starve the places it was paused for. */
+    long pause_ns = PAUSED_POLL_FIRST_NS;
     while (atomic_load(&app_paused)) {
         poll_messages(false);
-        if (atomic_load(&app_paused))
-            nanosleep(&pause, NULL);
+        if (!atomic_load(&app_paused))
+            break;
+        const struct timespec pause = {0, pause_ns};
+        nanosleep(&pause, NULL);
+        if (pause_ns < PAUSED_POLL_LAST_NS)
+            pause_ns = pause_ns * 2 < PAUSED_POLL_LAST_NS ? pause_ns * 2 : PAUSED_POLL_LAST_NS;
     }
 }
 
@@ -302,8 +323,9 @@ static void resync_clock(uint64_t now)
 {
     uint64_t at_ticks = now;
     int64_t correction = 0;
-    if (capture_measure_correction(&at_ticks, &correction)) {
-        capture_write_clock(at_ticks, correction);
+    uint64_t round_trip = 0;
+    if (capture_measure_correction(&at_ticks, &correction, &round_trip)) {
+        capture_write_clock(at_ticks, correction, round_trip);
         next_clock_sync = capture_ticks() + clock_sync_interval;
     } else {
         next_clock_sync = capture_ticks() + clock_sync_interval / 10;
@@ -315,7 +337,8 @@ static void update_deadline(uint64_t now)
     uint64_t deadline = now + poll_interval;
     if (window_end < deadline)
         deadline = window_end;
-    if (pause_pending || atomic_load(&app_paused) || now < atomic_load(&everyone_checks_until))
+    if (pause_pending || measure_pending || atomic_load(&app_paused) ||
+        now < atomic_load(&everyone_checks_until))
         deadline = 0;
     __atomic_store_n(&capture_check_deadline, deadline, __ATOMIC_RELAXED);
 }
@@ -369,6 +392,11 @@ static void check_inside(uint64_t now, bool mpi_call)
         if (period && now >= atomic_load(&next_periodic_flush)) {
             atomic_store(&next_periodic_flush, now + period);
             flush_everyone(now);
+        }
+        if (measure_pending) {
+            measure_pending = false;
+            capture_overhead_remeasure();
+            answer(&pending_measure);
         }
         poll_messages(true);
         if (pause_pending) {

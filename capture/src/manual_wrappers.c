@@ -179,6 +179,7 @@ static uint64_t metrics_at_start(int world_rank)
 {
     uint64_t mask = 0;
     char why[256];
+    check_setting(world_rank, OTFX_SETTING_METRICS_SAMPLE); /* only 0: sampling between events is refused */
     if (!otfx_metric_parse_list(otfx_setting_string(OTFX_SETTING_METRICS), &mask, why, sizeof why))
         configuration_error(world_rank, "OTFX_METRICS: ", why);
     return mask;

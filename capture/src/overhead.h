@@ -16,8 +16,13 @@
 #define CAPTURE_OVERHEAD_RUNS        7
 #define CAPTURE_OVERHEAD_REPETITIONS 1000
 CAPTURE_INTERNAL void capture_measure_overhead(struct capture_overhead_record *out);
-/* MPI_Init, once the recorder has started: reads the test point, measures (with the injection off) and
- * writes the OVERHEAD record into this thread's stream. */
+/* MPI_Init, once the recorder has started: reads the test point, measures (with the injection off),
+ * writes the OVERHEAD record into this thread's stream and calibrates the injection's loop (the fastest
+ * of 7 timed runs: the turns that take the injected ns undisturbed). */
 CAPTURE_INTERNAL void capture_overhead_start(void);
+/* CAPTURE_CONTROL_MEASURE_OVERHEAD, at a check point: measures again (the injection off meanwhile) and
+ * writes a new OVERHEAD record into this thread's stream, with how long that took. The test point
+ * OTFX_TEST_OVERHEAD_REMEASURED_NS, when set, is the injection from then on. */
+CAPTURE_INTERNAL void capture_overhead_remeasure(void);
 
 #endif

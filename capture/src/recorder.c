@@ -24,6 +24,7 @@ uint64_t capture_check_deadline = UINT64_MAX;
 bool capture_has_place;
 _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t capture_entered;
 uint32_t capture_injected_overhead_ns;
+uint64_t capture_injected_overhead_loops;
 
 /* Dropped records are written here and counted at the next slow-path call: every droppable record is
  * a fixed-size one far below this. */
@@ -138,6 +139,7 @@ static void send_batch(struct thread_recorder *recorder, uint16_t flags)
         .ref_ticks = clock.ref_ticks,
         .ref_ns = clock.ref_ns,
         .offset_ns = clock.offset_ns,
+        .offset_round_trip_ns = clock.offset_round_trip_ns,
     };
     memcpy(batch, &header, sizeof(header));
     capture_flush(batch, sizeof(header) + recorder->used, &recorder->in_flight);
@@ -321,15 +323,34 @@ static inline void *reserve(size_t size, enum capture_record_kind kind)
     return append(recorder, size);
 }
 
+void capture_spin_loops(uint64_t turns)
+{
+    uint64_t x = turns;
+    for (uint64_t i = 0; i < turns; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        __asm__ volatile("" : "+r"(x)); /* kept: the compiler may not fold the loop */
+    }
+}
+
 /* The test point's busy-spin, after the record's timestamp was taken: the intrusion it adds lies
- * between this event and the next, as the measured cost of writing the record does. */
+ * between this event and the next, as the measured cost of writing the record does. It is a fixed amount
+ * of work, as the recorder's own instructions are: it takes longer when the core is shared or slower,
+ * and is not cut short when the thread is descheduled in it (a spin until a clock time would be).
+ * It never ends before the injected ns have passed, though: the calibration's fastest run may itself
+ * have been slowed (a busy sibling core, a low clock at MPI_Init), and then the work alone takes less
+ * than the OVERHEAD record says. The place charges every event the injected ns; an event that came
+ * sooner than its predecessor's charge would put its compensated time before the predecessor's, which
+ * compensation cannot do (compensated time never goes back), so it would keep that event at the
+ * predecessor's time and take the rest out of later events, and what a call loses would depend on how
+ * fast the loop happened to run instead of on the costs the rank reported. */
 static __attribute__((noinline)) void inject_overhead(enum capture_record_kind kind)
 {
-    if (!capture_record_kind((uint16_t)kind).time_ordered)
+    if (!capture_overhead_injected((uint16_t)kind))
         return;
-    const uint64_t until = capture_monotonic_ns() + capture_injected_overhead_ns;
-    while (capture_monotonic_ns() < until)
-        ;
+    const uint64_t begun = capture_monotonic_ns();
+    capture_spin_loops(capture_injected_overhead_loops);
+    while (capture_monotonic_ns() - begun < capture_injected_overhead_ns)
+        capture_spin_loops(64);
 }
 
 static inline void fill_header(struct capture_record_header *header, enum capture_record_kind kind,
@@ -594,11 +615,12 @@ void capture_write_overhead(const struct capture_overhead_record *overhead)
     fill_header(&record->header, CAPTURE_RECORD_OVERHEAD, 0, sizeof(*record), overhead->header.timestamp);
 }
 
-void capture_write_clock(uint64_t at_ticks, int64_t correction_ns)
+void capture_write_clock(uint64_t at_ticks, int64_t correction_ns, uint64_t round_trip_ns)
 {
     struct capture_clock_record *record = reserve(sizeof(*record), CAPTURE_RECORD_CLOCK);
     fill_header(&record->header, CAPTURE_RECORD_CLOCK, 0, sizeof(*record), at_ticks);
     record->correction_ns = correction_ns;
+    record->round_trip_ns = round_trip_ns;
 }
 
 void capture_phase(int function_id, int level)

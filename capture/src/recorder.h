@@ -88,7 +88,7 @@ CAPTURE_INTERNAL void capture_send_flushed(void);
 CAPTURE_INTERNAL void capture_write_name(uint32_t name_id, const char *name, size_t length);
 
 /* A CLOCK record (control.c, after a re-synchronisation: clock_sync.h). */
-CAPTURE_INTERNAL void capture_write_clock(uint64_t at_ticks, int64_t correction_ns);
+CAPTURE_INTERNAL void capture_write_clock(uint64_t at_ticks, int64_t correction_ns, uint64_t round_trip_ns);
 /* Point-to-point records share one layout (requests.c builds on it); a timestamp of 0 means now. */
 CAPTURE_INTERNAL void capture_write_p2p(enum capture_record_kind kind, int function_id, uint32_t comm_id,
                                         int32_t peer, int32_t tag, int64_t bytes, uint16_t request_kind,
@@ -144,9 +144,14 @@ CAPTURE_INTERNAL bool capture_recorder_die(const struct capture_died_record *dea
 CAPTURE_INTERNAL bool capture_recorder_scratch_begin(void *buffer, size_t bytes);
 CAPTURE_INTERNAL void capture_recorder_scratch_end(void);
 CAPTURE_INTERNAL void capture_write_overhead(const struct capture_overhead_record *overhead);
-/* OTFX_TEST_OVERHEAD_NS (overhead.c sets it; 0 unless a test asks): every time-ordered record is
- * followed by a busy-spin this long, after its timestamp. One predictable branch per record. */
+/* OTFX_TEST_OVERHEAD_NS (overhead.c sets both; 0 unless a test asks): every record
+ * capture_overhead_injected names is followed, after its timestamp, by capture_injected_overhead_loops
+ * turns of capture_spin_loops, work that takes capture_injected_overhead_ns on an undisturbed core, and
+ * never less than that many ns (recorder.c, inject_overhead). One predictable branch per record. */
 CAPTURE_INTERNAL extern uint32_t capture_injected_overhead_ns;
+CAPTURE_INTERNAL extern uint64_t capture_injected_overhead_loops;
+/* `turns` turns of a loop of register arithmetic: fixed work, no memory, no system call. */
+CAPTURE_INTERNAL void capture_spin_loops(uint64_t turns);
 
 /* A record timestamp in raw ticks (timer.h); the place converts them with the batch's calibration. */
 static inline uint64_t capture_now(void)

@@ -79,7 +79,7 @@ const char *capture_timer_select(void)
 
 /* The tightest of 16 tries (about 2 µs in all), so that a preemption or a slow clock read in some of them
  * does not shift this rank's time base against the other ranks'. */
-void capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns)
+uint64_t capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns)
 {
     uint64_t best = UINT64_MAX;
     for (int attempt = 0; attempt < 16; attempt++) {
@@ -92,6 +92,7 @@ void capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns)
             *ns = before + (after - before) / 2;
         }
     }
+    return best;
 }
 
 double capture_timer_local_ns(uint64_t ticks)
@@ -159,9 +160,10 @@ void capture_timer_recalibrate(void)
     calibration.ref_ns = ns;
 }
 
-void capture_timer_set_offset(int64_t offset_ns)
+void capture_timer_set_offset(int64_t offset_ns, uint64_t round_trip_ns)
 {
     calibration.offset_ns = offset_ns;
+    calibration.offset_round_trip_ns = round_trip_ns;
 }
 
 struct capture_clock_calibration capture_timer_calibration(void)

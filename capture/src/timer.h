@@ -53,6 +53,7 @@ struct capture_clock_calibration {
     uint64_t ref_ticks;
     uint64_t ref_ns;
     int64_t offset_ns; /* the place's clock minus this rank's CLOCK_MONOTONIC (capture_timer_set_offset) */
+    uint64_t offset_round_trip_ns; /* the round trip it was measured in: its error is half of it at most */
 };
 
 /* Chooses the timer from OTFX_TIMER and the CPU. Returns NULL, or why OTFX_TIMER is unusable (the
@@ -70,9 +71,10 @@ CAPTURE_TIMER_INTERNAL void capture_timer_install(const struct capture_clock_cal
 CAPTURE_TIMER_INTERNAL void capture_timer_recalibrate(void);
 CAPTURE_TIMER_INTERNAL struct capture_clock_calibration capture_timer_calibration(void);
 /* The offset to the place measured by the caller (clock_sync.c), sent with the calibration. */
-CAPTURE_TIMER_INTERNAL void capture_timer_set_offset(int64_t offset_ns);
-/* A (ticks, CLOCK_MONOTONIC ns) pair read as close together as possible: the tightest of 16 tries. */
-CAPTURE_TIMER_INTERNAL void capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns);
+CAPTURE_TIMER_INTERNAL void capture_timer_set_offset(int64_t offset_ns, uint64_t round_trip_ns);
+/* A (ticks, CLOCK_MONOTONIC ns) pair read as close together as possible: the tightest of 16 tries.
+ * Returns the ns between the clock reads around the ticks: the pair is off by half of it at most. */
+CAPTURE_TIMER_INTERNAL uint64_t capture_timer_reference_pair(uint64_t *ticks, uint64_t *ns);
 /* A timestamp as this rank's CLOCK_MONOTONIC ns by the MPI_Init calibration (the place does the same
  * with the calibration in the batch header; not per record). */
 CAPTURE_TIMER_INTERNAL double capture_timer_local_ns(uint64_t ticks);

@@ -3,10 +3,11 @@
  * line per figure, shape by shape; docs/benchmarks.md records the figures.
  *
  *   otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] [--budget MiB]
- *              [--structure on|off]
+ *              [--structure on|off] [--keep DIR]
  *
  * --structure off: the traces do not build their task activity graphs (otfx_trace_config.structure),
- * to measure what building them costs.
+ * to measure what building them costs. --keep DIR: the export of each shape's full buffer is left in DIR
+ * as archive <shape> (to compare archives between versions of the export).
  *
  * Per shape (synth.h), on one thread:
  *   events                     N events of rank 0's stream
@@ -16,16 +17,33 @@
  *   otf2_bytes_per_event       size of the .evt file the OTF2 event writer wrote for the same N events / N
  *   otf2_ns_per_event          time spent in OTF2_EvtWriter_* calls (and closing the writer) / N;
  *                              the archive goes to /dev/shm when there is one (OTF2's cost, not the disk's)
+ *   otf2_cpu_ns_per_event      the same in the thread's CPU time (what a loaded machine cannot blur)
  *   storage_ratio_otf2_to_otfx otf2_bytes_per_event / otfx_bytes_per_event
  *   fill_events, fill_events_per_s, reductions   filling a buffer of --budget MiB until it has reduced
  *   profile_query_ms           otfx_query_profile over the whole full buffer, median of 7
  *   profile_window_ms          the same over the last tenth of the buffer's time range
+ *   decode_cpu_ns_per_event    one otfx_query_events over the full buffer, thread CPU time / events held:
+ *                              what each read of the export's passes costs at least
  *   otf2_export_ns_per_event   otfx_otf2_export of the full buffer (to /dev/shm if there) / events held
+ *   otf2_export_cpu_ns_per_event  the same in the thread's CPU time
  *   otf2_import_ns_per_event   otfx_otf2_import of that archive / events imported
+ *
+ * With --metrics N (1..3), per shape also a stream that reads N counters at every ENTER and LEAVE (METRIC
+ * events right after them, as the capture library writes them), filled into a buffer of --budget MiB
+ * until it has reduced; figures in the thread's CPU time (the machine is shared):
+ *   metric_events_held, metric_ingest_events_per_s
+ *   metric_chunk_bytes, metric_summary_bytes, metric_summary_metric_bytes   per detail chunk held: the
+ *                              sealed chunk, its summary section, and the metric statistics in it
+ *   metric_profile_query_cpu_ms     otfx_query_metric_profile over the whole full buffer, median of 7
+ *   metric_profile_window_cpu_ms    the same over the last tenth of the buffer's time range
+ *   metric_profile_decode_floor_cpu_ms   otfx_query_events over the whole buffer with a callback that
+ *                              only counts: what a profile that decodes every chunk (the module before
+ *                              chunk summaries held metrics) spends before its own walk, median of 7
  */
 #define _POSIX_C_SOURCE 200809L
 #include "otf2_common.h"
 #include "synth.h"
+#include "trace_internal.h"
 
 #include <otf2/otf2.h>
 
@@ -48,6 +66,8 @@ typedef struct options {
     size_t budget_bytes;
     bool shapes[SYNTH_SHAPE_COUNT];
     bool structure;
+    uint32_t metrics;
+    const char *keep; /* --keep DIR: the export's archives stay there, one per shape */
 } options;
 
 static void die(const char *format, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -78,10 +98,17 @@ static double now_seconds(void)
     return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
 
+static double cpu_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: otfx-bench [--events N] [--shape user-functions|stencil|collectives|all] "
-                    "[--budget MiB] [--structure on|off]\n");
+                    "[--budget MiB] [--structure on|off] [--metrics 0..3] [--keep DIR]\n");
     exit(2);
 }
 
@@ -104,6 +131,12 @@ static options parse_options(int argc, char **argv)
             if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
                 die("--structure is on or off, not %s", value);
             opts.structure = strcmp(value, "on") == 0;
+        } else if (strcmp(argv[i], "--metrics") == 0 && value) {
+            opts.metrics = (uint32_t)strtoul(value, NULL, 10);
+            if (opts.metrics > 3)
+                die("--metrics is 0 to 3, not %s", value);
+        } else if (strcmp(argv[i], "--keep") == 0 && value) {
+            opts.keep = value;
         } else if (strcmp(argv[i], "--shape") == 0 && value) {
             synth_shape shape;
             if (strcmp(value, "all") == 0) {
@@ -278,7 +311,7 @@ static void otf2_write(OTF2_EvtWriter *writer, const otfx_event *event)
 }
 
 typedef struct otf2_result {
-    double seconds;
+    double seconds, cpu_seconds;
     double bytes_per_event;
 } otf2_result;
 
@@ -335,14 +368,16 @@ static otf2_result write_otf2(synth *stream, uint64_t events, otfx_event *batch)
     for (uint64_t done = 0; done < events; done += BATCH) {
         size_t n = events - done < BATCH ? (size_t)(events - done) : BATCH;
         synth_next(stream, batch, n);
-        double start = now_seconds();
+        double start = now_seconds(), cpu_start = cpu_seconds();
         for (size_t e = 0; e < n; e++)
             otf2_write(writer, &batch[e]);
         result.seconds += now_seconds() - start;
+        result.cpu_seconds += cpu_seconds() - cpu_start;
     }
-    double start = now_seconds();
+    double start = now_seconds(), cpu_start = cpu_seconds();
     otf2_check(OTF2_Archive_CloseEvtWriter(archive, writer), "closing the OTF2 event writer");
     result.seconds += now_seconds() - start;
+    result.cpu_seconds += cpu_seconds() - cpu_start;
     otf2_check(OTF2_Archive_CloseEvtFiles(archive), "closing the OTF2 event files");
     OTF2_GlobalDefWriter *global = OTF2_Archive_GetGlobalDefWriter(archive);
     if (!global)
@@ -364,17 +399,38 @@ static otf2_result write_otf2(synth *stream, uint64_t events, otfx_event *batch)
 
 /* ---- export and import of the full buffer ---- */
 
-static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget, uint64_t events_held)
+static int count_event(const otfx_event *event, void *user)
 {
-    char directory[64];
-    scratch_directory(directory, sizeof directory);
-    otfx_export_options whole = otfx_export_options_default();
-    double start = now_seconds();
-    check(otfx_otf2_export(directory, "full", defs, &trace, 1, &whole), "otfx_otf2_export");
-    printf("otf2_export_ns_per_event=%.1f\n", (now_seconds() - start) * 1e9 / (double)events_held);
+    (void)event;
+    ++*(uint64_t *)user;
+    return 0;
+}
 
-    char anchor[96];
-    snprintf(anchor, sizeof anchor, "%s/full.otf2", directory);
+static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget, uint64_t events_held,
+                              const char *keep, const char *shape)
+{
+    uint64_t decoded = 0;
+    double cpu_start = cpu_seconds();
+    check(otfx_query_events(trace, 0, OTFX_TIME_MAX, true, count_event, &decoded), "otfx_query_events");
+    printf("decode_cpu_ns_per_event=%.1f\n", (cpu_seconds() - cpu_start) * 1e9 / (double)decoded);
+
+    char directory[2048];
+    otfx_export_options whole = otfx_export_options_default();
+    if (keep) {
+        snprintf(directory, sizeof directory, "%s", keep);
+        whole.overwrite = true;
+    } else {
+        scratch_directory(directory, sizeof directory);
+    }
+    double start = now_seconds();
+    cpu_start = cpu_seconds();
+    const char *name = keep ? shape : "full";
+    check(otfx_otf2_export(directory, name, defs, &trace, 1, &whole), "otfx_otf2_export");
+    printf("otf2_export_ns_per_event=%.1f\n", (now_seconds() - start) * 1e9 / (double)events_held);
+    printf("otf2_export_cpu_ns_per_event=%.1f\n", (cpu_seconds() - cpu_start) * 1e9 / (double)events_held);
+
+    char anchor[2200];
+    snprintf(anchor, sizeof anchor, "%s/%s.otf2", directory, name);
     otfx_trace_config config = otfx_trace_config_default(budget);
     otfx_defs *imported_defs;
     otfx_trace **imported;
@@ -388,7 +444,9 @@ static void export_and_import(otfx_defs *defs, otfx_trace *trace, size_t budget,
         otfx_trace_destroy(imported[t]);
     free(imported);
     otfx_defs_destroy(imported_defs);
-    remove_archive(directory, "full", GRID_SIDE * GRID_SIDE); /* the world: exported rank and placeholders */
+    if (!keep)
+        remove_archive(directory, "full",
+                       GRID_SIDE * GRID_SIDE); /* the world: exported rank and placeholders */
 }
 
 /* ---- one shape ---- */
@@ -421,6 +479,7 @@ static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
     synth_destroy(otf2_stream);
     printf("otf2_bytes_per_event=%.3f\n", written.bytes_per_event);
     printf("otf2_ns_per_event=%.1f\n", written.seconds * 1e9 / (double)opts->events);
+    printf("otf2_cpu_ns_per_event=%.1f\n", written.cpu_seconds * 1e9 / (double)opts->events);
     printf("storage_ratio_otf2_to_otfx=%.2f\n", written.bytes_per_event / ingested.bytes_per_event);
 
     uint64_t filled = opts->events;
@@ -444,8 +503,127 @@ static void run_shape(synth_shape shape, const options *opts, otfx_event *batch)
     otfx_time tenth = (status.last_time - status.first_time) / 10;
     printf("profile_window_ms=%.2f\n", median_profile_ms(trace, status.last_time - tenth, OTFX_TIME_MAX));
 
-    export_and_import(defs, trace, opts->budget_bytes, status.events_held);
+    export_and_import(defs, trace, opts->budget_bytes, status.events_held, opts->keep,
+                      synth_shape_name(shape));
 
+    otfx_trace_destroy(trace);
+    synth_destroy(stream);
+    otfx_defs_destroy(defs);
+    fflush(stdout);
+}
+
+/* ---- metrics read at every ENTER and LEAVE ---- */
+
+/* `in` with `metrics` counter values after every ENTER and LEAVE: a clock-like counter that grows with
+ * time and slower ones that grow by a few per read. Returns the events written to `out`. */
+static size_t with_metric_reads(const otfx_event *in, size_t n, const otfx_ref *metric, uint32_t metrics,
+                                uint64_t *value, otfx_event *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[k++] = in[i];
+        if (in[i].type != OTFX_EV_ENTER && in[i].type != OTFX_EV_LEAVE)
+            continue;
+        for (uint32_t m = 0; m < metrics; m++) {
+            value[m] = m == 0 ? in[i].time / 2 : value[m] + (in[i].time >> (4 + 3 * m)) % 7;
+            out[k++] =
+                (otfx_event){.time = in[i].time, .type = OTFX_EV_METRIC, .u.metric = {metric[m], value[m]}};
+        }
+    }
+    return k;
+}
+
+static double median_cpu_ms(otfx_trace *trace, otfx_time from, otfx_time to, bool decode_floor)
+{
+    double ms[PROFILE_RUNS];
+    for (int run = 0; run < PROFILE_RUNS; run++) {
+        otfx_metric_profile *profile = otfx_metric_profile_create();
+        uint64_t events = 0;
+        if (!profile)
+            die("out of memory");
+        double start = cpu_seconds();
+        if (decode_floor)
+            check(otfx_query_events(trace, from, to, true, count_event, &events), "otfx_query_events");
+        else
+            check(otfx_query_metric_profile(trace, from, to, profile), "otfx_query_metric_profile");
+        ms[run] = (cpu_seconds() - start) * 1e3;
+        otfx_metric_profile_destroy(profile);
+    }
+    qsort(ms, PROFILE_RUNS, sizeof *ms, compare_doubles);
+    return ms[PROFILE_RUNS / 2];
+}
+
+static void run_metrics(synth_shape shape, const options *opts, otfx_event *batch)
+{
+    static const char *names[3] = {"task-clock", "page-faults", "context-switches"};
+    otfx_defs *defs = otfx_defs_create();
+    if (!defs)
+        die("out of memory");
+    otfx_ref metric[3];
+    for (uint32_t m = 0; m < opts->metrics; m++)
+        check(otfx_defs_metric(defs, names[m], "1", OTFX_METRIC_UINT64, &metric[m]), "otfx_defs_metric");
+    synth *stream = new_stream(defs, shape);
+    otfx_trace *trace = new_trace(defs, stream, opts->budget_bytes, true, opts->structure);
+    otfx_event *reads = malloc(sizeof *reads * BATCH * (1 + opts->metrics));
+    if (!reads)
+        die("out of memory");
+    uint64_t value[3] = {0, 0, 0}, appended_total = 0;
+    double seconds = 0;
+    otfx_trace_status status;
+    do {
+        for (int i = 0; i < 256; i++) {
+            synth_next(stream, batch, BATCH);
+            size_t n = with_metric_reads(batch, BATCH, metric, opts->metrics, value, reads), appended;
+            double start = cpu_seconds();
+            check(otfx_trace_append(trace, reads, n, &appended), "otfx_trace_append");
+            seconds += cpu_seconds() - start;
+            appended_total += n;
+        }
+        check(otfx_trace_status_get(trace, &status), "otfx_trace_status_get");
+    } while (status.reductions == 0 && appended_total < FILL_LIMIT);
+    free(reads);
+    printf("metrics=%u\nmetric_events_held=%llu\n", opts->metrics, (unsigned long long)status.events_held);
+    printf("metric_ingest_events_per_s=%.0f\n", (double)appended_total / seconds);
+
+    uint64_t chunks = 0, chunk_bytes = 0, summary_bytes = 0, metric_bytes = 0;
+    summary stats;
+    summary_init(&stats);
+    uint8_t *encoded = NULL;
+    size_t encoded_capacity = 0;
+    for (uint32_t i = 0; i < otfx_trace_test_piece_count(trace); i++) {
+        const uint8_t *bytes;
+        size_t size;
+        chunk_info info;
+        check(otfx_trace_test_piece_bytes(trace, i, &bytes, &size), "otfx_trace_test_piece_bytes");
+        check(chunk_parse(bytes, size, false, &info), "chunk_parse");
+        if (info.flags & CHUNK_SUMMARY_ONLY)
+            continue;
+        check(chunk_read_summary(&info, &stats), "chunk_read_summary");
+        const size_t bound = metric_stats_encoded_bound(&stats.metrics);
+        if (bound > encoded_capacity) {
+            free(encoded);
+            encoded = malloc(bound);
+            encoded_capacity = bound;
+            if (!encoded)
+                die("out of memory");
+        }
+        chunks++;
+        chunk_bytes += size;
+        summary_bytes += info.summary_bytes;
+        metric_bytes += (uint64_t)(metric_stats_encode(&stats.metrics, encoded) - encoded);
+    }
+    free(encoded);
+    summary_free(&stats);
+    if (!chunks)
+        die("no detail chunk held");
+    printf("metric_chunk_bytes=%.0f\nmetric_summary_bytes=%.0f\nmetric_summary_metric_bytes=%.0f\n",
+           (double)chunk_bytes / (double)chunks, (double)summary_bytes / (double)chunks,
+           (double)metric_bytes / (double)chunks);
+    printf("metric_profile_query_cpu_ms=%.2f\n", median_cpu_ms(trace, 0, OTFX_TIME_MAX, false));
+    otfx_time tenth = (status.last_time - status.first_time) / 10;
+    printf("metric_profile_window_cpu_ms=%.2f\n",
+           median_cpu_ms(trace, status.last_time - tenth, OTFX_TIME_MAX, false));
+    printf("metric_profile_decode_floor_cpu_ms=%.2f\n", median_cpu_ms(trace, 0, OTFX_TIME_MAX, true));
     otfx_trace_destroy(trace);
     synth_destroy(stream);
     otfx_defs_destroy(defs);
@@ -459,8 +637,11 @@ int main(int argc, char **argv)
     if (!batch)
         die("out of memory");
     for (int s = 0; s < SYNTH_SHAPE_COUNT; s++)
-        if (opts.shapes[s])
+        if (opts.shapes[s]) {
             run_shape((synth_shape)s, &opts, batch);
+            if (opts.metrics)
+                run_metrics((synth_shape)s, &opts, batch);
+        }
     free(batch);
     return 0;
 }

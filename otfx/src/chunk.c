@@ -404,7 +404,8 @@ static otfx_status count_message(summary *into, const event_cursor *cursor, cons
 }
 
 otfx_status chunk_walk_summary(event_cursor *cursor, const otfx_defs *defs, otfx_time begin, otfx_time end,
-                               otfx_time from, otfx_time to, summary *into, strippable_info *strippable)
+                               otfx_time from, otfx_time to, summary *into, strippable_info *strippable,
+                               metric_walk *metrics)
 {
     otfx_time now = begin;
     strippable_info found = {0, 0};
@@ -421,6 +422,8 @@ otfx_status chunk_walk_summary(event_cursor *cursor, const otfx_defs *defs, otfx
             top->exclusive += time_overlap(now, event.time, from, to);
         }
         now = event.time;
+        if (metrics)
+            metric_walk_event(metrics, &event);
         bool in_window = event.time >= from && event.time < to;
         switch (event.type) {
         case OTFX_EV_LEAVE:

@@ -103,8 +103,10 @@ typedef struct strippable_info {
     uint32_t max_pair_depth;
 } strippable_info;
 
+/* `metrics` (may be NULL) sees every event too (metric_stats.h). */
 otfx_status chunk_walk_summary(event_cursor *cursor, const otfx_defs *defs, otfx_time begin, otfx_time end,
-                               otfx_time from, otfx_time to, summary *into, strippable_info *strippable);
+                               otfx_time from, otfx_time to, summary *into, strippable_info *strippable,
+                               metric_walk *metrics);
 
 /* Parses and decodes a whole chunk (header, context, summary, every event) without definitions; the
  * decoder entry point of the fuzz target and of checks. Never reads outside [blob, blob + size). */

@@ -9,12 +9,14 @@
 #include <string.h>
 
 /* A message's send time as this process knows it: its own sends (to tell what changed) and the sends
- * of the messages its locations receive. */
+ * of the messages its locations receive (known or not: a receive's entry, time 0, says it asked). */
 typedef struct send_entry {
     uint64_t seq;
     otfx_time time;
+    otfx_time received; /* when `asked`: the receive's time before it was compared with the send's */
     uint32_t channel;
-    uint32_t used;
+    uint16_t used;
+    uint16_t asked; /* the round in which its receive last read the time */
 } send_entry;
 
 typedef struct published {
@@ -31,7 +33,9 @@ struct otfx_clock_condition {
     published *changed; /* this round's sends whose corrected time is new */
     size_t changed_count, changed_capacity;
     bool recording;
-    uint64_t moved, max_correction;                    /* this process, this round */
+    uint16_t round;                 /* counts the rounds from 1 */
+    bool repeatable;                /* no time a receive read in this round has changed since */
+    uint64_t moved, max_correction; /* this process, this round */
     uint64_t total_moved, total_max, total_unresolved; /* every process, the last round */
 };
 
@@ -118,7 +122,7 @@ static send_entry *find_or_add_send(otfx_clock_condition *clock, uint32_t channe
     size_t i = hash_message(channel, seq) & (clock->slot_count - 1);
     while (clock->sends[i].used)
         i = (i + 1) & (clock->slot_count - 1);
-    clock->sends[i] = (send_entry){seq, 0, channel, 1};
+    clock->sends[i] = (send_entry){seq, 0, 0, channel, 1, 0};
     clock->send_count++;
     return &clock->sends[i];
 }
@@ -165,9 +169,26 @@ static bool note_receiving(otfx_clock_condition *clock, uint32_t channel)
     return true;
 }
 
+static otfx_time later(otfx_time a, otfx_time b)
+{
+    return a > b ? a : b;
+}
+
+/* A send's time changes: a round whose receive read the old one computes the same again only if the
+ * receive's time stays what it was. */
+static void set_send_time(otfx_clock_condition *clock, send_entry *send, otfx_time time)
+{
+    if (send->asked == clock->round && later(send->received, send->time + CLOCK_MIN_LATENCY_NS) !=
+                                           later(send->received, time + CLOCK_MIN_LATENCY_NS))
+        clock->repeatable = false;
+    send->time = time;
+}
+
 void otfx_clock_round_begin(otfx_clock_condition *clock)
 {
     clock->recording = true;
+    clock->round++;
+    clock->repeatable = true;
     clock->changed_count = 0;
     clock->moved = clock->max_correction = 0;
 }
@@ -192,9 +213,14 @@ otfx_status otfx_clock_event(otfx_clock_condition *clock, otfx_clock_location *l
 {
     otfx_time at = otfx_clock_map(location, time);
     if (named && is_receive(event->type)) {
-        if (clock->recording && !note_receiving(clock, channel))
-            return out_of_memory();
-        const send_entry *send = find_send(clock, channel, event->u.msg.seq);
+        send_entry *send = find_send(clock, channel, event->u.msg.seq);
+        if (clock->recording) {
+            if (!note_receiving(clock, channel) ||
+                (!send && !(send = find_or_add_send(clock, channel, event->u.msg.seq))))
+                return out_of_memory();
+            send->asked = clock->round;
+            send->received = at;
+        }
         if (send && send->time + CLOCK_MIN_LATENCY_NS > at)
             at = send->time + CLOCK_MIN_LATENCY_NS;
     }
@@ -213,7 +239,7 @@ otfx_status otfx_clock_event(otfx_clock_condition *clock, otfx_clock_location *l
         if (!send)
             return out_of_memory();
         if (send->time != at || send->used == 1) {
-            send->time = at;
+            set_send_time(clock, send, at);
             send->used = 2; /* published at least once */
             if (!otfx_reserve((void **)&clock->changed, &clock->changed_capacity, clock->changed_count + 1,
                               sizeof *clock->changed, 256))
@@ -262,7 +288,7 @@ otfx_status otfx_clock_read_round(otfx_clock_condition *clock, otfx_byte_reader 
             if (!send)
                 return out_of_memory();
             if (time > send->time)
-                send->time = time;
+                set_send_time(clock, send, time);
         }
     }
     clock->total_moved = moved;
@@ -270,6 +296,16 @@ otfx_status otfx_clock_read_round(otfx_clock_condition *clock, otfx_byte_reader 
     clock->total_unresolved = changed;
     *settled = changed == 0;
     return OTFX_OK;
+}
+
+bool otfx_clock_round_repeatable(const otfx_clock_condition *clock)
+{
+    return clock->repeatable;
+}
+
+void otfx_clock_settle_repeated(otfx_clock_condition *clock)
+{
+    clock->total_unresolved = 0; /* the round that would repeat this one would change nothing */
 }
 
 uint64_t otfx_clock_events_moved(const otfx_clock_condition *clock)

@@ -78,6 +78,13 @@ void otfx_clock_write_round(const otfx_clock_condition *clock, otfx_bytes *out);
 otfx_status otfx_clock_read_round(otfx_clock_condition *clock, otfx_byte_reader *parts, uint32_t count,
                                   uint32_t self, bool *settled);
 
+/* After a round's otfx_clock_read_round: whether the next round would compute on this process exactly
+ * what this one did (no receive of it would get another time from the send times known now, its own and
+ * the published ones): it would publish nothing. When that holds on every process, the rounds are settled
+ * without reading the traces once more: otfx_clock_settle_repeated, then otfx_clock_settle. */
+bool otfx_clock_round_repeatable(const otfx_clock_condition *clock);
+void otfx_clock_settle_repeated(otfx_clock_condition *clock);
+
 /* The last round's totals over every process: events written at a later time than recorded, the largest
  * correction, and the messages whose send still moved when the rounds ran out (0 when settled). */
 uint64_t otfx_clock_events_moved(const otfx_clock_condition *clock);

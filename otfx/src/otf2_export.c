@@ -318,15 +318,6 @@ static otfx_status otf2_step(OTF2_ErrorCode code, const char *what)
     return code == OTF2_SUCCESS ? OTFX_OK : otfx_otf2_fail_call(code, "OTF2 export: %s", what);
 }
 
-/* The second read of this process's traces, when some of their messages are left out: the requests
- * those messages used (otfx_pairing_note_dropped). */
-static int on_dropped(const otfx_event *event, void *user)
-{
-    trace_export *te = user;
-    te->status = otfx_pairing_note_dropped(te->x->pairing, te->rank, event);
-    return te->status != OTFX_OK;
-}
-
 /* Which messages the archive gets (otf2_pairing.h): this process's channel ends are exchanged with every
  * process's — on every process, whatever failed before — and each process keeps the ends whose other
  * end is held somewhere. Returns this process's status. */
@@ -351,12 +342,10 @@ static otfx_status pair_messages(exporter *x, const shared_run *run, otfx_status
         agreed = otfx_pairing_decide(x->pairing, g.parts, run->size, run->rank);
     gathered_free(&g);
     keep_first(&status, agreed);
-    for (size_t t = 0; status == OTFX_OK && otfx_pairing_needs_dropped(x->pairing) && t < trace_count; t++) {
-        trace_export *te = &prepared[t].te;
-        status = otfx_query_events(prepared[t].copy, te->from, te->to, false, on_dropped, te);
-        if (status == OTFX_OK)
-            status = te->status;
-    }
+    /* The second read of this process's traces: the requests of the messages left out, and the plan. */
+    const bool dropped = status == OTFX_OK && otfx_pairing_needs_dropped(x->pairing);
+    for (size_t t = 0; status == OTFX_OK && t < trace_count; t++)
+        status = export_plan_trace(&prepared[t].te, prepared[t].copy, dropped);
     if (status == OTFX_OK && x->master) {
         /* Readers that know no otfx attribute still see that messages were left out, and how many. */
         char unpaired[32];
@@ -374,6 +363,31 @@ static otfx_status pair_messages(exporter *x, const shared_run *run, otfx_status
     return status;
 }
 
+/* After a round that published changes: when on every process the next round would compute what this
+ * one did (otfx_clock_round_repeatable), it would publish nothing, and the traces need not be read for
+ * it. The same answer on every process. */
+static otfx_status settle_repeated(exporter *x, const shared_run *run, bool *settled)
+{
+    otfx_bytes mine = {0};
+    put_status(&mine, OTFX_OK);
+    otfx_bytes_u32(&mine, otfx_clock_round_repeatable(x->clock));
+    gathered g;
+    otfx_status agreed = exchange(run, &mine, &g);
+    otfx_bytes_free(&mine);
+    bool repeatable = true;
+    for (uint32_t p = 0; agreed == OTFX_OK && p < run->size; p++) {
+        repeatable = otfx_read_u32(&g.parts[p]) != 0 && repeatable;
+        if (g.parts[p].bad)
+            agreed = otfx_fail(OTFX_ERR_CORRUPT, "OTF2 export: malformed clock state from process %u", p);
+    }
+    gathered_free(&g);
+    if (agreed == OTFX_OK && repeatable) {
+        otfx_clock_settle_repeated(x->clock);
+        *settled = true;
+    }
+    return agreed;
+}
+
 /* The receives that would end before their sends began are moved (otf2_clock_condition.h): rounds of
  * a pass over this process's traces and an exchange of the send times that changed, until none changed
  * anywhere or the rounds run out. On every process, whatever failed before (each round's exchange says
@@ -381,9 +395,12 @@ static otfx_status pair_messages(exporter *x, const shared_run *run, otfx_status
 static otfx_status correct_clocks(exporter *x, const shared_run *run, otfx_status status,
                                   prepared_trace *prepared, size_t trace_count)
 {
+    /* Without a message end that has a channel, every event keeps its time and no send is published:
+     * the round's read would change nothing, and this process only takes part in the exchanges. */
+    const bool named = status == OTFX_OK && otfx_pairing_any_channel(x->pairing);
     for (uint32_t round = 0; round < CLOCK_MAX_ROUNDS; round++) {
         otfx_clock_round_begin(x->clock);
-        for (size_t t = 0; status == OTFX_OK && t < trace_count; t++)
+        for (size_t t = 0; status == OTFX_OK && named && t < trace_count; t++)
             status = export_run_pass(&prepared[t].te, prepared[t].copy, PASS_CLOCK);
         otfx_bytes mine = {0};
         put_status(&mine, status);
@@ -397,6 +414,8 @@ static otfx_status correct_clocks(exporter *x, const shared_run *run, otfx_statu
             agreed = otfx_clock_read_round(x->clock, g.parts, run->size, run->rank, &settled);
         gathered_free(&g);
         keep_first(&status, agreed);
+        if (status == OTFX_OK && !settled && round + 1 < CLOCK_MAX_ROUNDS)
+            status = settle_repeated(x, run, &settled);
         if (status != OTFX_OK || settled)
             break; /* every process reads the same parts: all of them stop at the same round */
     }

@@ -256,6 +256,9 @@ void export_free_prepared(prepared_trace *prepared, size_t trace_count);
 otfx_status export_traces(exporter *x, prepared_trace *prepared, size_t trace_count);
 /* One read of a trace's events in the export's window. */
 otfx_status export_run_pass(trace_export *te, otfx_trace *trace, export_pass pass);
+/* After the pairing is decided: one read that plans the trace's reduced ranges (when it has any) and,
+ * with note_dropped, notes the requests of its messages left out (otfx_pairing_needs_dropped). */
+otfx_status export_plan_trace(trace_export *te, otfx_trace *trace, bool note_dropped);
 
 /* ---- otf2_export_ranges.c ---- */
 

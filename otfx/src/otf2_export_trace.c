@@ -127,7 +127,8 @@ static otfx_time trace_end(const trace_export *te, const otfx_trace_status *stat
     return end;
 }
 
-otfx_status export_run_pass(trace_export *te, otfx_trace *trace, export_pass pass)
+static otfx_status run_pass(trace_export *te, otfx_trace *trace, export_pass pass, otfx_event_fn fn,
+                            void *user)
 {
     te->pass = pass;
     te->position = te->from;
@@ -144,8 +145,13 @@ otfx_status export_run_pass(trace_export *te, otfx_trace *trace, export_pass pas
                                         .begin = te->ranges[r].begin,
                                         .end = te->ranges[r].end,
                                         .state = RANGE_WAITING};
-    otfx_status status = otfx_query_events(trace, te->from, te->to, true, on_event, te);
+    otfx_status status = otfx_query_events(trace, te->from, te->to, true, fn, user);
     return status != OTFX_OK ? status : te->status;
+}
+
+otfx_status export_run_pass(trace_export *te, otfx_trace *trace, export_pass pass)
+{
+    return run_pass(te, trace, pass, on_event, te);
 }
 
 /* The first read: reduction records and the messages (otf2_pairing.h). */
@@ -155,17 +161,50 @@ static otfx_status collect_trace_events(trace_export *te, otfx_trace *trace)
     return export_order_ranges(te);
 }
 
-/* The plan (when there are reduced ranges) and the write. */
-static otfx_status write_trace_events(trace_export *te, otfx_trace *trace)
+/* The read after the pairing: the requests of the messages left out (otfx_pairing_note_dropped), and the
+ * plan, which depends on neither the pairing nor the clocks. The plan may stop before the trace's end;
+ * the requests need all of it. */
+typedef struct plan_read {
+    trace_export *te;
+    bool dropping, planning;
+} plan_read;
+
+static int on_plan_event(const otfx_event *event, void *user)
 {
-    if (te->range_count > 0) {
-        OTFX_TRY(export_run_pass(te, trace, PASS_PLAN));
+    plan_read *read = user;
+    trace_export *te = read->te;
+    if (read->dropping) { /* the context's ENTERs and LEAVEs carry no message or request */
+        te->status = otfx_pairing_note_dropped(te->x->pairing, te->rank, event);
+        if (te->status != OTFX_OK)
+            return 1;
+    }
+    if (read->planning && on_event(event, te) != 0) {
+        if (te->status != OTFX_OK)
+            return 1;
+        read->planning = false;
+    }
+    return !read->dropping && !read->planning;
+}
+
+otfx_status export_plan_trace(trace_export *te, otfx_trace *trace, bool note_dropped)
+{
+    plan_read read = {te, note_dropped, te->range_count > 0};
+    if (!read.dropping && !read.planning)
+        return OTFX_OK;
+    const bool planning = read.planning;
+    OTFX_TRY(run_pass(te, trace, PASS_PLAN, on_plan_event, &read));
+    if (planning) {
         OTFX_TRY(export_pass_boundaries(te, OTFX_TIME_MAX, true));
         while (te->planned_depth > 0) /* open at the end (of the plan): they outlive every range */
             OTFX_TRY(export_note_outliving(te, &te->planned[--te->planned_depth], OTFX_TIME_MAX));
         otfx_otf2_sort(te->outliving, te->outliving_count, sizeof *te->outliving, export_compare_outliving);
     }
+    return OTFX_OK;
+}
 
+/* The write (after export_plan_trace). */
+static otfx_status write_trace_events(trace_export *te, otfx_trace *trace)
+{
     OTFX_TRY(export_run_pass(te, trace, PASS_WRITE));
     otfx_trace_status trace_status;
     OTFX_TRY(otfx_trace_status_get(trace, &trace_status));

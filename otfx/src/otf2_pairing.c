@@ -996,6 +996,14 @@ bool otfx_pairing_channel(const otfx_pairing *pairing, uint32_t rank, const otfx
     return true;
 }
 
+bool otfx_pairing_any_channel(const otfx_pairing *pairing)
+{
+    for (size_t e = 0; pairing->decided && e < pairing->end_count; e++)
+        if (pairing->ends[e].paired.count > 0)
+            return true;
+    return false;
+}
+
 otfx_status otfx_pairing_note_dropped(otfx_pairing *pairing, uint32_t rank, const otfx_event *event)
 {
     if (event->type == OTFX_EV_NBC_COMPLETE) { /* its request's start goes with it */

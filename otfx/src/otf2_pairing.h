@@ -90,6 +90,10 @@ otfx_pairing_verdict otfx_pairing_judge(otfx_pairing *pairing, uint32_t rank, co
 bool otfx_pairing_channel(const otfx_pairing *pairing, uint32_t rank, const otfx_event *event,
                           uint32_t *channel);
 
+/* Whether any end of this process's traces has a channel (otfx_pairing_channel can be true): without
+ * one, nothing of this process takes part in the correction of the clocks. */
+bool otfx_pairing_any_channel(const otfx_pairing *pairing);
+
 /* Messages left out because their other end is not held: this process's ends, and every process's. */
 uint64_t otfx_pairing_unpaired(const otfx_pairing *pairing);
 uint64_t otfx_pairing_unpaired_everywhere(const otfx_pairing *pairing);

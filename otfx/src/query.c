@@ -140,8 +140,8 @@ static otfx_status window_statistics(const otfx_trace *trace, otfx_time from, ot
                 event_cursor cursor;
                 status = cursor_on_piece(p, &scratch, &info, &cursor);
                 if (status == OTFX_OK)
-                    status =
-                        chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, from, to, into, NULL);
+                    status = chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, from, to, into,
+                                                NULL, NULL);
             }
         }
     }
@@ -149,7 +149,7 @@ static otfx_status window_statistics(const otfx_trace *trace, otfx_time from, ot
         event_cursor cursor;
         cursor_on_open_chunk(trace, &scratch, &cursor);
         status = chunk_walk_summary(&cursor, trace->defs, trace->open_begin, trace->last_time, from, to, into,
-                                    NULL);
+                                    NULL, NULL);
     }
     scratch_close(&scratch);
     return status;
@@ -193,6 +193,174 @@ otfx_status otfx_query_messages(otfx_trace *trace, otfx_time from, otfx_time to,
                                window.peer_count, capacity);
     }
     summary_free(&window);
+    return status;
+}
+
+/* ---- metric profiles ---- */
+
+struct otfx_metric_profile {
+    metric_stats stats; /* entries only */
+    bool approximate;
+};
+
+otfx_metric_profile *otfx_metric_profile_create(void)
+{
+    otfx_metric_profile *profile = calloc(1, sizeof *profile);
+    if (!profile)
+        otfx_fail(OTFX_ERR_NOMEM, "out of memory creating a metric profile");
+    return profile;
+}
+
+void otfx_metric_profile_destroy(otfx_metric_profile *profile)
+{
+    if (profile)
+        metric_stats_free(&profile->stats);
+    free(profile);
+}
+
+size_t otfx_metric_profile_size(const otfx_metric_profile *profile)
+{
+    return profile ? profile->stats.entry_count : 0;
+}
+
+bool otfx_metric_profile_entry_at(const otfx_metric_profile *profile, size_t index,
+                                  otfx_metric_profile_entry *out)
+{
+    if (!profile || !out || index >= profile->stats.entry_count)
+        return false;
+    const metric_entry *e = &profile->stats.entries[index];
+    *out = (otfx_metric_profile_entry){.region = e->region,
+                                       .metric = e->metric,
+                                       .visits = e->totals.visits,
+                                       .inclusive = e->totals.inclusive,
+                                       .inclusive_ns = e->totals.inclusive_ns,
+                                       .exclusive_visits = e->totals.exclusive_visits,
+                                       .exclusive = e->totals.exclusive,
+                                       .exclusive_ns = e->totals.exclusive_ns};
+    return true;
+}
+
+bool otfx_metric_profile_approximate(const otfx_metric_profile *profile)
+{
+    return profile && (profile->approximate || profile->stats.incomplete);
+}
+
+/* The visits entered in a stored piece the window's edges cut, from its events: its context's regions
+ * have no values, so only visits wholly inside the piece count (those entered before are its spans). */
+static otfx_status metric_walk_piece(const piece *p, query_scratch *scratch, metric_walk *walk)
+{
+    chunk_info info;
+    event_cursor cursor;
+    otfx_status status = cursor_on_piece(p, scratch, &info, &cursor);
+    if (status == OTFX_OK)
+        status = metric_walk_reset(walk, cursor.frames, cursor.depth, 0);
+    if (status != OTFX_OK)
+        return status;
+    otfx_event event;
+    int next;
+    while ((next = event_cursor_next(&cursor, &event)) > 0)
+        metric_walk_event(walk, &event);
+    /* a LEAVE reading values at the piece's end is a span of the next piece */
+    if (next < 0)
+        return otfx_fail(OTFX_ERR_CORRUPT, "chunk payload is malformed at event %u", cursor.index);
+    return OTFX_OK;
+}
+
+static otfx_status metric_piece(const piece *p, otfx_time from, otfx_time to, query_scratch *scratch,
+                                metric_walk *walk, otfx_metric_profile *into)
+{
+    otfx_status status = read_piece_summary(p, &scratch->piece_stats);
+    if (status != OTFX_OK)
+        return status;
+    const metric_stats *stats = &scratch->piece_stats.metrics;
+    for (uint32_t i = 0; i < stats->span_count && status == OTFX_OK; i++) {
+        const metric_span *span = &stats->spans[i];
+        if (span->enter >= from && span->leave < to)
+            status = metric_stats_add_span_as_visit(&into->stats, span);
+    }
+    into->stats.incomplete |= stats->incomplete;
+    if (status != OTFX_OK)
+        return status;
+    if (piece_inside(p->begin, p->end, from, to))
+        return metric_stats_add_entries_scaled(&into->stats, stats, 1, 1);
+    if (p->flags & (CHUNK_SUMMARY_ONLY | CHUNK_THINNED_TYPE | CHUNK_THINNED_DEPTH)) {
+        if (!stats->entry_count)
+            return OTFX_OK;
+        into->approximate = true;
+        if (p->end == p->begin)
+            return metric_stats_add_entries_scaled(&into->stats, stats, p->begin >= from && p->begin < to, 1);
+        return metric_stats_add_entries_scaled(&into->stats, stats, time_overlap(p->begin, p->end, from, to),
+                                               p->end - p->begin);
+    }
+    return metric_walk_piece(p, scratch, walk);
+}
+
+static otfx_status metric_window(const otfx_trace *trace, otfx_time from, otfx_time to,
+                                 otfx_metric_profile *into)
+{
+    query_scratch scratch;
+    otfx_status status = scratch_open(trace, &scratch);
+    if (status != OTFX_OK)
+        return status;
+    metric_walk walk;
+    metric_walk_init(&walk);
+    metric_stats *target = &into->stats;
+    uint32_t scanned = trace->metric_mark_scanned; /* a mark defined since the last seal counts too */
+    walk.mark = metric_mark_lookup(trace->defs, trace->metric_mark, &scanned);
+    walk.from = from;
+    walk.to = to;
+    walk.into = target;
+    for (uint32_t s = 0; s < trace->segment_count && status == OTFX_OK; s++) {
+        const segment *seg = trace->segments[s];
+        if (!piece_overlaps(seg->begin, seg->end, from, to))
+            continue;
+        for (uint32_t i = 0; i < seg->count && status == OTFX_OK; i++) {
+            const piece *p = &seg->pieces[i];
+            if (piece_overlaps(p->begin, p->end, from, to))
+                status = metric_piece(p, from, to, &scratch, &walk, into);
+        }
+    }
+    if (status == OTFX_OK && open_chunk_overlaps(trace, from, to)) {
+        /* the open chunk has no statistics yet: walk it from the state at its start, so visits entered
+         * before it count too */
+        event_cursor cursor;
+        cursor_on_open_chunk(trace, &scratch, &cursor);
+        status = trace_metric_walk_start(trace, &walk, target);
+        walk.from = from;
+        walk.to = to;
+        otfx_event event;
+        int next = 0;
+        while (status == OTFX_OK && (next = event_cursor_next(&cursor, &event)) > 0)
+            metric_walk_event(&walk, &event);
+        metric_walk_finish(&walk);
+        if (status == OTFX_OK && next < 0)
+            status = otfx_fail(OTFX_ERR_CORRUPT, "the open chunk is malformed at event %u", cursor.index);
+    }
+    if (status == OTFX_OK && walk.failed)
+        status = otfx_fail(OTFX_ERR_NOMEM, "out of memory computing a metric profile");
+    metric_walk_free(&walk);
+    scratch_close(&scratch);
+    return status;
+}
+
+otfx_status otfx_query_metric_profile(otfx_trace *trace, otfx_time from, otfx_time to,
+                                      otfx_metric_profile *into)
+{
+    if (!trace || !into)
+        return otfx_fail(OTFX_ERR_INVALID, "otfx_query_metric_profile: NULL argument");
+    if (from >= to)
+        return OTFX_OK;
+    /* A profile of its own first, so that a failure leaves `into` as it was. */
+    otfx_metric_profile mine = {.approximate = false};
+    metric_stats_init(&mine.stats);
+    pthread_rwlock_rdlock(&trace->lock);
+    otfx_status status = metric_window(trace, from, to, &mine);
+    pthread_rwlock_unlock(&trace->lock);
+    if (status == OTFX_OK)
+        status = metric_stats_add_entries_scaled(&into->stats, &mine.stats, 1, 1);
+    if (status == OTFX_OK)
+        into->approximate |= mine.approximate;
+    metric_stats_free(&mine.stats);
     return status;
 }
 

@@ -40,6 +40,8 @@ static otfx_status merge_pieces(otfx_trace *trace, piece_position a_at, piece_po
         status = trace_piece_summary(b, part);
     if (status == OTFX_OK)
         status = summary_add(merged, part);
+    if (status == OTFX_OK)
+        status = metric_stats_append(&merged->metrics, &part->metrics);
     uint8_t *blob = NULL;
     uint32_t size = 0;
     if (status == OTFX_OK)
@@ -245,7 +247,7 @@ static otfx_status thin_piece(otfx_trace *trace, piece_position at, otfx_reducti
                       trace->thin_operands, operand_bytes, trace->work_frames, context_depth);
     summary_clear(&trace->other_summary);
     status = chunk_walk_summary(&cursor, trace->defs, info.begin, info.end, 0, OTFX_TIME_MAX,
-                                &trace->other_summary, &strippable);
+                                &trace->other_summary, &strippable, NULL);
     if (status != OTFX_OK)
         return status;
     status = chunk_read_context(&info, trace->work_frames, &context_depth);

@@ -11,12 +11,14 @@
 void summary_init(summary *s)
 {
     memset(s, 0, sizeof *s);
+    metric_stats_init(&s->metrics);
 }
 
 void summary_free(summary *s)
 {
     free(s->regions);
     free(s->peers);
+    metric_stats_free(&s->metrics);
     summary_init(s);
 }
 
@@ -26,11 +28,13 @@ void summary_clear(summary *s)
     s->peer_count = 0;
     s->events = 0;
     memset(s->removed, 0, sizeof s->removed);
+    metric_stats_clear(&s->metrics);
 }
 
 size_t summary_heap_bytes(const summary *s)
 {
-    return (size_t)s->region_capacity * sizeof *s->regions + (size_t)s->peer_capacity * sizeof *s->peers;
+    return (size_t)s->region_capacity * sizeof *s->regions + (size_t)s->peer_capacity * sizeof *s->peers +
+           metric_stats_heap_bytes(&s->metrics);
 }
 
 uint64_t summary_scale_u64(uint64_t value, uint64_t numerator, uint64_t denominator)
@@ -276,12 +280,14 @@ void summary_subtract(summary *from, const summary *part)
 
 /* Serialised layout: events, removed[OTFX_REDUCE_COUNT], region count, per region (key delta to the
  * previous key, visits, inclusive, exclusive, messages/bytes sent/received), peer count, per peer
- * (key delta, messages/bytes sent/received). All varints; keys strictly increase. */
+ * (key delta, messages/bytes sent/received), then the metric statistics when the range has any
+ * (metric_stats.c). All varints; keys strictly increase. */
 #define MAX_VARINT 10
 
 size_t summary_encoded_bound(const summary *s)
 {
-    return MAX_VARINT * (3 + OTFX_REDUCE_COUNT + 8 * (size_t)s->region_count + 5 * (size_t)s->peer_count);
+    return MAX_VARINT * (3 + OTFX_REDUCE_COUNT + 8 * (size_t)s->region_count + 5 * (size_t)s->peer_count) +
+           metric_stats_encoded_bound(&s->metrics);
 }
 
 size_t summary_encode(const summary *s, uint8_t *out)
@@ -314,6 +320,9 @@ size_t summary_encode(const summary *s, uint8_t *out)
         p = varint_put(p, entry->messages_received);
         p = varint_put(p, entry->bytes_received);
     }
+    const metric_stats *metrics = &s->metrics;
+    if (metrics->entry_count || metrics->span_count || metrics->incomplete)
+        p = metric_stats_encode(metrics, p);
     return (size_t)(p - out);
 }
 
@@ -371,5 +380,10 @@ otfx_status summary_decode(const uint8_t *in, size_t size, summary *into)
             return malformed();
         into->peer_count = i + 1;
     }
+    if (in == end)
+        return OTFX_OK;
+    bool nomem;
+    if (!metric_stats_decode(&in, end, &into->metrics, &nomem))
+        return nomem ? otfx_fail(OTFX_ERR_NOMEM, "out of memory reading statistics") : malformed();
     return in == end ? OTFX_OK : malformed();
 }

@@ -5,10 +5,15 @@
  * every region count under OTFX_REF_NONE), per peer messages and bytes (sorted by peer), how many
  * events the range had, and how many of them each strategy removed. All of it is additive, so the
  * summary of a union of ranges is the sum of theirs and a segment may subtract a piece it loses.
+ *
+ * A summary also holds the metric statistics of its range (metric_stats.h). Those are exact for adjacent
+ * ranges only, so the arithmetic below (summary_add, _subtract, _add_scaled) leaves them alone: whoever
+ * joins adjacent ranges joins them with metric_stats_append, and segment totals hold none.
  */
 #ifndef OTFX_SUMMARY_H
 #define OTFX_SUMMARY_H
 
+#include "metric_stats.h"
 #include "otfx/trace.h"
 
 typedef struct summary {
@@ -18,6 +23,7 @@ typedef struct summary {
     uint32_t peer_count, peer_capacity;
     uint64_t events;                     /* events the range had when it was recorded */
     uint64_t removed[OTFX_REDUCE_COUNT]; /* of those, removed per strategy */
+    metric_stats metrics;
 } summary;
 
 void summary_init(summary *s);

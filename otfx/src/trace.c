@@ -293,6 +293,7 @@ static void start_open_chunk(otfx_trace *trace, otfx_time begin, bool begin_know
     trace->open_begin_set = begin_known;
     trace->open_first_event = begin;
     trace->open_refused = trace->stopped;
+    trace->open_first_ordinal = trace->event_ordinal;
     memcpy(trace->open_context, trace->stack, trace->depth * sizeof *trace->stack);
     for (uint32_t i = 0; i < trace->depth; i++)
         trace->open_context[i].entered_here = 0; /* their visits were counted where they were entered */
@@ -352,6 +353,8 @@ static otfx_status store_as_summary(otfx_trace *trace, otfx_time begin, otfx_tim
         if (status == OTFX_OK)
             status = summary_add(merged, s);
         if (status == OTFX_OK)
+            status = metric_stats_append(&merged->metrics, &s->metrics);
+        if (status == OTFX_OK)
             status = trace_seal_summary_only(trace, last->begin, end, merged, &blob, &size);
         if (status == OTFX_OK) {
             status = trace_segment_add(trace, seg, s);
@@ -401,12 +404,23 @@ static otfx_status seal_open_chunk(otfx_trace *trace)
     summary *s = &trace->chunk_summary;
     strippable_info strippable;
     summary_clear(s);
+    metric_walk *metrics = NULL;
+    otfx_status status = OTFX_OK;
+    if (otfx_defs_count_metrics(trace->defs) > 0) {
+        trace->metric_mark = metric_mark_lookup(trace->defs, trace->metric_mark, &trace->metric_mark_scanned);
+        s->metrics.first_ordinal = trace->open_first_ordinal;
+        metrics = &trace->metric_work;
+        status = trace_metric_walk_start(trace, metrics, &s->metrics);
+        if (status != OTFX_OK)
+            return status;
+    }
     memcpy(trace->work_frames, trace->open_context, trace->open_context_depth * sizeof *trace->open_context);
     event_cursor cursor;
     event_cursor_init(&cursor, begin, trace->encoder.predict_time, trace->tokens, events, trace->operands,
                       trace->open_operand_bytes, trace->work_frames, trace->open_context_depth);
-    otfx_status status =
-        chunk_walk_summary(&cursor, trace->defs, begin, end, 0, OTFX_TIME_MAX, s, &strippable);
+    status = chunk_walk_summary(&cursor, trace->defs, begin, end, 0, OTFX_TIME_MAX, s, &strippable, metrics);
+    if (status == OTFX_OK && metrics && metrics->failed)
+        status = otfx_fail(OTFX_ERR_NOMEM, "out of memory computing metric statistics");
     if (status != OTFX_OK)
         return status;
     s->events = events;
@@ -464,8 +478,28 @@ static otfx_status seal_open_chunk(otfx_trace *trace)
     }
     if (status != OTFX_OK)
         return status;
+    if (metrics) { /* the walk's state at the next chunk's start */
+        metric_walk done = trace->metric_carry;
+        trace->metric_carry = trace->metric_work;
+        trace->metric_work = done;
+    }
     start_open_chunk(trace, end, true);
     return OTFX_OK;
+}
+
+otfx_status trace_metric_walk_start(const otfx_trace *trace, metric_walk *walk, metric_stats *into)
+{
+    uint32_t scanned = trace->metric_mark_scanned; /* marks defined since the last seal count too */
+    walk->mark = metric_mark_lookup(trace->defs, trace->metric_mark, &scanned);
+    walk->from = 0;
+    walk->to = OTFX_TIME_MAX;
+    walk->into = into;
+    if (trace->metric_carry.ordinal == trace->open_first_ordinal &&
+        trace->metric_carry.depth == trace->open_context_depth)
+        return metric_walk_copy(walk, &trace->metric_carry);
+    /* The walk did not run over the chunks before (no metrics then) or the trace was reset: the regions
+     * open at the chunk's start have no values. */
+    return metric_walk_reset(walk, trace->open_context, trace->open_context_depth, trace->open_first_ordinal);
 }
 
 /* ---- appending ---- */
@@ -591,6 +625,7 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
             if (trace->open_events == 0)
                 trace->open_first_event = event->time;
             otfx_ref top = trace->depth ? trace->stack[trace->depth - 1].region : OTFX_REF_NONE;
+            trace->event_ordinal++;
             trace->open_operand_bytes +=
                 (uint32_t)codec_encode(&trace->encoder, event, top, &trace->tokens[trace->open_events],
                                        trace->operands + trace->open_operand_bytes);
@@ -765,6 +800,9 @@ otfx_status otfx_trace_create(const otfx_trace_config *config, otfx_defs *defs, 
     otfx_defs_get_location(defs, location, &location_def);
     trace->structure = otfx_structure_create(location_def.rank);
     summary_init(&trace->chunk_summary);
+    metric_walk_init(&trace->metric_carry);
+    metric_walk_init(&trace->metric_work);
+    trace->metric_mark = OTFX_REF_NONE;
     summary_init(&trace->work_summary);
     summary_init(&trace->other_summary);
     if (pthread_rwlock_init(&trace->lock, NULL) != 0) {
@@ -802,6 +840,8 @@ void otfx_trace_destroy(otfx_trace *trace)
     free(trace->work_frames);
     chunk_scratch_free(&trace->seal_scratch);
     summary_free(&trace->chunk_summary);
+    metric_walk_free(&trace->metric_carry);
+    metric_walk_free(&trace->metric_work);
     summary_free(&trace->work_summary);
     summary_free(&trace->other_summary);
     pthread_rwlock_destroy(&trace->lock);

@@ -111,6 +111,14 @@ struct otfx_trace {
     uint32_t *enter_index;
     call_frame *work_frames;
     summary chunk_summary; /* of the chunk being sealed */
+    /* Metric statistics (metric_stats.h): the walk's state at the open chunk's start (valid when its
+     * ordinal is open_first_ordinal) and the one a seal works on; outside the budget, sized by the
+     * calling depth. */
+    metric_walk metric_carry, metric_work;
+    uint64_t event_ordinal;      /* events ever appended (never reset) */
+    uint64_t open_first_ordinal; /* of the open chunk's first event */
+    otfx_ref metric_mark;        /* OTFX_METRIC_SET_MARK's reference once defined */
+    uint32_t metric_mark_scanned;
     summary work_summary, other_summary;
 };
 
@@ -144,6 +152,10 @@ otfx_status trace_piece_summary(const piece *p, summary *into);
 void trace_remove_piece(otfx_trace *trace, piece_position position, const summary *s);
 otfx_status trace_seal_summary_only(otfx_trace *trace, otfx_time begin, otfx_time end, const summary *s,
                                     uint8_t **blob, uint32_t *size);
+
+/* Prepares `walk` to go over the open chunk's events from the state at its start, its visits going to
+ * `into` (the open chunk's ordinals). */
+otfx_status trace_metric_walk_start(const otfx_trace *trace, metric_walk *walk, metric_stats *into);
 
 /* The reduction strategies (reduction.c). */
 

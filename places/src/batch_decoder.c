@@ -256,6 +256,27 @@ double place_clock_correction(const struct served_rank *rank, uint64_t ticks)
     return segment->correction + segment->slope * ((double)ticks - (double)segment->ticks);
 }
 
+/* The segment is a linear blend from its start into the measured line, and the place's clock is linear
+ * in the ticks over it (a rate error), so the error is the same blend of the errors at its two ends:
+ * weight 1 - w on the start's, w on the line's where the blend reaches it (w beyond 1 past there). */
+double place_clock_error_bound(const struct served_rank *rank, uint64_t ticks)
+{
+    if (!rank->clock_segment_count || ticks < rank->clock_segments[0].ticks)
+        return -1;
+    uint32_t i = rank->clock_segment_count - 1;
+    while (i > 0 && rank->clock_segments[i].ticks > ticks)
+        i--;
+    const struct clock_segment *segment = &rank->clock_segments[i];
+    if (segment->start_bound < 0)
+        return -1;
+    const double start = (double)segment->ticks;
+    const double w =
+        segment->target_ticks > start ? ((double)ticks - start) / (segment->target_ticks - start) : 1;
+    const double at_target = segment->line_bound +
+                             segment->line_growth * fabs(segment->target_ticks - (double)segment->line_ticks);
+    return fabs(1 - w) * segment->start_bound + fabs(w) * at_target;
+}
+
 /* The rank's tick-derived time: its MPI_Init calibration applied to raw ticks (otfx/capture_wire.h). */
 double place_clock_local(const struct served_rank *rank, uint64_t ticks)
 {
@@ -301,6 +322,9 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
     }
     const uint64_t previous_ticks = rank->clock_sync_known ? rank->clock_sync_ticks : rank->ref_ticks;
     const double previous = rank->clock_sync_known ? rank->clock_sync_correction : (double)rank->offset_ns;
+    const double previous_bound =
+        rank->clock_sync_known ? rank->clock_sync_bound : 0.5 * (double)rank->offset_round_trip_ns;
+    const double bound = 0.5 * (double)clock.round_trip_ns;
     const double per_tick_ns = rank->clock_tsc ? rank->ns_per_tick : 1.0;
     const double interval = at > previous_ticks ? (double)(at - previous_ticks) : 1e9 / per_tick_ns;
     const double drift = at > previous_ticks ? (measured - previous) / interval : 0.0;
@@ -312,7 +336,15 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
     double slope =
         target_ticks > (double)start ? (target - start_correction) / (target_ticks - (double)start) : 0;
     const double limit = 0.01 * per_tick_ns; /* 1 %: far beyond any clock, far below reordering times */
+    const bool clamped = slope > limit || slope < -limit;
     slope = slope > limit ? limit : slope < -limit ? -limit : slope;
+    /* The measured line is off by `bound` at `at`, and its drift by up to both measurements' errors over
+     * the interval between them; where the segment starts, the model is off from the line by a known
+     * amount, so by that plus the line's own error at most. */
+    const double growth = (bound + previous_bound) / interval;
+    const double line_at_start = measured + drift * ((double)start - (double)at);
+    const double start_bound =
+        clamped ? -1 : fabs(start_correction - line_at_start) + bound + growth * ((double)start - (double)at);
     if (rank->clock_segment_count == rank->clock_segment_capacity) {
         size_t capacity;
         if (!otfx_grow_to((void **)&rank->clock_segments, rank->clock_segment_capacity,
@@ -324,10 +356,11 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
         rank->clock_segment_capacity = (uint32_t)capacity;
     }
     rank->clock_segments[rank->clock_segment_count++] =
-        (struct clock_segment){start, start_correction, slope};
+        (struct clock_segment){start, start_correction, slope, start_bound, bound, growth, at, target_ticks};
     rank->clock_sync_known = true;
     rank->clock_sync_ticks = at;
     rank->clock_sync_correction = measured;
+    rank->clock_sync_bound = bound;
     rank->clock_syncs++;
     return true;
 }
@@ -629,20 +662,42 @@ static bool decode_comm(struct decoder *decoder, const struct capture_record_hea
     return defined;
 }
 
-/* OVERHEAD: the rank's cost per record kind from now on (a re-measurement replaces the previous). */
-static bool decode_overhead(struct decoder *decoder, const unsigned char *record)
+static void costs_of_events(const uint64_t *cost, uint32_t injected_ns, otfx_record_costs *out);
+
+/* OVERHEAD: the rank's cost per record kind from now on. The first (MPI_Init) applies from the stream's
+ * start; a re-measurement (`overhead measure`) from its time on, and its own duration is intrusion of the
+ * stream that measured. */
+static bool decode_overhead(struct decoder *decoder, const struct capture_record_header *header,
+                            const unsigned char *record)
 {
     struct capture_overhead_record overhead;
     memcpy(&overhead, record, sizeof(overhead));
     struct served_rank *rank = decoder->rank;
-    rank->overhead_known = true;
-    rank->injected_ns = overhead.injected_ns;
     for (uint16_t kind = 0; kind < CAPTURE_OVERHEAD_KINDS; kind++) {
         uint64_t cost = overhead.cost_ps[kind];
-        if (capture_record_kind(kind).time_ordered)
+        if (capture_overhead_injected(kind))
             cost += (uint64_t)overhead.injected_ns * 1000u;
         rank->record_cost_ps[kind] = cost;
     }
+    rank->injected_ns = overhead.injected_ns;
+    rank->overhead_measurements++;
+    if (!rank->overhead_known) {
+        rank->overhead_known = true;
+        costs_of_events(rank->record_cost_ps, overhead.injected_ns, &rank->first_costs);
+        return true;
+    }
+    if (!otfx_reserve((void **)&rank->cost_changes, &rank->cost_change_capacity, rank->cost_change_count + 1,
+                      sizeof(*rank->cost_changes), 4))
+        return fail(decoder, "out of memory for a re-measured overhead");
+    otfx_cost_change *change = &rank->cost_changes[rank->cost_change_count];
+    change->since = record_time(rank, header->timestamp);
+    if (rank->cost_change_count && change->since < change[-1].since)
+        change->since = change[-1].since; /* another thread's, a little later: in time order */
+    change->thread = decoder->stream->thread;
+    change->took_ns = overhead.took_ns;
+    costs_of_events(rank->record_cost_ps, overhead.injected_ns, &change->costs);
+    rank->cost_change_count++;
+    rank->intrusion_ps += overhead.took_ns * 1000u;
     return true;
 }
 
@@ -665,9 +720,17 @@ void place_rank_overhead(const struct served_rank *rank, otfx_rank_overhead *out
 {
     memset(out, 0, sizeof(*out));
     out->measured = rank->overhead_known;
-    out->injected_ns = rank->injected_ns;
     out->intrusion_ns = rank->intrusion_ps / 1000u;
-    const uint64_t *cost = rank->record_cost_ps;
+    out->costs = rank->first_costs;
+    out->change_count = rank->cost_change_count;
+    out->changes = rank->cost_changes;
+}
+
+/* Per record kind → per event kind. */
+static void costs_of_events(const uint64_t *cost, uint32_t injected_ns, otfx_record_costs *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->injected_ns = injected_ns;
     /* The records each event comes from (batch_decoder.c's decode_record): a blocking collective's
      * COLL_BEGIN comes with its ENTER, its COLL_END from its COLLECTIVE record; a nonblocking one's
      * request and completion records follow a COLLECTIVE record each. */
@@ -794,7 +857,7 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
     if (header->kind == CAPTURE_RECORD_COMM_CREATED || header->kind == CAPTURE_RECORD_COMM_FREED)
         return decode_comm(decoder, header, record); /* definitions: no time order */
     if (header->kind == CAPTURE_RECORD_OVERHEAD)
-        return decode_overhead(decoder, record);
+        return decode_overhead(decoder, header, record);
     if (header->kind == CAPTURE_RECORD_METRIC_SET)
         return decode_metric_set(decoder, header, record);
     uint64_t ticks = header->timestamp;

@@ -49,6 +49,7 @@ static void destroy_place(struct event_place *place)
         place_symbols_destroy(rank->symbols);
         free(rank->clock_segments);
         free(rank->throttled);
+        free(rank->cost_changes);
     }
     free(place->ranks);
     free(place->functions);
@@ -178,6 +179,7 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
         rank->ref_ticks = header.ref_ticks;
         rank->ref_ns = header.ref_ns;
         rank->offset_ns = header.offset_ns;
+        rank->offset_round_trip_ns = header.offset_round_trip_ns;
     }
     if (header.flags & CAPTURE_BATCH_GOODBYE) {
         rank->clock_final_known = true;
@@ -185,6 +187,7 @@ static bool ingest_batch(struct event_place *place, struct served_rank *rank, si
         rank->final_ref_ticks = header.ref_ticks;
         rank->final_ref_ns = header.ref_ns;
         rank->final_offset_ns = header.offset_ns;
+        rank->final_offset_round_trip_ns = header.offset_round_trip_ns;
     }
     uint64_t records = 0;
     if (place_ingest_records(place, rank, stream, place->batch + sizeof(header), (size_t)header.record_bytes,

@@ -18,6 +18,7 @@
 #define OTFX_EVENT_PLACE_INTERNAL_H
 
 #include "rank_control.h"
+#include <otfx/analysis.h>
 #include <otfx/capture_wire.h>
 
 #include <otfx/place.h>
@@ -106,6 +107,7 @@ struct served_rank {
     uint64_t pairs_checked, pairs_inverted; /* messages to this rank (place_report.c's pair check) */
     otfx_time worst_inversion_ns;           /* the largest send start - receive end of those inverted */
     int64_t offset_ns, final_offset_ns;     /* the place's clock minus the rank's; offset_ns is applied */
+    uint64_t offset_round_trip_ns, final_offset_round_trip_ns; /* theirs: each is off by half of it */
     /* Clock re-synchronisations (CLOCK records, OTFX_CLOCK_SYNC): the correction added to the rank's
      * tick-derived time is piecewise linear in the ticks, continuous, one segment per re-sync (before
      * the first: offset_ns). batch_decoder.c record_time. */
@@ -113,11 +115,20 @@ struct served_rank {
         uint64_t ticks;    /* where the segment starts */
         double correction; /* ns there */
         double slope;      /* ns of correction per tick */
+        /* How far the correction can be off (place_clock_error_bound): the segment blends from its start
+         * (off by start_bound at most) into the measured line, which is off by line_bound at line_ticks
+         * (half the round trip) and by line_growth more per tick away from it (the drift's error, from
+         * two measurements' errors); target_ticks where the blend reaches the line. A negative
+         * start_bound: not known (the slope was clamped, so the segment is no blend). */
+        double start_bound, line_bound, line_growth;
+        uint64_t line_ticks;
+        double target_ticks;
     } * clock_segments;
     uint32_t clock_segment_count, clock_segment_capacity;
     bool clock_sync_known;
     uint64_t clock_sync_ticks; /* the last measurement */
     double clock_sync_correction;
+    double clock_sync_bound; /* half its round trip: how far it can be off */
     uint64_t clock_syncs, clock_syncs_ignored;
     struct place_symbols *symbols; /* user functions: load map and address → region (user_symbols.c) */
     struct throttled_function {
@@ -131,8 +142,15 @@ struct served_rank {
      * estimated from every record received so far (place_report.c, tree_host.c). */
     bool overhead_known;
     uint32_t injected_ns;
-    uint64_t record_cost_ps[CAPTURE_OVERHEAD_KINDS];
+    uint64_t record_cost_ps[CAPTURE_OVERHEAD_KINDS]; /* the latest measurement's */
     uint64_t intrusion_ps;
+    uint32_t overhead_measurements;
+    /* The same per event kind: the first measurement's, and each later one's (`overhead measure`) with
+     * where in the stream it applies from. */
+    otfx_record_costs first_costs;
+    otfx_cost_change *cost_changes;
+    uint32_t cost_change_count;
+    size_t cost_change_capacity;
     /* Steering (batch_decoder.c): a stream of this rank resumed recording, so stray LEAVEs at
      * depth 0 in its other threads' streams are dropped and counted too. */
     bool recording_resumed;
@@ -232,11 +250,16 @@ bool place_describe_functions(struct event_place *place);
  * place's clock at `ticks` (its clock re-synchronisations). */
 double place_clock_local(const struct served_rank *rank, uint64_t ticks);
 double place_clock_correction(const struct served_rank *rank, uint64_t ticks);
+/* How far place_clock_correction(rank, ticks) can be off the place's clock, from the round trips the
+ * offsets and re-synchronisations were measured in; negative when not known (before the first
+ * re-synchronisation nothing bounds the calibration's rate error). */
+double place_clock_error_bound(const struct served_rank *rank, uint64_t ticks);
 bool place_ingest_records(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
                           const unsigned char *records, size_t bytes, uint64_t *record_count);
 /* batch_decoder.c: the rank's record costs as the cost of each event its trace holds (otfx/analysis.h). */
-struct otfx_rank_overhead;
-void place_rank_overhead(const struct served_rank *rank, struct otfx_rank_overhead *out);
+/* What recording costs the rank, for the analyses. out->changes points into the rank's table, which the
+ * next batch may move: a copy for another thread copies them too (tree_host.c). */
+void place_rank_overhead(const struct served_rank *rank, otfx_rank_overhead *out);
 
 /* user_symbols.c: a served rank's load map and user-function names. Both create *symbols on first use;
  * false when out of memory (or the region cannot be defined). */

@@ -34,9 +34,10 @@ struct place_exchange_hub {
     unsigned references;  /* the place's (until close) and one per exchange not ended */
     bool closed;
     bool any_begun;
-    uint32_t newest;              /* the newest request id begun here */
-    bool newest_ended;            /* and whether its leaf returned */
-    struct pending_send *orphans; /* sends of exchanges that ended */
+    uint32_t newest;               /* the newest request id begun here */
+    bool newest_ended;             /* and whether its leaf returned */
+    struct place_exchange *beside; /* exchanges begun beside the leaves and not ended (snapshots') */
+    struct pending_send *orphans;  /* sends of exchanges that ended */
     /* what the stale discard dropped, for the report of an exchange that did not finish */
     uint64_t discarded;
     uint32_t discarded_request[8]; /* the latest, from their headers (ring) */
@@ -46,6 +47,8 @@ struct place_exchange_hub {
 struct place_exchange {
     otfx_place_exchange interface;
     place_exchange_hub *hub;
+    bool is_beside;
+    struct place_exchange *next_beside;
     uint32_t request;
     uint64_t deadline_ns;
     uint32_t allreduce_calls;
@@ -162,6 +165,9 @@ static bool tag_is_stale(const place_exchange_hub *hub, int tag)
     if (!hub->any_begun || tag < 0 || (uint32_t)tag >= 2 * hub->slots)
         return hub->any_begun; /* a tag no exchange uses: nothing waits for it */
     const uint32_t slot = (uint32_t)tag / 2;
+    for (const struct place_exchange *e = hub->beside; e; e = e->next_beside)
+        if (slot_of(hub, e->request) == slot)
+            return false; /* a snapshot's, still running beside the leaves */
     const uint32_t behind = (slot_of(hub, hub->newest) - slot) & (hub->slots - 1);
     if (behind == 0)
         return hub->newest_ended;
@@ -580,20 +586,26 @@ static const char *exchange_last_error(void *context)
     return exchange->error[0] ? exchange->error : "no error";
 }
 
-place_exchange *place_exchange_begin(place_exchange_hub *hub, uint32_t request, uint64_t deadline_ns)
+static place_exchange *begin(place_exchange_hub *hub, uint32_t request, uint64_t deadline_ns, bool beside)
 {
     place_exchange *exchange = calloc(1, sizeof(*exchange));
     if (!exchange)
         return NULL;
-    /* a place runs its leaves in the order the requests came: the one beginning is the newest */
+    exchange->request = request;
     pthread_mutex_lock(&hub->lock);
     hub->references++;
-    hub->any_begun = true;
-    hub->newest = request;
-    hub->newest_ended = false;
+    if (beside) {
+        exchange->is_beside = true;
+        exchange->next_beside = hub->beside;
+        hub->beside = exchange;
+    } else {
+        /* a place runs its leaves in the order the requests came: the one beginning is the newest */
+        hub->any_begun = true;
+        hub->newest = request;
+        hub->newest_ended = false;
+    }
     pthread_mutex_unlock(&hub->lock);
     exchange->hub = hub;
-    exchange->request = request;
     exchange->deadline_ns = deadline_ns;
     exchange->interface = (otfx_place_exchange){
         .place_count = hub->size,
@@ -606,6 +618,16 @@ place_exchange *place_exchange_begin(place_exchange_hub *hub, uint32_t request, 
         .last_error = exchange_last_error,
     };
     return exchange;
+}
+
+place_exchange *place_exchange_begin(place_exchange_hub *hub, uint32_t request, uint64_t deadline_ns)
+{
+    return begin(hub, request, deadline_ns, false);
+}
+
+place_exchange *place_exchange_begin_beside(place_exchange_hub *hub, uint32_t request, uint64_t deadline_ns)
+{
+    return begin(hub, request, deadline_ns, true);
 }
 
 const otfx_place_exchange *place_exchange_interface(place_exchange *exchange)
@@ -645,8 +667,13 @@ void place_exchange_end(place_exchange *exchange)
         *tail = exchange->sends;
         exchange->sends = NULL;
     }
-    if (hub->newest == exchange->request)
+    if (!exchange->is_beside && hub->newest == exchange->request)
         hub->newest_ended = true;
+    for (place_exchange **at = &hub->beside; exchange->is_beside && *at; at = &(*at)->next_beside)
+        if (*at == exchange) {
+            *at = exchange->next_beside;
+            break;
+        }
     pthread_mutex_unlock(&hub->lock);
     /* the hub closed meanwhile (a leaf given up on, ending after its place): its sends are let go */
     for (struct pending_send *send = exchange->sends, *next; send; send = next) {

@@ -5,10 +5,11 @@
  * A hub belongs to one place for its whole run: a duplicate of the event places' communicator made at
  * setup (collective over the event places), so this traffic never mixes with snapshots or batches. A
  * leaf that replays across places begins an exchange of its own on the hub, named by the query's
- * request id, and ends it when the leaf returns. Calls of an exchange run on the place's worker thread
- * while the MPI thread goes on (MPI_THREAD_MULTIPLE); they never block in MPI and never spin: a wait
- * tests with PMPI_Improbe and sleeps 50 µs, doubling up to 1 ms, until something comes or its time is
- * up.
+ * request id, and ends it when the leaf returns; a compensated snapshot on the snapshot thread begins one
+ * beside the worker's leaves (place_exchange_begin_beside). Calls of
+ * an exchange run on the place's worker thread while the MPI thread goes on (MPI_THREAD_MULTIPLE); they never
+ * block in MPI and never spin: a wait tests with PMPI_Improbe and sleeps 50 µs, doubling up to 1 ms, until
+ * something comes or its time is up.
  *
  * Messages are point-to-point only. Each carries its request id twice: in its tag (two tags per request
  * id modulo a number of slots, one for the leaf's messages and one for allreduce) and in an 8-byte header
@@ -61,6 +62,10 @@ void place_exchange_hub_close(place_exchange_hub *hub, uint64_t linger_ns);
 /* One query's exchange: `request` is the query's id (the same at every place, never 0), `deadline_ns`
  * CLOCK_MONOTONIC (0: none). NULL when out of memory. The hub must not be closed yet. */
 place_exchange *place_exchange_begin(place_exchange_hub *hub, uint32_t request, uint64_t deadline_ns);
+/* An exchange on another thread than the worker's, beside its leaves (a compensated snapshot's): its
+ * messages are never discarded as stale while it runs, and it leaves the newest request alone (it is not
+ * one of the leaves, which run in request order). */
+place_exchange *place_exchange_begin_beside(place_exchange_hub *hub, uint32_t request, uint64_t deadline_ns);
 /* What a leaf uses (valid until place_exchange_end). */
 const otfx_place_exchange *place_exchange_interface(place_exchange *exchange);
 /* The leaf returned: its unreceived sends go to the hub, its request counts as ended here. NULL:

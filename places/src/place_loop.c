@@ -76,6 +76,7 @@ void place_leaf_job_free(struct leaf_job *job)
     free(job->rank_of_trace);
     free(job->thread_of_trace);
     free(job->ranks);
+    free(job->cost_changes);
     place_exchange_end(job->exchange);
     otfx_blob_free(&job->blob);
     free(job);
@@ -323,9 +324,64 @@ static bool stop_worker(struct place_runtime *runtime)
 
 /* ---- snapshot thread ----------------------------------------------------------------------------- */
 
+/* snapshot --compensated: the compensation replay with the other event places copies the selected traces
+ * into compensated time (otfx_analysis_compensated_traces), then the copies are written. The places
+ * agree first whether every one made its copies, so that none writes a part of an archive the others
+ * refused. */
+static void write_compensated_snapshot(struct place_runtime *runtime)
+{
+    struct snapshot_job *snapshot = &runtime->snapshot;
+    struct leaf_job *view = snapshot->compensation;
+    const size_t count = view ? view->input.trace_count : 0;
+    otfx_trace **copies = calloc(count ? count : 1, sizeof(*copies));
+    char error[sizeof(snapshot->result.error)] = "";
+    bool ok = view && copies;
+    if (!ok)
+        snprintf(error, sizeof(error), "out of memory for the compensation");
+    else if (!snapshot->exchange) {
+        ok = false;
+        snprintf(error, sizeof(error), "%s",
+                 runtime->exchange_hub
+                     ? "out of memory for the exchange"
+                     : "compensation needs the event places' exchange, which this place lacks");
+    }
+    if (ok) {
+        view->input.exchange = place_exchange_interface(snapshot->exchange);
+        view->input.deadline_ns = place_now_ns() + runtime->module_timeout_ns;
+        ok = otfx_analysis_compensated_traces(&snapshot->command, &view->input, copies, error, sizeof(error));
+        view->input.exchange = NULL;
+    }
+    place_exchange_end(snapshot->exchange);
+    snapshot->exchange = NULL;
+    int mine = ok, everyone = 0;
+    if (PMPI_Allreduce(&mine, &everyone, 1, MPI_INT, MPI_MIN, runtime->event_comm) != MPI_SUCCESS)
+        everyone = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < count && copies; i++)
+        if (copies[i])
+            copies[kept++] = copies[i];
+    if (everyone)
+        place_snapshot_write_traces_as(
+            runtime->event_comm, runtime->place->defs, copies, kept, runtime->snapshot_dir,
+            snapshot->command.path, snapshot->command.from, snapshot->command.to, snapshot->command.overwrite,
+            "otfx snapshot, compensated: the measurement's intrusion taken out", &snapshot->result);
+    else {
+        memset(&snapshot->result, 0, sizeof(snapshot->result));
+        snprintf(snapshot->result.error, sizeof(snapshot->result.error), "snapshot --compensated: %s",
+                 ok ? "the compensation failed on another event place" : error);
+    }
+    for (size_t i = 0; i < kept; i++)
+        otfx_trace_destroy(copies[i]);
+    free(copies);
+}
+
 static void write_snapshot(struct place_runtime *runtime)
 {
     const otfx_command *command = &runtime->snapshot.command;
+    if (command->compensated) {
+        write_compensated_snapshot(runtime);
+        return;
+    }
     place_snapshot_write_traces(runtime->event_comm, runtime->place->defs, runtime->snapshot.traces,
                                 runtime->snapshot.trace_count, runtime->snapshot_dir, command->path,
                                 command->from, command->to, command->overwrite, &runtime->snapshot.result);
@@ -372,6 +428,9 @@ void place_snapshot_start(struct place_runtime *runtime)
             (status.strategy != OTFX_REDUCE_RING || status.oldest_detail > runtime->snapshot.command.from))
             runtime->snapshot.window_reduced++;
     }
+    if (runtime->snapshot.command.compensated && runtime->exchange_hub && runtime->snapshot.request)
+        runtime->snapshot.exchange = place_exchange_begin_beside(
+            runtime->exchange_hub, runtime->snapshot.request, place_now_ns() + runtime->module_timeout_ns);
     runtime->snapshot_busy = true;
     runtime->snapshot_finished = false;
     runtime->snapshot.on_thread = false;
@@ -399,6 +458,8 @@ bool place_snapshot_take(struct place_runtime *runtime)
     runtime->snapshot_busy = false;
     free(runtime->snapshot.traces);
     runtime->snapshot.traces = NULL;
+    place_leaf_job_free(runtime->snapshot.compensation);
+    runtime->snapshot.compensation = NULL;
     return true;
 }
 
@@ -590,6 +651,7 @@ int place_loop_run(struct event_place *place)
     if (runtime->snapshot_busy && runtime->snapshot.on_thread)
         pthread_join(runtime->snapshot_thread, NULL);
     free(runtime->snapshot.traces);
+    place_leaf_job_free(runtime->snapshot.compensation);
     otfx_tree_stop(runtime->tree);
     /* the other event places end now too: what they still send is dropped, ours waits for them a second */
     place_exchange_hub_close(runtime->exchange_hub, 1000000000u);

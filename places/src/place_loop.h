@@ -41,6 +41,7 @@ struct leaf_job {
     otfx_trace **traces;
     uint32_t *rank_of_trace, *thread_of_trace;
     otfx_rank_info *ranks;
+    otfx_cost_change *cost_changes; /* the ranks' re-measured costs (ranks[r].overhead.changes), copied */
     /* a replay analysis: the worker begins an exchange with the other event places for it */
     bool exchanges;
     place_exchange *exchange;
@@ -73,6 +74,12 @@ struct snapshot_job {
      * window's start; the other strategies thin anywhere) */
     uint64_t held_from;
     uint32_t window_reduced;
+    /* snapshot --compensated: the place's view of its ranks and traces, taken on the MPI thread like a
+     * leaf's, for the compensation replay that precedes the write (NULL: out of memory) */
+    struct leaf_job *compensation;
+    /* and its exchange with the other event places, begun on the MPI thread before any later request's
+     * leaf can begin (so none of its messages is taken for a past request's) */
+    place_exchange *exchange;
     place_snapshot_result result;
     bool on_thread;
 };

@@ -316,14 +316,18 @@ static void check_message_pairs(struct event_place *place)
 }
 
 /* "otfx-place: rank R clock timer=tsc|monotonic ns_per_tick=INIT final_ns_per_tick=FINAL
- * drift_ns=D init_offset_ns=O1 final_offset_ns=O2": D is how far the finalize reference lies from where
- * MPI_Init's calibration puts it (0 for CLOCK_MONOTONIC); O1 and O2 the rank's clock offsets to this
- * place. Stored times carry D plus O2 - O1 of error at the end of the run: only O1 is applied. */
+ * drift_ns=D init_offset_ns=O1 final_offset_ns=O2 ... residual_ns=E ... residual_bound_ns=B
+ * residual_in_bound=yes|no|unknown": D is how far the finalize reference lies from where MPI_Init's
+ * calibration puts it (0 for CLOCK_MONOTONIC); O1 and O2 the rank's clock offsets to this place.
+ * Stored times carry D plus O2 - O1 of error at the end of the run: only O1 is applied. E compares the
+ * model with O2, and both come from ping-pongs, each off by up to half its round trip: on a busy node
+ * round trips take hundreds of µs, so E is only meaningful against B, what those round trips allow
+ * (-1 and unknown without re-synchronisations: the calibration's rate error is not bounded then). */
 static void report_clock(const struct served_rank *rank)
 {
     if (!rank->clock_known)
         return;
-    double drift = 0, residual = 0;
+    double drift = 0, residual = 0, bound = -1;
     if (rank->clock_final_known) {
         const double ticks = (double)rank->final_ref_ticks - (double)rank->ref_ticks;
         drift = (double)rank->final_ref_ns - ((double)rank->ref_ns + ticks * rank->ns_per_tick);
@@ -332,20 +336,33 @@ static void report_clock(const struct served_rank *rank)
         residual = place_clock_local(rank, rank->final_ref_ticks) +
                    place_clock_correction(rank, rank->final_ref_ticks) -
                    ((double)rank->final_ref_ns + (double)rank->final_offset_ns);
+        const double model_bound = place_clock_error_bound(rank, rank->final_ref_ticks);
+        if (model_bound >= 0)
+            bound = model_bound + 0.5 * (double)rank->final_offset_round_trip_ns;
     }
-    char line[384];
+    /* Integers compared, as printed: a residual rounded to the bound is within it. */
+    const long long residual_ns = (long long)(residual < 0 ? residual - 0.5 : residual + 0.5);
+    long long bound_ns = -1;
+    if (bound >= 0) { /* rounded up */
+        bound_ns = (long long)bound;
+        if ((double)bound_ns < bound)
+            bound_ns++;
+    }
+    char line[512];
     snprintf(line, sizeof(line),
              "otfx-place: rank %d clock timer=%s ns_per_tick=%.9f final_ns_per_tick=%.9f drift_ns=%lld "
              "init_offset_ns=%lld final_offset_ns=%lld clock_syncs=%llu residual_ns=%lld pairs_checked=%llu "
-             "recv_end_before_send_start=%llu worst_inversion_ns=%llu\n",
+             "recv_end_before_send_start=%llu worst_inversion_ns=%llu residual_bound_ns=%lld "
+             "residual_in_bound=%s\n",
              rank->rank, rank->clock_tsc ? "tsc" : "monotonic", rank->ns_per_tick,
              rank->clock_final_known ? rank->final_ns_per_tick : rank->ns_per_tick,
              (long long)(drift < 0 ? drift - 0.5 : drift + 0.5), (long long)rank->offset_ns,
              (long long)(rank->clock_final_known ? rank->final_offset_ns : rank->offset_ns),
-             (unsigned long long)rank->clock_syncs,
-             (long long)(residual < 0 ? residual - 0.5 : residual + 0.5),
-             (unsigned long long)rank->pairs_checked, (unsigned long long)rank->pairs_inverted,
-             (unsigned long long)rank->worst_inversion_ns);
+             (unsigned long long)rank->clock_syncs, residual_ns, (unsigned long long)rank->pairs_checked,
+             (unsigned long long)rank->pairs_inverted, (unsigned long long)rank->worst_inversion_ns, bound_ns,
+             bound_ns < 0                     ? "unknown"
+             : llabs(residual_ns) <= bound_ns ? "yes"
+                                              : "no");
     fputs(line, stdout);
 }
 
@@ -358,11 +375,12 @@ static void report_overhead(const struct served_rank *rank)
     }
     const uint64_t *cost = rank->record_cost_ps;
     const uint64_t injected_ps = (uint64_t)rank->injected_ns * 1000u;
-    printf("otfx-place: rank %d overhead measured=1 intrusion_ns=%llu injected_ns=%u enter_ps=%llu "
+    printf("otfx-place: rank %d overhead measured=1 measurements=%u intrusion_ns=%llu injected_ns=%u "
+           "enter_ps=%llu "
            "leave_ps=%llu "
            "p2p_ps=%llu collective_ps=%llu user_ps=%llu\n",
-           rank->rank, (unsigned long long)(rank->intrusion_ps / 1000u), rank->injected_ns,
-           (unsigned long long)(cost[CAPTURE_RECORD_ENTER] - injected_ps),
+           rank->rank, rank->overhead_measurements, (unsigned long long)(rank->intrusion_ps / 1000u),
+           rank->injected_ns, (unsigned long long)(cost[CAPTURE_RECORD_ENTER] - injected_ps),
            (unsigned long long)(cost[CAPTURE_RECORD_LEAVE] - injected_ps),
            (unsigned long long)(cost[CAPTURE_RECORD_RECV] - injected_ps),
            (unsigned long long)(cost[CAPTURE_RECORD_COLLECTIVE] - injected_ps),

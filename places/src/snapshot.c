@@ -294,6 +294,15 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
                                  size_t trace_count, const char *directory, const char *path, uint64_t from,
                                  uint64_t to, bool overwrite, place_snapshot_result *result)
 {
+    place_snapshot_write_traces_as(event_comm, defs, traces, trace_count, directory, path, from, to,
+                                   overwrite, "otfx snapshot", result);
+}
+
+void place_snapshot_write_traces_as(MPI_Comm event_comm, otfx_defs *defs, otfx_trace *const *traces,
+                                    size_t trace_count, const char *directory, const char *path,
+                                    uint64_t from, uint64_t to, bool overwrite, const char *creator,
+                                    place_snapshot_result *result)
+{
     memset(result, 0, sizeof *result);
     int rank = 0, size = 1;
     PMPI_Comm_rank(event_comm, &rank);
@@ -316,7 +325,7 @@ void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trac
     options.from = from;
     options.to = to;
     options.overwrite = overwrite;
-    options.creator = "otfx snapshot";
+    options.creator = creator;
     MPI_Comm comm = event_comm;
     otfx_otf2_collective collective = {.size = (uint32_t)size,
                                        .rank = (uint32_t)rank,

@@ -67,6 +67,12 @@ bool place_snapshot_select(struct event_place *place, const struct otfx_command 
 void place_snapshot_write_traces(MPI_Comm event_comm, otfx_defs *defs, otfx_trace *const *traces,
                                  size_t trace_count, const char *directory, const char *path, uint64_t from,
                                  uint64_t to, bool overwrite, place_snapshot_result *result);
+/* place_snapshot_write_traces naming the archive's creator (what otf2-print shows of it): the
+ * compensated copies of a snapshot --compensated say so there. */
+void place_snapshot_write_traces_as(MPI_Comm event_comm, otfx_defs *defs, otfx_trace *const *traces,
+                                    size_t trace_count, const char *directory, const char *path,
+                                    uint64_t from, uint64_t to, bool overwrite, const char *creator,
+                                    place_snapshot_result *result);
 
 /* The two hooks of otfx_otf2_collective (otfx/trace.h) place_snapshot_write_traces uses, `user` pointing
  * to the MPI_Comm of the processes: OTF2's MPI collectives, which the archive owns from the call on

@@ -34,10 +34,12 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
 {
     struct event_place *place = runtime->place;
     const int ranks = place->setup.served_count;
-    size_t traces = 0;
-    for (int r = 0; r < ranks; r++)
+    size_t traces = 0, changes = 0;
+    for (int r = 0; r < ranks; r++) {
         for (uint32_t t = 0; t < place->ranks[r].stream_capacity; t++)
             traces += place->ranks[r].streams[t] != NULL;
+        changes += place->ranks[r].cost_change_count;
+    }
     struct leaf_job *job = calloc(1, sizeof(*job));
     if (!job)
         return NULL;
@@ -45,11 +47,12 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
     job->rank_of_trace = calloc(traces ? traces : 1, sizeof(uint32_t));
     job->thread_of_trace = calloc(traces ? traces : 1, sizeof(uint32_t));
     job->ranks = calloc(ranks > 0 ? (size_t)ranks : 1, sizeof(*job->ranks));
-    if (!job->traces || !job->rank_of_trace || !job->thread_of_trace || !job->ranks) {
+    job->cost_changes = calloc(changes ? changes : 1, sizeof(*job->cost_changes));
+    if (!job->traces || !job->rank_of_trace || !job->thread_of_trace || !job->ranks || !job->cost_changes) {
         place_leaf_job_free(job);
         return NULL;
     }
-    size_t i = 0;
+    size_t i = 0, c = 0;
     for (int r = 0; r < ranks; r++) {
         const struct served_rank *rank = &place->ranks[r];
         otfx_rank_info *info = &job->ranks[r];
@@ -61,6 +64,12 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
         info->events_per_s = rank->said_goodbye ? 0 : rank->events_per_s;
         info->dropped_events = dropped_of(rank);
         place_rank_overhead(rank, &info->overhead);
+        /* the worker reads them while the next batches may move the rank's table */
+        if (info->overhead.change_count)
+            memcpy(&job->cost_changes[c], info->overhead.changes,
+                   info->overhead.change_count * sizeof(*job->cost_changes));
+        info->overhead.changes = &job->cost_changes[c];
+        c += info->overhead.change_count;
         for (uint32_t t = 0; t < rank->stream_capacity; t++) {
             if (!rank->streams[t])
                 continue;
@@ -97,8 +106,9 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
     /* replay analyses run with the other event places; loaded modules never get the exchange (their
      * helper processes must not use MPI), and leaf_view serves only them */
     job->exchanges =
-        module != NULL && (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES ||
-                           (command->kind == OTFX_CMD_PROFILE && command->compensated));
+        module != NULL &&
+        (command->kind == OTFX_CMD_CRITICAL_PATH || command->kind == OTFX_CMD_WAIT_STATES ||
+         ((command->kind == OTFX_CMD_PROFILE || command->kind == OTFX_CMD_TIMELINE) && command->compensated));
     job->blob.limit = runtime->query_memory;
     return job;
 }
@@ -198,6 +208,8 @@ static enum capture_control_command control_of(const struct place_runtime *runti
         place_metrics_control(runtime->metrics_selected, command, control_argument, why, sizeof why);
         return CAPTURE_CONTROL_PROBE_METRICS;
     }
+    case OTFX_CMD_OVERHEAD_MEASURE:
+        return CAPTURE_CONTROL_MEASURE_OVERHEAD;
     default:
         return 0;
     }
@@ -383,6 +395,9 @@ static bool snapshot_start(void *context, uint32_t request, const otfx_command *
         return false;
     runtime->snapshot.request = request;
     runtime->snapshot.command = *command;
+    place_leaf_job_free(runtime->snapshot.compensation);
+    runtime->snapshot.compensation =
+        command->compensated ? make_leaf_job(runtime, request, NULL, command) : NULL;
     place_snapshot_start(runtime);
     return true;
 }

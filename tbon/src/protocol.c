@@ -519,6 +519,7 @@ static const char *const command_names[OTFX_CMD_COUNT] = {
     [OTFX_CMD_TRIGGER_LIST] = "trigger list",
     [OTFX_CMD_TRIGGER_REMOVE] = "trigger remove",
     [OTFX_CMD_TRIGGER_ARM] = "trigger arm",
+    [OTFX_CMD_OVERHEAD_MEASURE] = "overhead measure",
 };
 
 const char *otfx_command_name(otfx_command_kind kind)
@@ -590,13 +591,13 @@ static unsigned options_of(otfx_command_kind kind)
 {
     switch (kind) {
     case OTFX_CMD_SNAPSHOT:
-        return OPT_WINDOW | OPT_OVERWRITE;
+        return OPT_WINDOW | OPT_OVERWRITE | OPT_COMPENSATED;
     case OTFX_CMD_PROFILE:
         return OPT_WINDOW | OPT_COMPENSATED | OPT_METRICS;
     case OTFX_CMD_METRIC_TIMELINE:
         return OPT_WINDOW | OPT_BINS | OPT_ROWS;
     case OTFX_CMD_TIMELINE:
-        return OPT_WINDOW | OPT_BINS | OPT_ROWS;
+        return OPT_WINDOW | OPT_BINS | OPT_ROWS | OPT_COMPENSATED;
     case OTFX_CMD_MESSAGES:
         return OPT_WINDOW | OPT_GROUPS;
     case OTFX_CMD_EVENTS:
@@ -1014,6 +1015,17 @@ static bool parse_trigger(word_list *words, otfx_command *out, char *error, size
     return ok;
 }
 
+/* overhead measure (docs/analyses.md, "Overhead compensation"). */
+static bool parse_overhead_words(const char *arg, otfx_command *out, char *error, size_t error_size)
+{
+    if (!arg || strcmp(arg, "measure") != 0) {
+        set_error(error, error_size, "overhead needs measure");
+        return false;
+    }
+    out->kind = OTFX_CMD_OVERHEAD_MEASURE;
+    return true;
+}
+
 static bool parse_words(word_list *words, otfx_command *out, char *error, size_t error_size)
 {
     if (words->count == 0) {
@@ -1063,6 +1075,10 @@ static bool parse_words(word_list *words, otfx_command *out, char *error, size_t
             set_error(error, error_size, "app needs pause or resume");
             return false;
         }
+        used = 2;
+    } else if (strcmp(verb, "overhead") == 0) {
+        if (!parse_overhead_words(arg, out, error, error_size))
+            return false;
         used = 2;
     } else if (strcmp(verb, "reset") == 0) {
         out->kind = OTFX_CMD_RESET;

@@ -846,6 +846,44 @@ static void test_clock_model_change_never_goes_back(void **state)
     assert_int_equal(after.events[2].time, 1130);
 }
 
+/* The error bound the place reports (place_clock_error_bound) from the round trips of the offset and the
+ * re-synchronisations: a rank whose correction truly grows by 1 ns per 1000 ticks from 1000 ns (a
+ * 1000 ppm rate error), measured 40 ns high (round trip 100 ns) and then 30 ns low (round trip 80 ns).
+ * Unknown before the first re-synchronisation (the rate error is not bounded then); afterwards the
+ * model's true error stays within it, which is the blend of its ends' bounds: halfway into the second
+ * segment 0.5 * (|1280 - 1170| + 40) from its start plus 0.5 * (40 + 90/10⁵ * 10⁵) from the line. */
+static void test_clock_error_bound_from_round_trips(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct served_rank *rank = &fixture->rank;
+    tick_clock_100ns_behind(rank);
+    rank->offset_ns = 1000;
+    rank->offset_round_trip_ns = 200;
+    const struct capture_clock_record high = {
+        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(high), .timestamp = 100000},
+        .correction_ns = 1100 + 40,
+        .round_trip_ns = 100};
+    const struct capture_clock_record low = {
+        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(low), .timestamp = 200000},
+        .correction_ns = 1200 - 30,
+        .round_trip_ns = 80};
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_raw(&batch, &high, sizeof(high));
+    batch_add_raw(&batch, &low, sizeof(low));
+    ingest_accepted(fixture, &batch, 2);
+    assert_int_equal(rank->clock_segment_count, 2);
+    assert_true(place_clock_error_bound(rank, 50000) < 0);
+    for (uint64_t ticks = 100000; ticks <= 400000; ticks += 10000) {
+        const double error = place_clock_correction(rank, ticks) - (1000 + (double)ticks / 1000);
+        const double bound = place_clock_error_bound(rank, ticks);
+        assert_true(bound >= 0);
+        assert_true(error <= bound && -error <= bound);
+    }
+    const double halfway = place_clock_error_bound(rank, 250000);
+    assert_true(halfway > 140 - 1e-6 && halfway < 140 + 1e-6);
+}
+
 /* An intercommunicator is defined with its groups in one order on both sides, whichever is local. */
 static void test_intercommunicator_groups_in_canonical_order(void **state)
 {
@@ -1271,6 +1309,7 @@ int main(int argc, char **argv)
         DECODER_TEST(test_send_at_its_calls_enter),
         DECODER_TEST(test_send_before_a_clock_segment),
         DECODER_TEST(test_clock_model_change_never_goes_back),
+        DECODER_TEST(test_clock_error_bound_from_round_trips),
         DECODER_TEST(test_intercommunicator_groups_in_canonical_order),
         DECODER_TEST(test_reject_truncated_record),
         DECODER_TEST(test_reject_record_past_the_end),

@@ -120,7 +120,7 @@ static void test_wrong_abi(void **state)
     (void)state;
     char error[512] = "";
     assert_null(otfx_analysis_load(OTFX_EXAMPLE_MODULE_WRONG_ABI, error, sizeof error));
-    assert_non_null(strstr(error, "module ABI 4, but this otfx needs ABI 3"));
+    assert_non_null(strstr(error, "module ABI 5, but this otfx needs ABI 4"));
 }
 
 static bool no_leaf(const otfx_command *q, const otfx_leaf_input *i, otfx_blob *o, char *e, size_t n)

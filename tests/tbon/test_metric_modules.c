@@ -202,8 +202,8 @@ static void test_metric_profile(void **state)
     assert_string_equal(q.metrics, "all");
     const otfx_analysis_module *m = module_of("metric-profile");
     char *reply = run(m, &q, &w, 1, 0);
-    expect(reply,
-           "metric-profile from=0 to=18446744073709551615 ranks=all metrics=all locations=4 entries=8");
+    expect(reply, "metric-profile from=0 to=18446744073709551615 ranks=all metrics=all locations=4 entries=8 "
+                  "approximate=0");
     /* main: Σ (3000 + r) over 4 ranks; its callees 4 × 1000 (compute) and 4 × 50 (MPI_Barrier) */
     expect(reply,
            "region-metric name=main role=user metric=task-clock unit=ns visits=4 inclusive=12006 "

@@ -384,6 +384,12 @@ static void test_commands(void **state)
     assert_false(c.compensated);
     c = parse_ok("profile --compensated --from 1s");
     assert_true(c.compensated);
+    c = parse_ok("timeline --compensated --bins 10");
+    assert_true(c.compensated);
+    c = parse_ok("snapshot run1-c --compensated --ranks 0-3");
+    assert_true(c.compensated && c.kind == OTFX_CMD_SNAPSHOT);
+    assert_string_equal(c.path, "run1-c");
+    assert_int_equal(parse_ok("overhead measure").kind, OTFX_CMD_OVERHEAD_MEASURE);
     assert_false(otfx_command_flushes_first(&c));
 
     /* units and decimals */
@@ -461,7 +467,7 @@ static void test_command_errors(void **state)
     expect_error(NULL, "empty");
     expect_error("", "empty");
     expect_error("   ", "empty");
-    expect_error("timeline --compensated", "compensated");
+    expect_error("messages --compensated", "compensated");
     expect_error("profile --compensated=1", "takes no value");
     expect_error("frobnicate", "unknown command 'frobnicate'");
     expect_error("status now", "unexpected argument 'now'");
@@ -483,6 +489,9 @@ static void test_command_errors(void **state)
     expect_error("record window 2s 3s", "unexpected argument");
     expect_error("app", "app needs pause or resume");
     expect_error("app stop", "app needs");
+    expect_error("overhead", "overhead needs measure");
+    expect_error("overhead stop", "overhead needs measure");
+    expect_error("overhead measure --ranks 1", "ranks");
     expect_error("reset all", "unexpected argument");
     expect_error("reduction", "strategy");
     expect_error("reduction lossy", "strategy");

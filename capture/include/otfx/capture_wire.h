@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define CAPTURE_BATCH_MAGIC   0x5846544fu /* "OTFX" */
-#define CAPTURE_BATCH_VERSION 7
+#define CAPTURE_BATCH_VERSION 9
 #define CAPTURE_BATCH_TAG     4242
 /* Clock offset to the place (MPI_Init, MPI_Finalize, re-synchronisations): the rank sends its processor
  * name (chars, NUL included) followed by one byte, how many pings of this burst are still to come, and its
@@ -80,8 +80,12 @@ enum capture_control_command {
      * that much passed since the last time (0: stop); the places ask for it while a trigger is armed, so
      * that what the ranks record reaches them within about that long */
     CAPTURE_CONTROL_FLUSH_EVERY = 10,
+    /* measure the recording costs again (capture/src/overhead.c) and write a new OVERHEAD record into the
+     * stream of the thread that does it; answered once it is written. At a check point that may not
+     * measure (a batch send) it waits for the next one, and later commands wait behind it. */
+    CAPTURE_CONTROL_MEASURE_OVERHEAD = 11,
 };
-#define CAPTURE_CONTROL_LAST CAPTURE_CONTROL_FLUSH_EVERY
+#define CAPTURE_CONTROL_LAST CAPTURE_CONTROL_MEASURE_OVERHEAD
 
 /* Event classes as in otfx_event_class (tbon/include/otfx/protocol.h): which MPI functions belong to
  * which comes from the class column of capture/mpi_functions.tsv (gen_wrappers.py). */
@@ -155,6 +159,9 @@ struct capture_batch_header {
     uint64_t ref_ns;       /* ... this CLOCK_MONOTONIC time */
     int64_t offset_ns;     /* place's CLOCK_MONOTONIC minus this rank's, from the ping-pong with the
                             * smallest round trip at MPI_Init (the goodbye batch: at MPI_Finalize) */
+    /* That ping-pong's round trip: offset_ns is off by half of it at most (0: the place shares this
+     * node's clock, the offset is 0). */
+    uint64_t offset_round_trip_ns;
 };
 
 /* The record kinds: X(NAME, number, the struct a record of it starts with, time-ordered, name).
@@ -201,8 +208,9 @@ struct capture_batch_header {
  *   fields as in its REQUEST_DONE.
  * DIED: the rank is ending without MPI_Finalize; the last record of its goodbye batch.
  * OVERHEAD: capture_overhead_record: what writing one record of each kind costs this rank, measured in
- *   MPI_Init (capture/src/overhead.c); the first record of the rank's first batch. The place estimates
- *   the rank's intrusion from it (records of each kind × their cost), and overhead compensation
+ *   MPI_Init (capture/src/overhead.c); the first record of the rank's first batch, and again where the
+ *   rank carried out a CAPTURE_CONTROL_MEASURE_OVERHEAD (its costs apply from its timestamp on). The place
+ * estimates the rank's intrusion from it (records of each kind × their cost), and overhead compensation
  *   subtracts it (docs/analyses.md).
  * METRIC_SET: capture_metric_set_record + its metrics (capture_metric_definition each): the metrics this
  *   thread reads from now on (at its timestamp), under a set id new in its stream; count 0: none. Written
@@ -343,6 +351,8 @@ struct capture_dropped_record {
 struct capture_clock_record {
     struct capture_record_header header; /* function_id 0; timestamp: ticks of the measurement */
     int64_t correction_ns;
+    uint64_t round_trip_ns; /* the ping-pong's: correction_ns is off by half of it at most (same node:
+                             * the time between the clock reads around the ticks, the same bound) */
 };
 
 struct capture_phase_record {
@@ -405,14 +415,18 @@ struct capture_died_record {
  * the recorder's own cost (the timer read and the append), measured as the median over `runs` timed
  * loops of `repetitions` records into a scratch buffer; kinds written by the same writer share its
  * measurement. Not included: the wrapper's bookkeeping around a record and the batch sends.
- * injected_ns: the test point OTFX_TEST_OVERHEAD_NS, a busy-spin of that many ns the rank adds after
- * the timestamp of every time-ordered record (0 in real runs): the place adds it to those kinds' cost. */
+ * injected_ns: the test point OTFX_TEST_OVERHEAD_NS, fixed work taking that many ns on an undisturbed
+ * core the rank adds after the timestamp of every record capture_overhead_injected names (0 in real
+ * runs): the place adds it to those kinds' cost.
+ * took_ns: how long measuring took, from the timestamp to the record (0 at MPI_Init, before the first
+ * event): time the thread lost to the tool, which the place counts as intrusion. */
 struct capture_overhead_record {
-    struct capture_record_header header; /* function_id 0; timestamp: when it was measured (ticks) */
+    struct capture_record_header header; /* function_id 0; timestamp: when measuring began (ticks) */
     uint32_t injected_ns;
     uint16_t runs;
     uint16_t repetitions;
     uint32_t cost_ps[CAPTURE_OVERHEAD_KINDS];
+    uint64_t took_ns;
 };
 
 /* The most metrics one set holds. */
@@ -472,6 +486,14 @@ static inline struct capture_record_kind_info capture_record_kind(uint16_t kind)
 #undef CAPTURE_KIND_INFO
     }
     return (struct capture_record_kind_info){0, 0, "unknown"};
+}
+
+/* Whether the test point OTFX_TEST_OVERHEAD_NS spins after a record of this kind (and the place adds the
+ * spin to its cost): every time-ordered record but the METRICS that belong to the ENTER or LEAVE before
+ * them, so that an event costs one spin whether metrics are read or not. */
+static inline int capture_overhead_injected(uint16_t kind)
+{
+    return capture_record_kind(kind).time_ordered && kind != CAPTURE_RECORD_METRICS;
 }
 
 #endif

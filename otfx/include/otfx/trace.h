@@ -376,6 +376,39 @@ OTFX_API const otfx_profile_entry *otfx_profile_entries(const otfx_profile *prof
 OTFX_API const otfx_profile_entry *otfx_profile_find(const otfx_profile *profile, otfx_ref region);
 OTFX_API bool otfx_profile_approximate(const otfx_profile *profile);
 
+/* Metric profiles: per region and metric, what the metric grew by over the region's visits in [from, to).
+ * Metric values are METRIC events right after an ENTER or LEAVE, at its time (the capture library reads
+ * its counters there). A visit counts for a metric when its ENTER and its LEAVE lie in the window and
+ * both carry a value of the metric from one set: no METRIC event of OTFX_METRIC_SET_MARK and no
+ * REDUCTION event between them. inclusive sums the value at the LEAVE minus the value at the ENTER
+ * (64-bit wrap-around, as signed), inclusive_ns the visits' times; exclusive takes the callees'
+ * inclusive growth and time out, over the visits whose callees all counted (exclusive_visits).
+ * Chunks keep these statistics from all the events they had, so the answer is the one of every event
+ * ever appended — through reductions too — and decodes only the chunks the window's edges cut; a
+ * reduced or thinned chunk an edge cuts is pro-rated and the result flagged approximate (as is one
+ * where a stream read more than 32 metrics at once). */
+typedef struct otfx_metric_profile_entry {
+    otfx_ref region, metric;
+    uint64_t visits;
+    int64_t inclusive;
+    otfx_time inclusive_ns;
+    uint64_t exclusive_visits;
+    int64_t exclusive;
+    otfx_time exclusive_ns;
+} otfx_metric_profile_entry;
+
+typedef struct otfx_metric_profile otfx_metric_profile;
+OTFX_API otfx_metric_profile *otfx_metric_profile_create(void);
+OTFX_API void otfx_metric_profile_destroy(otfx_metric_profile *profile);
+/* Adds the trace's metric profile of [from, to) (so profiles of many traces accumulate). */
+OTFX_API otfx_status otfx_query_metric_profile(otfx_trace *trace, otfx_time from, otfx_time to,
+                                               otfx_metric_profile *into);
+OTFX_API size_t otfx_metric_profile_size(const otfx_metric_profile *profile);
+/* Entry `index` (sorted by region, then metric); false when index >= size. */
+OTFX_API bool otfx_metric_profile_entry_at(const otfx_metric_profile *profile, size_t index,
+                                           otfx_metric_profile_entry *out);
+OTFX_API bool otfx_metric_profile_approximate(const otfx_metric_profile *profile);
+
 /* Timeline bins: [from, to) split into `count` equal bins (bin k starts at from + floor(k*(to-from)/count));
  * per bin the time per region role, the time in reduced ranges, and the region with the most exclusive
  * time (OTFX_REF_NONE when idle). Reduced ranges contribute their statistics pro-rated. Cost grows

@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define OTFX_ANALYSIS_ABI          3
+#define OTFX_ANALYSIS_ABI          4
 #define OTFX_ANALYSIS_ENTRY_SYMBOL "otfx_analysis_module_entry"
 
 /* Bytes of a partial result. An append that would take it past `limit` (0: none) fails like one
@@ -75,15 +75,31 @@ bool otfx_blob_read_header(otfx_blob_reader *reader, uint32_t magic);
 
 /* What recording costs one application rank, as its event place knows it (docs/analyses.md, "Overhead
  * compensation"): the capture library measures what writing one record of each kind costs when the rank
- * starts, and the place maps those costs to the events its traces hold. The accumulated intrusion at an
- * event of a stream is the sum of the costs of the stream's earlier events. */
-typedef struct otfx_rank_overhead {
-    bool measured;         /* the rank sent its measurement (else every cost is 0) */
-    uint32_t injected_ns;  /* the test point OTFX_TEST_OVERHEAD_NS, included in the costs below */
-    uint64_t intrusion_ns; /* estimated so far: every record the place received × its cost */
+ * starts (and again on `overhead measure`), and the place maps those costs to the events its traces hold.
+ * The accumulated intrusion at an event of a stream is the sum of the costs of the stream's earlier
+ * events, each at the costs measured last before it. */
+typedef struct otfx_record_costs {
+    uint32_t injected_ns; /* the test point OTFX_TEST_OVERHEAD_NS, included in the costs below */
     /* Picoseconds per event of each otfx_event_type; ENTER and LEAVE: of MPI regions. */
     uint64_t event_ps[OTFX_EV_TYPE_COUNT];
     uint64_t user_enter_ps, user_leave_ps; /* ENTER and LEAVE of the other regions */
+} otfx_record_costs;
+
+/* A measurement after the first (`overhead measure`): its costs apply to every thread's events from
+ * `since` on, and measuring delayed the stream of thread `thread` by `took_ns` right there. */
+typedef struct otfx_cost_change {
+    otfx_time since;
+    uint32_t thread;
+    uint64_t took_ns;
+    otfx_record_costs costs;
+} otfx_cost_change;
+
+typedef struct otfx_rank_overhead {
+    bool measured;           /* the rank sent its measurement (else every cost is 0) */
+    uint64_t intrusion_ns;   /* estimated so far: every record the place received × its cost */
+    otfx_record_costs costs; /* the first measurement's (MPI_Init), from the stream's start */
+    uint32_t change_count;   /* the later ones, in time order */
+    const otfx_cost_change *changes;
 } otfx_rank_overhead;
 
 /* What an event place knows about one application rank it serves, beyond its traces. */
@@ -125,6 +141,17 @@ typedef struct otfx_leaf_input {
      * error rather than run on unanswered. */
     uint64_t deadline_ns;
 } otfx_leaf_input;
+
+/* Overhead compensation of whole traces (docs/analyses.md, "Overhead compensation"), for snapshots in
+ * compensated time: for every trace of `input` whose rank `query` selects, copies[i] becomes a new trace
+ * on input->defs (same location, twice the original's budget, its strategy, no task activity graph)
+ * holding the same events at their compensated times; copies of traces not selected stay NULL. The
+ * replay is profile --compensated's, from the beginning of what is held to its end, across the event
+ * places with input->exchange (every place of the exchange calls it for the same query). Ranges without
+ * detail keep their REDUCTION records, over their compensated ranges; a LEAVE whose region was entered
+ * in a range a reduction removed is left out. False with why in `error` (then no copies are left). */
+bool otfx_analysis_compensated_traces(const otfx_command *query, const otfx_leaf_input *input,
+                                      otfx_trace **copies, char *error, size_t error_size);
 
 typedef struct otfx_analysis_module {
     uint32_t abi; /* OTFX_ANALYSIS_ABI */

@@ -137,7 +137,7 @@ typedef enum otfx_command_kind {
     OTFX_CMD_DISABLE,           /* classes */
     OTFX_CMD_SNAPSHOT,          /* path, from/to, ranks, overwrite */
     OTFX_CMD_PROFILE,           /* from/to, ranks, compensated */
-    OTFX_CMD_TIMELINE,          /* from/to, ranks, bins, rows */
+    OTFX_CMD_TIMELINE,          /* from/to, ranks, bins, rows, compensated */
     OTFX_CMD_MESSAGES,          /* from/to, ranks, groups */
     OTFX_CMD_EVENTS,            /* from/to, ranks, limit */
     OTFX_CMD_LOAD_MODULE,       /* path */
@@ -157,6 +157,7 @@ typedef enum otfx_command_kind {
     OTFX_CMD_TRIGGER_LIST,
     OTFX_CMD_TRIGGER_REMOVE,
     OTFX_CMD_TRIGGER_ARM,
+    OTFX_CMD_OVERHEAD_MEASURE,  /* every rank measures its recording costs again */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 
@@ -219,8 +220,8 @@ typedef struct otfx_command {
      * ranks still be one group, in millionths (2 % is 20000; 0: not given, the module's default 2 %;
      * OTFX_GROUP_TOLERANCE_INF, "inf": times do not matter, only the structure). */
     uint32_t group_tolerance_ppm;
-    /* profile --compensated: times with the measurement's intrusion taken out (docs/analyses.md,
-     * "Overhead compensation"): a replay across the event places. */
+    /* profile, timeline --compensated: times with the measurement's intrusion taken out
+     * (docs/analyses.md, "Overhead compensation"): a replay across the event places. */
     bool compensated;
     /* metrics set|add|remove: a comma list of metric names ([A-Za-z0-9:._-], docs/usage.md "Metrics"); the
      * places check the names against their metric table. profile --metrics [LIST]: the metrics of the

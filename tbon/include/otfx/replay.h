@@ -153,6 +153,10 @@ typedef struct otfx_replay_pass {
      * first, REDUCTION records where ranges without detail are, every other event; before `send`,
      * `receive`, `arrive` or `complete` for the same event. NULL: not needed. */
     void (*event)(void *user, otfx_replay_stream *stream, const otfx_event *event);
+    /* Instead of `event`, when set: the same events in the same order, `count` consecutive ones of the
+     * stream at once (a run of ENTERs and LEAVEs, and the event after it), so a pass that only folds
+     * them pays one call per run rather than one per event. */
+    void (*events)(void *user, otfx_replay_stream *stream, const otfx_event *events, size_t count);
     /* A SEND or ISEND: fill `value` (value_size bytes, zeroed) for its receive. */
     void (*send)(void *user, otfx_replay_stream *stream, const otfx_event *event, void *value);
     /* A blocking send's call ended (the LEAVE of the region open at the SEND) before the value was

@@ -3,7 +3,9 @@
  * Every stream carries its delay x: how much later than in an unmeasured run its next event happens.
  * Each event's compensated time is its time minus x; afterwards x grows by the event's recording cost
  * (the rank's measured cost of the records the event comes from, otfx_rank_overhead), since the cost is
- * paid after the timestamp. That alone is local compensation. Across ranks, a message's send carries
+ * paid after the timestamp. That alone is local compensation. The costs are those of the rank's last
+ * measurement before the event (otfx_rank_overhead.changes: `overhead measure`), and a re-measurement's
+ * own duration is a cost of the stream that measured. Across ranks, a message's send carries
  * its compensated time S' = t_S − x_s and its measured time to the receive (through the replay, never
  * the application's messages). A receive ending at Re inside a call entered at Rb ends, compensated, at
  *
@@ -39,8 +41,10 @@ typedef struct comp_frame {
 
 typedef struct comp_stream {
     bool seen;
-    uint32_t rank;
-    const otfx_rank_overhead *cost;
+    uint32_t rank, thread;
+    const otfx_rank_overhead *overhead;
+    const otfx_record_costs *cost; /* the measurement in force at the stream's position */
+    uint32_t next_change;          /* the rank's next re-measurement (overhead->changes) */
     uint64_t delay_ps, intrusion_ps;
     otfx_time last, last_c;
     uint64_t pending_ps;   /* a receive's or completion's cost, paid once its time is compensated */
@@ -49,6 +53,7 @@ typedef struct comp_stream {
     otfx_time coll_latency;
     comp_frame *stack;
     size_t depth, capacity;
+    bool started;     /* settled once: spans begin at the first event */
     bool any_receive; /* the previous receive, for the reorder check */
     otfx_ref receive_comm;
     uint32_t receive_tag, receive_peer;
@@ -63,6 +68,8 @@ typedef struct comp_run {
     const otfx_rank_overhead **cost_of_rank; /* app_ranks entries; NULL: not served here */
     uint32_t app_ranks;
     compensation_result *out;
+    const compensation_observer *observer; /* NULL: none */
+    const otfx_replay_stream *current;     /* the stream of the callback running */
     bool failed;
 } comp_run;
 
@@ -76,12 +83,15 @@ static comp_stream *stream_of(comp_run *run, const otfx_replay_stream *stream)
         run->failed = true;
         return NULL;
     }
+    run->current = stream;
     if (!s->seen) {
         s->seen = true;
         s->rank = stream->rank;
-        s->cost = stream->rank < run->app_ranks && run->cost_of_rank[stream->rank]
-                      ? run->cost_of_rank[stream->rank]
-                      : &no_cost;
+        s->thread = stream->thread;
+        s->overhead = stream->rank < run->app_ranks && run->cost_of_rank[stream->rank]
+                          ? run->cost_of_rank[stream->rank]
+                          : &no_cost;
+        s->cost = &s->overhead->costs;
         s->p2p_latency = OTFX_TIME_MAX;
         s->coll_latency = OTFX_TIME_MAX;
     }
@@ -94,18 +104,9 @@ static void charge(comp_stream *s, uint64_t ps)
     s->intrusion_ps += ps;
 }
 
-/* Sets the stream's compensated time at measured time t to `c` (never before the last one) and its
- * delay to match. */
-static otfx_time settle(comp_stream *s, otfx_time t, otfx_time c)
+static comp_frame *innermost(comp_stream *s)
 {
-    if (c < s->last_c)
-        c = s->last_c;
-    if (c > t)
-        c = t;
-    s->delay_ps = (t - c) * 1000u;
-    s->last = t;
-    s->last_c = c;
-    return c;
+    return s->depth ? &s->stack[s->depth - 1] : NULL;
 }
 
 /* Local compensation of an event at t: t − x. */
@@ -113,6 +114,52 @@ static otfx_time local_time(const comp_stream *s, otfx_time t)
 {
     const uint64_t delay_ns = s->delay_ps / 1000u;
     return t > delay_ns ? t - delay_ns : 0;
+}
+
+/* Moves the stream's compensated clock to `c` at measured time t (never back, never past t); the time
+ * passed is a span of the innermost open region, or, `reduced`, a range without detail. A wait that
+ * absorbed delay (`absorbs`: a receive's or a collective's completion) sets the delay to t - c; any other
+ * event keeps it, also where c had to stay at the previous event's time (events at one measured time: the
+ * costs paid between them are still owed and come out of the events after them). */
+static otfx_time advance(comp_run *run, comp_stream *s, otfx_time t, otfx_time c, bool reduced, bool absorbs)
+{
+    if (c < s->last_c)
+        c = s->last_c;
+    if (c > t)
+        c = t;
+    const compensation_observer *o = run->observer;
+    if (o && s->started && c > s->last_c) {
+        if (reduced && o->reduced)
+            o->reduced(o->user, run->current, s->last_c, c);
+        else if (!reduced && o->span)
+            o->span(o->user, run->current, s->depth ? s->stack[s->depth - 1].region : OTFX_REF_NONE,
+                    s->last_c, c);
+    }
+    s->started = true;
+    if (absorbs)
+        s->delay_ps = (t - c) * 1000u;
+    s->last = t;
+    s->last_c = c;
+    return c;
+}
+
+/* An event's compensated time: its local time t - x (see advance). */
+static otfx_time settle(comp_run *run, comp_stream *s, otfx_time t)
+{
+    return advance(run, s, t, local_time(s, t), false, false);
+}
+
+/* A completion at t whose compensated time the model put at `c` (see advance). */
+static otfx_time settle_wait(comp_run *run, comp_stream *s, otfx_time t, otfx_time c)
+{
+    return advance(run, s, t, c, false, true);
+}
+
+/* The event's compensated time is known: the observer's. */
+static void emit(comp_run *run, const otfx_event *e, otfx_time c)
+{
+    if (run->observer && run->observer->event)
+        run->observer->event(run->observer->user, run->current, e, c);
 }
 
 static bool in_window(const comp_run *run, otfx_time t)
@@ -129,11 +176,6 @@ static compensated_region *region_slot(comp_run *run, otfx_ref region)
     if (!r)
         run->failed = true;
     return r;
-}
-
-static comp_frame *innermost(comp_stream *s)
-{
-    return s->depth ? &s->stack[s->depth - 1] : NULL;
 }
 
 static const comp_frame *innermost_mpi(const comp_stream *s)
@@ -163,12 +205,12 @@ static void close_frame(comp_run *run, comp_stream *s, otfx_time c)
 
 /* The time a SEND or an arrival (COLL_BEGIN, NBC_REQUEST) takes: a call's send and COLL_BEGIN carry its
  * ENTER's time and come after its ENTER's cost was paid, so they take the ENTER's compensated time. */
-static otfx_time call_start_time(comp_stream *s, otfx_time t)
+static otfx_time call_start_time(comp_run *run, comp_stream *s, otfx_time t)
 {
     const comp_frame *f = innermost(s);
     if (f && f->enter == t)
         return f->enter_c;
-    return settle(s, t, local_time(s, t));
+    return settle(run, s, t);
 }
 
 static void count_message(comp_run *run, comp_stream *s, const otfx_event *e, bool sent)
@@ -188,13 +230,27 @@ static void count_message(comp_run *run, comp_stream *s, const otfx_event *e, bo
     }
 }
 
+/* Re-measurements before t: their costs from here on, and the measuring's own time on the stream that
+ * did it. */
+static void apply_cost_changes(comp_stream *s, otfx_time t)
+{
+    const otfx_rank_overhead *o = s->overhead;
+    while (s->next_change < o->change_count && o->changes[s->next_change].since <= t) {
+        const otfx_cost_change *change = &o->changes[s->next_change++];
+        s->cost = &change->costs;
+        if (change->thread == s->thread)
+            charge(s, change->took_ns * 1000u);
+    }
+}
+
 static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event *e)
 {
     comp_run *run = user;
     comp_stream *s = stream_of(run, stream);
     if (!s)
         return;
-    const otfx_rank_overhead *cost = s->cost;
+    apply_cost_changes(s, e->time);
+    const otfx_record_costs *cost = s->cost;
     switch (e->type) {
     case OTFX_EV_ENTER: {
         if (!otfx_reserve((void **)&s->stack, &s->capacity, s->depth + 1, sizeof *s->stack, 16)) {
@@ -202,16 +258,20 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
             return;
         }
         const bool mpi = region_is_mpi(&run->facts, e->u.region.region);
+        const otfx_time c = settle(run, s, e->time); /* before the push: the span
+                                                      * is the caller's */
+        emit(run, e, c);
         s->stack[s->depth++] = (comp_frame){.region = e->u.region.region,
                                             .enter = e->time,
-                                            .enter_c = settle(s, e->time, local_time(s, e->time)),
+                                            .enter_c = c,
                                             .mpi = mpi,
                                             .counted = in_window(run, e->time)};
         charge(s, mpi ? cost->event_ps[OTFX_EV_ENTER] : cost->user_enter_ps);
         return;
     }
     case OTFX_EV_LEAVE: {
-        const otfx_time c = settle(s, e->time, local_time(s, e->time));
+        const otfx_time c = settle(run, s, e->time);
+        emit(run, e, c);
         bool mpi = true;
         if (s->depth) {
             mpi = s->stack[s->depth - 1].mpi;
@@ -222,7 +282,8 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
     }
     case OTFX_EV_SEND:
     case OTFX_EV_ISEND:
-        s->message_c = call_start_time(s, e->time);
+        s->message_c = call_start_time(run, s, e->time);
+        emit(run, e, s->message_c);
         count_message(run, s, e, true);
         charge(s, cost->event_ps[e->type]);
         return;
@@ -233,21 +294,28 @@ static void comp_event(void *user, otfx_replay_stream *stream, const otfx_event 
         return;
     case OTFX_EV_COLL_BEGIN:
     case OTFX_EV_NBC_REQUEST:
-        s->message_c = call_start_time(s, e->time);
+        s->message_c = call_start_time(run, s, e->time);
+        emit(run, e, s->message_c);
         charge(s, cost->event_ps[e->type]);
         return;
     case OTFX_EV_COLL_END:
     case OTFX_EV_NBC_COMPLETE:
         s->pending_ps = cost->event_ps[e->type];
         return;
-    case OTFX_EV_REDUCTION:
+    case OTFX_EV_REDUCTION: {
+        /* the range's compensated times: its removed events' costs are paid after its end */
+        otfx_event range = *e;
+        range.time = range.u.reduction.begin = settle(run, s, e->time);
+        const otfx_time end = e->u.reduction.end > e->time ? e->u.reduction.end : e->time;
+        range.u.reduction.end = advance(run, s, end, local_time(s, end), true, false);
+        emit(run, &range, range.time);
         /* removed events cost what an MPI call's records do on average */
-        settle(s, e->time, local_time(s, e->time));
         charge(s, e->u.reduction.events_removed *
                       (((uint64_t)cost->event_ps[OTFX_EV_ENTER] + cost->event_ps[OTFX_EV_LEAVE]) / 2));
         return;
+    }
     default:
-        settle(s, e->time, local_time(s, e->time));
+        emit(run, e, settle(run, s, e->time));
         charge(s, cost->event_ps[e->type]);
         return;
     }
@@ -304,7 +372,8 @@ static void comp_receive(void *user, otfx_replay_stream *stream, const otfx_even
         s->receive_peer = e->u.msg.peer;
         s->receive_send_c = v.compensated;
     }
-    end_c = settle(s, re, end_c);
+    end_c = value ? settle_wait(run, s, re, end_c) : settle(run, s, re);
+    emit(run, e, end_c);
     if (value)
         s->receive_end_c = end_c;
     charge(s, s->pending_ps);
@@ -362,7 +431,7 @@ static void comp_complete(void *user, otfx_replay_stream *stream, const otfx_rep
         const otfx_time begin_c = call_begin_c(s, re);
         end_c = begin_c > arrival_c ? begin_c : arrival_c;
     }
-    settle(s, re, end_c);
+    emit(run, c->end, any ? settle_wait(run, s, re, end_c) : settle(run, s, re));
     charge(s, s->pending_ps);
     s->pending_ps = 0;
 }
@@ -425,11 +494,12 @@ static bool collect_ranks(comp_run *run)
     return true;
 }
 
-bool compensation_run(const otfx_command *query, const otfx_leaf_input *input, compensation_result *out,
-                      char *error, size_t error_size)
+bool compensation_run(const otfx_command *query, const otfx_leaf_input *input,
+                      const compensation_observer *observer, compensation_result *out, char *error,
+                      size_t error_size)
 {
     memset(out, 0, sizeof *out);
-    comp_run run = {.query = query, .app_ranks = input->app_ranks, .out = out};
+    comp_run run = {.query = query, .app_ranks = input->app_ranks, .out = out, .observer = observer};
     region_facts_init(&run.facts, input->defs, NULL);
     run.cost_of_rank = input->app_ranks ? calloc(input->app_ranks, sizeof *run.cost_of_rank) : NULL;
     if (input->app_ranks && !run.cost_of_rank) {
@@ -473,4 +543,140 @@ void compensation_result_free(compensation_result *result)
     free(result->regions);
     free(result->ranks);
     memset(result, 0, sizeof *result);
+}
+
+size_t compensation_trace_of(const otfx_leaf_input *input, const otfx_replay_stream *stream)
+{
+    for (size_t i = 0; i < input->trace_count; i++) {
+        const uint32_t index = input->rank_of_trace[i];
+        const uint32_t thread = input->thread_of_trace ? input->thread_of_trace[i] : 0;
+        if (index < input->rank_count && input->ranks[index].rank == stream->rank && thread == stream->thread)
+            return i;
+    }
+    return input->trace_count;
+}
+
+/* ---- compensated copies of traces --------------------------------------------------------------- */
+
+#define COPY_BATCH 256
+
+typedef struct copy_stream {
+    bool known;
+    size_t trace; /* in the input (trace_count: not copied) */
+    otfx_event batch[COPY_BATCH];
+    size_t count;
+    uint32_t depth;
+    otfx_time last;
+} copy_stream;
+
+typedef struct copy_run {
+    const otfx_leaf_input *input;
+    otfx_trace **copies;
+    copy_stream **streams; /* by replay stream index */
+    size_t stream_capacity;
+    bool failed;
+    char error[256];
+} copy_run;
+
+static bool copy_flush(copy_run *run, copy_stream *c)
+{
+    size_t appended = 0;
+    const otfx_status status =
+        c->count ? otfx_trace_append(run->copies[c->trace], c->batch, c->count, &appended) : OTFX_OK;
+    c->count = 0;
+    if (status != OTFX_OK && status != OTFX_ERR_STOPPED && !run->failed) {
+        run->failed = true;
+        snprintf(run->error, sizeof run->error, "compensated copy of rank %u: %s",
+                 run->input->ranks[run->input->rank_of_trace[c->trace]].rank, otfx_last_error());
+    }
+    return !run->failed;
+}
+
+static void copy_event(void *user, const otfx_replay_stream *stream, const otfx_event *event,
+                       otfx_time compensated)
+{
+    copy_run *run = user;
+    if (run->failed)
+        return;
+    copy_stream **slot =
+        stream_slot((void **)&run->streams, &run->stream_capacity, sizeof *run->streams, stream->index);
+    if (slot && !*slot)
+        *slot = calloc(1, sizeof **slot);
+    if (!slot || !*slot) {
+        run->failed = true;
+        snprintf(run->error, sizeof run->error, "out of memory");
+        return;
+    }
+    copy_stream *c = *slot;
+    if (!c->known) {
+        c->known = true;
+        c->trace = compensation_trace_of(run->input, stream);
+    }
+    if (c->trace >= run->input->trace_count || !run->copies[c->trace])
+        return;
+    if (event->type == OTFX_EV_LEAVE) {
+        if (c->depth == 0)
+            return; /* entered in a range a reduction removed */
+        c->depth--;
+    } else if (event->type == OTFX_EV_ENTER) {
+        c->depth++;
+    }
+    otfx_event e = *event;
+    e.time = compensated > c->last ? compensated : c->last;
+    c->last = e.time;
+    c->batch[c->count++] = e;
+    if (c->count == COPY_BATCH)
+        copy_flush(run, c);
+}
+
+bool otfx_analysis_compensated_traces(const otfx_command *query, const otfx_leaf_input *input,
+                                      otfx_trace **copies, char *error, size_t error_size)
+{
+    copy_run run = {.input = input, .copies = copies};
+    for (size_t i = 0; i < input->trace_count; i++)
+        copies[i] = NULL;
+    for (size_t i = 0; i < input->trace_count && !run.failed; i++) {
+        const uint32_t index = input->rank_of_trace[i];
+        otfx_trace_status status;
+        if (index >= input->rank_count || !otfx_rank_set_contains(&query->ranks, input->ranks[index].rank) ||
+            otfx_trace_status_get(input->traces[i], &status) != OTFX_OK)
+            continue;
+        otfx_trace_config config = otfx_trace_config_default(2 * status.budget_bytes);
+        config.strategy = status.strategy == OTFX_REDUCE_COUNT ? OTFX_REDUCE_RING : status.strategy;
+        config.structure = false;
+        if (otfx_trace_create(&config, input->defs, otfx_trace_location(input->traces[i]), &copies[i]) !=
+            OTFX_OK) {
+            run.failed = true;
+            snprintf(run.error, sizeof run.error, "cannot create a compensated copy: %s", otfx_last_error());
+        }
+    }
+    bool ok = !run.failed;
+    if (ok) {
+        otfx_command everything = *query;
+        everything.from = 0;
+        everything.to = OTFX_TIME_MAX;
+        const compensation_observer observer = {.user = &run, .event = copy_event};
+        compensation_result result;
+        ok = compensation_run(&everything, input, &observer, &result, error, error_size);
+        if (ok)
+            compensation_result_free(&result);
+        for (size_t i = 0; ok && i < run.stream_capacity; i++)
+            if (run.streams[i] && run.streams[i]->trace < input->trace_count && copies[run.streams[i]->trace])
+                copy_flush(&run, run.streams[i]);
+    }
+    if (ok && run.failed) {
+        snprintf(error, error_size, "%s", run.error);
+        ok = false;
+    } else if (!ok && run.failed) {
+        snprintf(error, error_size, "%s", run.error);
+    }
+    for (size_t i = 0; i < run.stream_capacity; i++)
+        free(run.streams[i]);
+    free(run.streams);
+    if (!ok)
+        for (size_t i = 0; i < input->trace_count; i++) {
+            otfx_trace_destroy(copies[i]);
+            copies[i] = NULL;
+        }
+    return ok;
 }

@@ -39,10 +39,32 @@ typedef struct compensation_result {
     otfx_replay_stats stats;
 } compensation_result;
 
+/* What else a compensation run tells, in each stream's order (any callback may be NULL):
+ *   span     the stream's compensated time [begin, end) passed in `region`, the innermost open region
+ *            (OTFX_REF_NONE outside every region): consecutive spans of a stream touch, and together
+ *            they cover its compensated time from its first event to its last but the ranges without
+ *            detail;
+ *   reduced  the compensated range [begin, end) of a range without detail (a REDUCTION record);
+ *   event    an event and its compensated time, once that is known (a receive's or a collective's
+ *            completion after its partners' values came): in the stream's order, never decreasing. */
+typedef struct compensation_observer {
+    void *user;
+    void (*span)(void *user, const otfx_replay_stream *stream, otfx_ref region, otfx_time begin,
+                 otfx_time end);
+    void (*reduced)(void *user, const otfx_replay_stream *stream, otfx_time begin, otfx_time end);
+    void (*event)(void *user, const otfx_replay_stream *stream, const otfx_event *event,
+                  otfx_time compensated);
+} compensation_observer;
+
 /* Replays the selected ranks' streams from the start of what is held up to query->to with the leaf's
- * exchange, compensating every event; calls whose ENTER lies in [from, to) count in the profile. */
-bool compensation_run(const otfx_command *query, const otfx_leaf_input *input, compensation_result *out,
-                      char *error, size_t error_size);
+ * exchange, compensating every event; calls whose ENTER lies in [from, to) count in the profile. The
+ * observer (NULL: none) sees every stream's compensated time as it goes. */
+bool compensation_run(const otfx_command *query, const otfx_leaf_input *input,
+                      const compensation_observer *observer, compensation_result *out, char *error,
+                      size_t error_size);
 void compensation_result_free(compensation_result *result);
+
+/* The index in input->traces of a replay stream's trace (input->trace_count: none). */
+size_t compensation_trace_of(const otfx_leaf_input *input, const otfx_replay_stream *stream);
 
 #endif

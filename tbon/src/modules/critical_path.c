@@ -281,15 +281,16 @@ static void on_forward_piece(void *user, otfx_ref function, otfx_time begin, otf
         *slot += time;
 }
 
-static void cp_event(void *user, otfx_replay_stream *stream, const otfx_event *event)
+static void cp_events(void *user, otfx_replay_stream *stream, const otfx_event *events, size_t count)
 {
     cp_run *run = user;
     cp_stream *s = stream_of(run, stream);
     if (!s)
         return;
-    s->ordinal++;
+    s->ordinal += count;
     forward_piece piece = {run, s};
-    cpu_clock_event(&s->clock, &run->facts, event, on_forward_piece, &piece);
+    for (size_t i = 0; i < count; i++)
+        cpu_clock_event(&s->clock, &run->facts, &events[i], on_forward_piece, &piece);
     if (s->clock.failed)
         run->failed = true;
 }
@@ -394,7 +395,7 @@ static void cp_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx
 static const otfx_replay_pass cp_pass = {
     .name = "critical-path",
     .value_size = sizeof(cp_value),
-    .event = cp_event,
+    .events = cp_events,
     .send = cp_send,
     .receive = cp_receive,
     .arrive = cp_arrive,

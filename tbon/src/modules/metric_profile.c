@@ -1,18 +1,17 @@
 /* metric_profile.c — `profile --metrics [LIST]` (module metric-profile): per region and metric, what the
  * metric grew by over the region's visits in [from, to) of the selected ranks: inclusive (its value at
  * the LEAVE minus at the ENTER) and exclusive (minus its callees' inclusive), with the visits' time, so
- * rates follow. A visit counts for a metric when both its ENTER and its LEAVE carry a value of it from
- * one set (metric_support.h): no set mark and no reduced range between them, both inside the window.
- * Its exclusive part counts when every callee's visit counted too (else only its inclusive part).
+ * rates follow (otfx_query_metric_profile, otfx/trace.h: from the chunk summaries, exact through
+ * reductions, approximate only where a window edge cuts a reduced range).
  *
- * Partial result: "MPR1", u64 locations, u32 n, then n entries sorted by (region, role, metric, unit),
- * each key once: str region, u32 role, str metric, str unit, u64 visits, inclusive (int64 bits),
- * inclusive_ns, exclusive_visits, exclusive (int64 bits), exclusive_ns. Merging adds entries with equal
- * keys: integer sums, exact and order-independent.
+ * Partial result: "MPR2", u64 locations, u32 approximate, u32 n, then n entries sorted by (region, role,
+ * metric, unit), each key once: str region, u32 role, str metric, str unit, u64 visits, inclusive (int64
+ * bits), inclusive_ns, exclusive_visits, exclusive (int64 bits), exclusive_ns. Merging adds entries with
+ * equal keys: integer sums, exact and order-independent.
  *
  * Record lines of the reply:
- *   metric-profile from=T0 to=T1 ranks=SET metrics=LIST locations=L entries=N places_answered=k
- *                  places_total=n
+ *   metric-profile from=T0 to=T1 ranks=SET metrics=LIST locations=L entries=N approximate=0|1
+ *                  places_answered=k places_total=n
  *   region-metric name=REGION role=ROLE metric=NAME unit=U visits=V inclusive=I inclusive_ns=T
  *                 rate_per_s=I/T exclusive_visits=W exclusive=E exclusive_ns=X exclusive_rate_per_s=E/X
  * sorted by metric, then exclusive (descending), then region. A rate is 0 without time.
@@ -20,164 +19,17 @@
 #include "metric_support.h"
 
 #include <otfx/analysis.h>
-#include <otfx/support/growth.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define METRIC_PROFILE_MAGIC 0x3152504du /* "MPR1" */
-
-/* ---- the walk over one stream --------------------------------------------------------------------- */
-
-typedef struct frame {
-    otfx_ref region;
-    otfx_time enter;
-    uint64_t child_ns;
-    uint32_t epoch;     /* the set (and reduced range) its ENTER's values belong to */
-    uint64_t has;       /* slots with a value at the ENTER */
-    uint64_t child_bad; /* slots some callee's visit did not count for */
-    uint64_t value[METRIC_QUERY_MAX];
-    int64_t child_sum[METRIC_QUERY_MAX];
-} frame;
+#define METRIC_PROFILE_MAGIC 0x3252504du /* "MPR2" */
 
 typedef struct totals {
     uint64_t visits, inclusive_ns, exclusive_visits, exclusive_ns;
     int64_t inclusive, exclusive;
 } totals;
-
-enum collecting { COLLECT_NONE, COLLECT_ENTER, COLLECT_LEAVE };
-
-typedef struct walk {
-    const metric_selection *metrics;
-    frame *stack;
-    size_t depth, capacity;
-    uint32_t epoch;
-    enum collecting collecting;
-    otfx_time collect_time;
-    frame leaving; /* COLLECT_LEAVE: the visit that ended, its LEAVE's values below */
-    otfx_time leave_time;
-    uint64_t leave_has;
-    uint64_t leave_value[METRIC_QUERY_MAX];
-    /* by region × slot */
-    totals *totals;
-    size_t region_capacity;
-    bool failed;
-} walk;
-
-static totals *totals_of(walk *w, otfx_ref region, uint32_t slot)
-{
-    const size_t slots = w->metrics->slot_count;
-    if (region >= w->region_capacity) {
-        size_t capacity = w->region_capacity ? w->region_capacity : 64;
-        while (capacity <= region)
-            capacity *= 2;
-        totals *grown = realloc(w->totals, capacity * slots * sizeof *grown);
-        if (!grown) {
-            w->failed = true;
-            return NULL;
-        }
-        memset(grown + w->region_capacity * slots, 0,
-               (capacity - w->region_capacity) * slots * sizeof *grown);
-        w->totals = grown;
-        w->region_capacity = capacity;
-    }
-    return &w->totals[(size_t)region * slots + slot];
-}
-
-/* The visit in w->leaving ended: what it counts for, and what its caller learns of it. */
-static void finish_visit(walk *w)
-{
-    const frame *v = &w->leaving;
-    const uint64_t duration = w->leave_time >= v->enter ? w->leave_time - v->enter : 0;
-    const uint64_t measured = v->epoch == w->epoch ? v->has & w->leave_has : 0;
-    frame *caller = w->depth ? &w->stack[w->depth - 1] : NULL;
-    for (uint32_t slot = 0; slot < w->metrics->slot_count; slot++) {
-        const uint64_t bit = 1ull << slot;
-        if (!(measured & bit)) {
-            if (caller)
-                caller->child_bad |= bit;
-            continue;
-        }
-        const int64_t delta = (int64_t)(w->leave_value[slot] - v->value[slot]);
-        totals *t = totals_of(w, v->region, slot);
-        if (!t)
-            return;
-        t->visits++;
-        t->inclusive += delta;
-        t->inclusive_ns += duration;
-        if (!(v->child_bad & bit)) {
-            t->exclusive_visits++;
-            t->exclusive += delta - v->child_sum[slot];
-            t->exclusive_ns += duration >= v->child_ns ? duration - v->child_ns : 0;
-        }
-        if (caller)
-            caller->child_sum[slot] += delta;
-    }
-    if (caller)
-        caller->child_ns += duration;
-}
-
-static int walk_event(const otfx_event *event, void *user)
-{
-    walk *w = user;
-    if (event->type == OTFX_EV_METRIC) {
-        if (w->collecting == COLLECT_NONE || event->time != w->collect_time)
-            return 0; /* not read at an ENTER or LEAVE */
-        if (event->u.metric.metric == w->metrics->mark) {
-            w->epoch++;
-            if (w->collecting == COLLECT_ENTER) { /* the ENTER's values are the new set's */
-                w->stack[w->depth - 1].epoch = w->epoch;
-                w->stack[w->depth - 1].has = 0;
-            }
-            return 0;
-        }
-        const uint32_t slot = metric_slot(w->metrics, event->u.metric.metric);
-        if (slot == UINT32_MAX)
-            return 0;
-        if (w->collecting == COLLECT_ENTER) {
-            w->stack[w->depth - 1].value[slot] = event->u.metric.value;
-            w->stack[w->depth - 1].has |= 1ull << slot;
-        } else {
-            w->leave_value[slot] = event->u.metric.value;
-            w->leave_has |= 1ull << slot;
-        }
-        return 0;
-    }
-    if (w->collecting == COLLECT_LEAVE)
-        finish_visit(w);
-    w->collecting = COLLECT_NONE;
-    switch (event->type) {
-    case OTFX_EV_ENTER:
-        if (!otfx_reserve((void **)&w->stack, &w->capacity, w->depth + 1, sizeof *w->stack, 16)) {
-            w->failed = true;
-            return 1;
-        }
-        frame *f = &w->stack[w->depth++];
-        memset(f, 0, sizeof *f);
-        f->region = event->u.region.region;
-        f->enter = event->time;
-        f->epoch = w->epoch;
-        w->collecting = COLLECT_ENTER;
-        w->collect_time = event->time;
-        break;
-    case OTFX_EV_LEAVE:
-        if (!w->depth)
-            break;
-        w->leaving = w->stack[--w->depth];
-        w->leave_time = event->time;
-        w->leave_has = 0;
-        w->collecting = COLLECT_LEAVE;
-        w->collect_time = event->time;
-        break;
-    case OTFX_EV_REDUCTION:
-        w->epoch++; /* a mark may have been removed with the range */
-        break;
-    default:
-        break;
-    }
-    return w->failed;
-}
 
 /* ---- partial results ------------------------------------------------------------------------------ */
 
@@ -221,10 +73,11 @@ static void write_str(otfx_blob *out, const char *text, uint32_t length)
         otfx_blob_append(out, text, length);
 }
 
-static void write_entries(otfx_blob *out, uint64_t locations, const entry *e, uint32_t n)
+static void write_entries(otfx_blob *out, uint64_t locations, bool approximate, const entry *e, uint32_t n)
 {
     otfx_blob_header(out, METRIC_PROFILE_MAGIC);
     otfx_blob_u64(out, locations);
+    otfx_blob_u32(out, approximate);
     otfx_blob_u32(out, n);
     for (uint32_t i = 0; i < n; i++) {
         write_str(out, e[i].region, e[i].region_length);
@@ -242,6 +95,7 @@ static void write_entries(otfx_blob *out, uint64_t locations, const entry *e, ui
 
 typedef struct parsed {
     uint64_t locations;
+    bool approximate;
     uint32_t count;
     entry *entries;
 } parsed;
@@ -253,6 +107,10 @@ static bool parse(const void *data, size_t length, parsed *p)
     if (!otfx_blob_read_header(&r, METRIC_PROFILE_MAGIC))
         return false;
     p->locations = otfx_blob_read_u64(&r);
+    const uint32_t approximate = otfx_blob_read_u32(&r);
+    p->approximate = approximate == 1;
+    if (approximate > 1)
+        r.failed = true;
     const uint32_t n = otfx_blob_read_u32(&r);
     /* an entry has at least 3 × 4 + 4 + 48 bytes */
     if (r.failed || n > (r.length - r.offset) / 64)
@@ -302,64 +160,57 @@ static bool metric_profile_leaf(const otfx_command *query, const otfx_leaf_input
     metric_selection metrics;
     if (!metric_selection_init(&metrics, input->defs, query->metrics, error, error_size))
         return false;
-    walk w = {.metrics = &metrics};
+    otfx_metric_profile *profile = otfx_metric_profile_create();
     uint64_t locations = 0;
-    bool ok = true;
+    bool ok = profile != NULL;
+    if (!ok)
+        snprintf(error, error_size, "metric profile: out of memory");
     for (size_t i = 0; i < input->trace_count && ok && metrics.slot_count; i++) {
         const uint32_t index = input->rank_of_trace[i];
         if (index >= input->rank_count || !otfx_rank_set_contains(&query->ranks, input->ranks[index].rank))
             continue;
-        w.depth = 0;
-        w.collecting = COLLECT_NONE;
-        w.epoch++;
-        if (otfx_analysis_query_events(input->traces[i], query->from, query->to, true, walk_event, &w) !=
-                OTFX_OK &&
-            !w.failed) {
+        if (otfx_query_metric_profile(input->traces[i], query->from, query->to, profile) != OTFX_OK) {
             snprintf(error, error_size, "metric profile of rank %u: %s", input->ranks[index].rank,
                      otfx_last_error());
             ok = false;
         }
-        if (w.collecting == COLLECT_LEAVE)
-            finish_visit(&w);
         locations++;
     }
-    entry *e = NULL;
+    const size_t size = otfx_metric_profile_size(profile);
+    entry *e = ok && size ? calloc(size, sizeof *e) : NULL;
     uint32_t n = 0;
-    if (ok && !w.failed && w.region_capacity) {
-        e = calloc(w.region_capacity * metrics.slot_count, sizeof *e);
-        w.failed = !e;
-    }
-    for (size_t region = 0; ok && e && region < w.region_capacity; region++) {
+    bool failed = ok && size && !e;
+    otfx_metric_profile_entry found;
+    for (size_t k = 0; e && otfx_metric_profile_entry_at(profile, k, &found); k++) {
         otfx_region_def def;
-        if (otfx_defs_get_region(input->defs, (otfx_ref)region, &def) != OTFX_OK)
+        otfx_metric_def metric;
+        if (!found.visits || metric_slot(&metrics, found.metric) == UINT32_MAX ||
+            otfx_defs_get_region(input->defs, found.region, &def) != OTFX_OK ||
+            otfx_defs_get_metric(input->defs, found.metric, &metric) != OTFX_OK)
             continue;
-        for (uint32_t slot = 0; slot < metrics.slot_count; slot++) {
-            const totals *t = &w.totals[region * metrics.slot_count + slot];
-            otfx_metric_def metric;
-            if (!t->visits ||
-                otfx_defs_get_metric(input->defs, metrics.ref_of_slot[slot], &metric) != OTFX_OK)
-                continue;
-            e[n] = (entry){.region = def.name,
-                           .region_length = (uint32_t)strlen(def.name),
-                           .role = (uint32_t)def.role,
-                           .metric = metric.name,
-                           .metric_length = (uint32_t)strlen(metric.name),
-                           .unit = metric.unit,
-                           .unit_length = (uint32_t)strlen(metric.unit),
-                           .t = *t};
-            n++;
-        }
+        e[n++] = (entry){.region = def.name,
+                         .region_length = (uint32_t)strlen(def.name),
+                         .role = (uint32_t)def.role,
+                         .metric = metric.name,
+                         .metric_length = (uint32_t)strlen(metric.name),
+                         .unit = metric.unit,
+                         .unit_length = (uint32_t)strlen(metric.unit),
+                         .t = {.visits = found.visits,
+                               .inclusive = found.inclusive,
+                               .inclusive_ns = found.inclusive_ns,
+                               .exclusive_visits = found.exclusive_visits,
+                               .exclusive = found.exclusive,
+                               .exclusive_ns = found.exclusive_ns}};
     }
     if (n)
         qsort(e, n, sizeof *e, compare_key_qsort);
     /* a region defined twice under one (name, role) is one reference: keys are unique already */
-    if (ok && !w.failed)
-        write_entries(out, locations, e, n);
+    if (ok && !failed)
+        write_entries(out, locations, otfx_metric_profile_approximate(profile), e, n);
     free(e);
-    free(w.stack);
-    free(w.totals);
+    otfx_metric_profile_destroy(profile);
     metric_selection_free(&metrics);
-    if (ok && (w.failed || out->failed)) {
+    if (ok && (failed || out->failed)) {
         snprintf(error, error_size, "metric profile: out of memory");
         ok = false;
     }
@@ -393,7 +244,7 @@ static bool metric_profile_merge(const otfx_command *query, otfx_blob *into, con
                 add_totals(&m[n++].t, &b.entries[j++].t);
             }
         }
-        write_entries(&out, a.locations + b.locations, m, n);
+        write_entries(&out, a.locations + b.locations, a.approximate || b.approximate, m, n);
     }
     free(m);
     free(a.entries);
@@ -455,6 +306,7 @@ static bool metric_profile_finish(const otfx_command *query, const void *merged,
     otfx_kv_str(reply, "metrics", query->metrics[0] ? query->metrics : "all");
     otfx_kv_u64(reply, "locations", p.locations);
     otfx_kv_u64(reply, "entries", p.count);
+    otfx_kv_u64(reply, "approximate", p.approximate);
     otfx_kv_u64(reply, "places_answered", places_answered);
     otfx_kv_u64(reply, "places_total", places_total);
     otfx_kv_end(reply);

@@ -105,7 +105,7 @@ static bool compensated_leaf(const otfx_command *query, const otfx_leaf_input *i
                              char *error, size_t error_size)
 {
     compensation_result result;
-    if (!compensation_run(query, input, &result, error, error_size))
+    if (!compensation_run(query, input, NULL, &result, error, error_size))
         return false;
     entry *e = result.region_capacity ? calloc(result.region_capacity, sizeof *e) : NULL;
     if (result.region_capacity && !e) {

@@ -18,6 +18,9 @@
  * the means) while min, max and dominant then become approximations (approximate=1). When
  * --to is given but --from is open the last column may reach past --to.
  *
+ * --compensated: the same columns over compensated time (docs/analyses.md, "Overhead compensation"):
+ * the compensation replay's spans of each stream, binned here, in place of otfx_query_timeline.
+ *
  * Partial result: "TLN1", u32 mode (0 nothing held, 1 window, 2 held), u64 a, u64 b (window: from, to;
  * held: origin, W), u64 first column index (held), u32 columns, u32 groups, u32 selected, u32 app_ranks,
  * u32 approximate, u32 n names sorted by (name, role): str name, u32 role; u32 n rows sorted by index:
@@ -37,7 +40,11 @@
  * K counts the group's ranks some place holds. In mode=window, width_ns is (to-from)/bins rounded down
  * (the exact column starts are given above); in mode=held it is W exactly and to = from + C*W.
  */
+#include "compensation.h"
+#include "replay_support.h"
+
 #include <otfx/analysis.h>
+#include <otfx/support/growth.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,6 +366,205 @@ static bool trace_timeline(otfx_trace *trace, uint64_t from, uint64_t to, uint32
     return otfx_query_timeline_yielding(trace, from, to, columns, bins, TIMELINE_CHUNKS_PER_LOCK) == OTFX_OK;
 }
 
+/* ---- timeline --compensated --------------------------------------------------------------------- */
+
+/* The bins of every trace on the compensated clock: the compensation replay's spans (and reduced ranges)
+ * split at the columns' edges, column k starting at from + floor(k * (to - from) / columns) as in
+ * otfx_query_timeline; a column's dominant region is the one with the most time in it. */
+typedef struct span_stream {
+    bool known;
+    size_t trace;     /* its trace's index in the leaf input (trace_count: none) */
+    uint32_t current; /* the column the region times are about */
+    otfx_time current_begin, current_end;
+    uint64_t *region_time; /* by region reference, in the current column */
+    size_t region_capacity;
+    otfx_ref *touched;
+    size_t touched_count, touched_capacity;
+    otfx_ref cached_region;
+    otfx_region_role cached_role;
+} span_stream;
+
+typedef struct span_bins {
+    const otfx_leaf_input *input;
+    otfx_time from, to;
+    uint32_t columns;
+    otfx_timeline_bin *bins; /* trace_count × columns */
+    span_stream *streams;
+    size_t stream_capacity;
+    bool failed;
+} span_bins;
+
+static uint64_t mul_div(uint64_t value, uint64_t numerator, uint64_t denominator)
+{
+    if (numerator == 0 || value <= UINT64_MAX / numerator)
+        return value * numerator / denominator;
+    return (uint64_t)((unsigned __int128)value * numerator / denominator);
+}
+
+static otfx_time column_start(const span_bins *b, uint32_t column)
+{
+    return b->from + mul_div(b->to - b->from, column, b->columns);
+}
+
+static uint32_t column_of(const span_bins *b, otfx_time time)
+{
+    uint32_t column = (uint32_t)mul_div(time - b->from, b->columns, b->to - b->from);
+    if (column >= b->columns)
+        column = b->columns - 1;
+    while (column > 0 && column_start(b, column) > time)
+        column--;
+    while (column + 1 < b->columns && column_start(b, column + 1) <= time)
+        column++;
+    return column;
+}
+
+static span_stream *span_stream_of(span_bins *b, const otfx_replay_stream *stream)
+{
+    span_stream *s =
+        stream_slot((void **)&b->streams, &b->stream_capacity, sizeof *b->streams, stream->index);
+    if (!s) {
+        b->failed = true;
+        return NULL;
+    }
+    if (!s->known) {
+        s->known = true;
+        s->trace = compensation_trace_of(b->input, stream);
+        s->current = UINT32_MAX;
+        s->cached_region = OTFX_REF_NONE;
+    }
+    return s->trace < b->input->trace_count ? s : NULL;
+}
+
+/* Closes the stream's current column: its dominant region. */
+static void span_finish_column(span_bins *b, span_stream *s)
+{
+    if (s->current == UINT32_MAX)
+        return;
+    uint64_t best = 0;
+    otfx_ref dominant = OTFX_REF_NONE;
+    for (size_t i = 0; i < s->touched_count; i++) {
+        const otfx_ref region = s->touched[i];
+        const uint64_t time = s->region_time[region];
+        if (time > best || (time == best && time > 0 && region < dominant)) {
+            best = time;
+            dominant = region;
+        }
+        s->region_time[region] = 0;
+    }
+    b->bins[s->trace * b->columns + s->current].dominant_region = dominant;
+    s->touched_count = 0;
+    s->current = UINT32_MAX;
+}
+
+static void span_add(span_bins *b, span_stream *s, otfx_ref region, otfx_time begin, otfx_time end,
+                     bool reduced)
+{
+    begin = begin > b->from ? begin : b->from;
+    end = end < b->to ? end : b->to;
+    while (begin < end && !b->failed) {
+        if (s->current == UINT32_MAX || begin < s->current_begin || begin >= s->current_end) {
+            span_finish_column(b, s);
+            s->current = column_of(b, begin);
+            s->current_begin = column_start(b, s->current);
+            s->current_end = s->current + 1 < b->columns ? column_start(b, s->current + 1) : b->to;
+        }
+        const otfx_time part_end = end < s->current_end ? end : s->current_end;
+        otfx_timeline_bin *bin = &b->bins[s->trace * b->columns + s->current];
+        const uint64_t time = part_end - begin;
+        begin = part_end;
+        if (reduced) {
+            bin->reduced_time += time;
+            continue;
+        }
+        if (region == OTFX_REF_NONE)
+            continue; /* outside every region: idle, as in otfx_query_timeline */
+        if (region != s->cached_region) {
+            otfx_region_def def;
+            s->cached_region = region;
+            s->cached_role = otfx_defs_get_region(b->input->defs, region, &def) == OTFX_OK
+                                 ? def.role
+                                 : OTFX_ROLE_USER_FUNCTION;
+        }
+        bin->role_time[s->cached_role] += time;
+        uint64_t *slot =
+            stream_slot((void **)&s->region_time, &s->region_capacity, sizeof *s->region_time, region);
+        if (!slot || (*slot == 0 && !otfx_reserve((void **)&s->touched, &s->touched_capacity,
+                                                  s->touched_count + 1, sizeof *s->touched, 16))) {
+            b->failed = true;
+            return;
+        }
+        if (*slot == 0)
+            s->touched[s->touched_count++] = region;
+        *slot += time;
+    }
+}
+
+static void on_span(void *user, const otfx_replay_stream *stream, otfx_ref region, otfx_time begin,
+                    otfx_time end)
+{
+    span_bins *b = user;
+    span_stream *s = span_stream_of(b, stream);
+    if (s)
+        span_add(b, s, region, begin, end, false);
+}
+
+static void on_reduced(void *user, const otfx_replay_stream *stream, otfx_time begin, otfx_time end)
+{
+    span_bins *b = user;
+    span_stream *s = span_stream_of(b, stream);
+    if (s)
+        span_add(b, s, OTFX_REF_NONE, begin, end, true);
+}
+
+/* Every trace's bins over [from, to) on the compensated clock (trace_count × columns, free() them);
+ * NULL with why in `error`. The replay runs over everything held: events measured after `to` may lie
+ * before it compensated. */
+static otfx_timeline_bin *compensated_bins(const otfx_command *query, const otfx_leaf_input *input,
+                                           otfx_time from, otfx_time to, uint32_t columns, char *error,
+                                           size_t error_size)
+{
+    const size_t count = input->trace_count * (size_t)columns;
+    if (input->result_limit && count > input->result_limit / sizeof(otfx_timeline_bin)) {
+        snprintf(error, error_size,
+                 "timeline --compensated: %zu streams x %u bins exceed the query memory bound: ask for fewer "
+                 "--bins or --ranks",
+                 input->trace_count, columns);
+        return NULL;
+    }
+    span_bins b = {.input = input, .from = from, .to = to, .columns = columns};
+    b.bins = malloc(sizeof *b.bins * (count ? count : 1));
+    if (!b.bins) {
+        snprintf(error, error_size, "timeline --compensated: out of memory");
+        return NULL;
+    }
+    memset(b.bins, 0, sizeof *b.bins * count);
+    for (size_t i = 0; i < count; i++)
+        b.bins[i].dominant_region = OTFX_REF_NONE;
+    otfx_command everything = *query;
+    everything.to = OTFX_TIME_MAX;
+    const compensation_observer observer = {.user = &b, .span = on_span, .reduced = on_reduced};
+    compensation_result result;
+    bool ok = compensation_run(&everything, input, &observer, &result, error, error_size);
+    if (ok)
+        compensation_result_free(&result);
+    for (size_t i = 0; i < b.stream_capacity; i++) {
+        if (b.streams[i].known && b.streams[i].trace < input->trace_count)
+            span_finish_column(&b, &b.streams[i]);
+        free(b.streams[i].region_time);
+        free(b.streams[i].touched);
+    }
+    free(b.streams);
+    if (ok && b.failed) {
+        snprintf(error, error_size, "timeline --compensated: out of memory");
+        ok = false;
+    }
+    if (!ok) {
+        free(b.bins);
+        return NULL;
+    }
+    return b.bins;
+}
+
 static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out,
                           char *error, size_t error_size)
 {
@@ -433,6 +639,10 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
         return false;
     }
     bool ok = true;
+    otfx_timeline_bin *compensated = NULL;
+    if (t.mode != MODE_EMPTY && query->compensated &&
+        !(compensated = compensated_bins(query, input, from, to, t.columns, error, error_size)))
+        return false;
     if (t.mode != MODE_EMPTY) {
         t.rows = calloc(t.groups, sizeof *t.rows);
         otfx_timeline_bin *bin = malloc(sizeof *bin * t.columns);
@@ -448,10 +658,13 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
             for (size_t i = 0; ok && i < input->trace_count; i++) {
                 if (input->rank_of_trace[i] != j)
                     continue;
-                if (!trace_timeline(input->traces[i], from, to, t.columns, bin)) {
+                if (compensated)
+                    memcpy(bin, compensated + i * t.columns, sizeof *bin * t.columns);
+                else if (!trace_timeline(input->traces[i], from, to, t.columns, bin)) {
                     snprintf(error, error_size, "timeline of rank %u: %s", rank, otfx_last_error());
                     free(bin);
                     free(rank_cells);
+                    free(compensated);
                     timeline_free(&t);
                     return false;
                 }
@@ -493,6 +706,7 @@ static bool timeline_leaf(const otfx_command *query, const otfx_leaf_input *inpu
         }
         free(bin);
         free(rank_cells);
+        free(compensated);
         if (ok) { /* keep the rows holding ranks, in index order */
             uint32_t n = 0;
             for (uint32_t g = 0; g < t.groups; g++)
@@ -771,6 +985,8 @@ static bool timeline_finish(const otfx_command *query, const void *merged, size_
     otfx_kv_u64(reply, "approximate", t.approximate);
     otfx_kv_u64(reply, "places_answered", places_answered);
     otfx_kv_u64(reply, "places_total", places_total);
+    if (query->compensated)
+        otfx_kv_u64(reply, "compensated", 1);
     otfx_kv_end(reply);
     otfx_text scratch = {0};
     for (uint32_t i = 0; i < t.name_count && !reply->failed; i++) {
@@ -837,7 +1053,7 @@ const otfx_analysis_module otfx_module_timeline = {
     .name = "timeline",
     .help =
         "time x ranks: time per role, reduced time and dominant region per cell (--from --to --ranks --bins "
-        "--rows)",
+        "--rows --compensated)",
     .leaf = timeline_leaf,
     .merge = timeline_merge,
     .finish = timeline_finish,

@@ -227,12 +227,8 @@ static void add_pending(ws_run *run, ws_stream *s, uint32_t kind, uint32_t cause
     s->pending[s->pending_count++] = (ws_pending){.frame = index, .kind = kind, .cause = cause, .wait = wait};
 }
 
-static void ws_event(void *user, otfx_replay_stream *stream, const otfx_event *event)
+static inline void ws_event(ws_run *run, ws_stream *s, const otfx_event *event)
 {
-    ws_run *run = user;
-    ws_stream *s = stream_of(run, stream);
-    if (!s)
-        return;
     if (event->type == OTFX_EV_LEAVE && s->clock.depth > 0 && s->clock.stack[s->clock.depth - 1].mpi) {
         uint32_t index = s->clock.depth - 1;
         const stack_frame *frame = &s->clock.stack[index];
@@ -262,6 +258,16 @@ static void ws_event(void *user, otfx_replay_stream *stream, const otfx_event *e
                 break;
             }
     cpu_clock_event(&s->clock, &run->facts, event, NULL, NULL);
+}
+
+static void ws_events(void *user, otfx_replay_stream *stream, const otfx_event *events, size_t count)
+{
+    ws_run *run = user;
+    ws_stream *s = stream_of(run, stream);
+    if (!s)
+        return;
+    for (size_t i = 0; i < count; i++)
+        ws_event(run, s, &events[i]);
     if (s->clock.failed)
         run->failed = true;
 }
@@ -406,7 +412,7 @@ static void ws_gap(void *user, otfx_replay_stream *stream, otfx_time begin, otfx
 static const otfx_replay_pass ws_pass = {
     .name = "wait-states",
     .value_size = sizeof(ws_value),
-    .event = ws_event,
+    .events = ws_events,
     .send = ws_send,
     .send_ended = ws_send_ended,
     .receive = ws_receive,

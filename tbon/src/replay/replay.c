@@ -730,8 +730,47 @@ static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
     return ahead.unresolved < before;
 }
 
-/* Inlined into otfx_replay_advance's loop: it runs once per event. */
-static inline __attribute__((always_inline)) enum step_result step(otfx_replay *replay, replay_stream *stream)
+/* For a pass with `events`: the events from pos that only move the region depth (ENTER, a LEAVE that
+ * ends no held-back send), at most `limit`, are replayed at once; they and the event after them (the
+ * one the step goes on with, announced here) go to the pass in one call. How many were replayed. */
+static inline __attribute__((always_inline)) size_t replay_depth_run(otfx_replay *replay, replay_stream *stream,
+                                                                     size_t limit)
+{
+    const otfx_event *const first = &stream->events[stream->pos];
+    const size_t available = stream->count - stream->pos;
+    if (limit > available)
+        limit = available;
+    uint32_t depth = stream->depth;
+    otfx_time last = stream->last_time;
+    size_t n = 0;
+    for (; n < limit; n++) {
+        const otfx_event *event = &first[n];
+        if (event->type == OTFX_EV_ENTER) {
+            depth++;
+        } else if (event->type == OTFX_EV_LEAVE && !(stream->send.active && depth == stream->send.depth)) {
+            if (depth > 0)
+                depth--;
+        } else {
+            break;
+        }
+        if (event->time > last)
+            last = event->time;
+    }
+    const size_t handed = n < available ? n + 1 : n;
+    if (n < available && first[n].time > last)
+        last = first[n].time;
+    stream->depth = depth;
+    stream->last_time = last;
+    stream->pos += n;
+    replay->stats.events += handed;
+    replay->pass.events(replay->config.pass_user, &stream->public, first, handed);
+    return n;
+}
+
+/* Inlined into otfx_replay_advance's loop: it runs once per event (once per run of events that only
+ * move the depth, for a pass with `events`). *moved: events replayed before the one it stops at. */
+static inline __attribute__((always_inline)) enum step_result step(otfx_replay *replay, replay_stream *stream,
+                                                                   uint32_t budget, uint32_t *moved)
 {
     if (stream->pos >= stream->count && !replay_stream_fill(replay, stream)) {
         if (replay->failed)
@@ -745,8 +784,8 @@ static inline __attribute__((always_inline)) enum step_result step(otfx_replay *
     void *user = replay->config.pass_user;
     if (!stream->announced) {
         stream->announced = true;
-        replay->stats.events++;
-        if (!stream->seen_held) {
+        const bool first_held = !stream->seen_held;
+        if (first_held) {
             stream->seen_held = true;
             /* The trace's oldest detail begins inside the window (context ENTERs before `from` say it
              * holds detail there); a reduction record reports its own range. Detail is missing only
@@ -764,10 +803,25 @@ static inline __attribute__((always_inline)) enum step_result step(otfx_replay *
                     report_gap(replay, stream, begin, event->time, OTFX_REPLAY_GAP_BEFORE_HELD);
             }
         }
-        if (event->time > stream->last_time)
-            stream->last_time = event->time;
-        if (replay->pass.event)
-            replay->pass.event(user, &stream->public, event);
+        if (replay->pass.events && !first_held && budget > 1) {
+            /* (the first event goes alone: the gap before it goes to the pass first) */
+            size_t run = replay_depth_run(replay, stream, budget - 1);
+            if (stream->pos >= stream->count) {
+                stream->announced = false;
+                *moved = (uint32_t)run - 1;
+                return STEP_MOVED;
+            }
+            *moved = (uint32_t)run;
+            event = &stream->events[stream->pos];
+        } else {
+            replay->stats.events++;
+            if (event->time > stream->last_time)
+                stream->last_time = event->time;
+            if (replay->pass.events)
+                replay->pass.events(user, &stream->public, event, 1);
+            else if (replay->pass.event)
+                replay->pass.event(user, &stream->public, event);
+        }
     }
     _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE];
     switch (event->type) {
@@ -898,7 +952,12 @@ otfx_status otfx_replay_advance(otfx_replay *replay, bool *progressed)
             replay_stream *stream = replay->streams[i];
             stream->waiting = false;
             while (!stream->done && budget > 0) {
-                enum step_result result = step(replay, stream);
+                uint32_t run = 0;
+                enum step_result result = step(replay, stream, budget, &run);
+                if (run) {
+                    moved = true;
+                    budget -= run;
+                }
                 if (result == STEP_FAILED)
                     return replay->fail_status ? replay->fail_status : OTFX_ERR_INVALID;
                 if (result == STEP_WAIT) {
