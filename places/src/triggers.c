@@ -36,6 +36,7 @@ struct place_trigger {
     /* late-sender: receives whose send this place saw too (paired), and those whose sender another
      * event place serves (unseen: never evaluated, so a quiet trigger there proves nothing) */
     uint64_t paired, unseen;
+    uint64_t unseen_reported, unseen_reported_at; /* up the tree: how many, and when last (ns) */
 };
 
 /* late-sender: one end of a message whose other end has not arrived yet, keyed by the channel
@@ -520,8 +521,8 @@ static void late_sender_end(struct event_place *place, struct place_triggers *t,
                 fprintf(stderr,
                         "otfx-place %d: trigger %" PRIu64
                         " (late-sender): rank %d receives from rank %" PRId32
-                        ", which another event place serves; such messages are not evaluated (counted as "
-                        "unseen=N in this place's report)\n",
+                        ", which another event place serves; such messages are not evaluated (trigger list "
+                        "counts them as unseen=N)\n",
                         place->setup.place_rank, t->slots[i].id, rank, peer);
             }
         }
@@ -727,4 +728,24 @@ void place_triggers_report(struct event_place *place)
                    " lost=%" PRIu64 "\n",
                    place->setup.place_rank, t->slots[i].id, t->slots[i].paired, t->slots[i].unseen,
                    t->pending_lost);
+}
+
+bool place_triggers_next_unseen(struct event_place *place, uint64_t *trigger, uint64_t *count)
+{
+    struct place_triggers *t = place->triggers;
+    if (!t || !t->by_condition[OTFX_TRIGGER_LATE_SENDER])
+        return false;
+    const uint64_t now = now_ns();
+    for (uint32_t i = 0; i < OTFX_TRIGGER_MAX_COUNT; i++) {
+        struct place_trigger *slot = &t->slots[i];
+        if (!(t->by_condition[OTFX_TRIGGER_LATE_SENDER] & (1u << i)) ||
+            slot->unseen == slot->unseen_reported || now < slot->unseen_reported_at + PLACE_TRIGGER_FLUSH_NS)
+            continue;
+        *trigger = slot->id;
+        *count = slot->unseen - slot->unseen_reported;
+        slot->unseen_reported = slot->unseen;
+        slot->unseen_reported_at = now;
+        return true;
+    }
+    return false;
 }
