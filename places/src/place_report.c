@@ -5,6 +5,7 @@
  * base; and the place's own memory.
  */
 #include "event_place_internal.h"
+#include "place_triggers.h"
 
 #include <otfx/support/growth.h>
 #include <otfx/support/hash.h>
@@ -478,6 +479,7 @@ void place_print_report(struct event_place *place)
             report_rank(place, &place->ranks[r], by_name);
         free(by_name);
     }
+    place_triggers_report(place);
     size_t budget_total = 0;
     unsigned traces = 0;
     for (int r = 0; r < setup->served_count; r++)

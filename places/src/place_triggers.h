@@ -46,6 +46,16 @@ void place_triggers_on_batch(struct event_place *place, struct served_rank *rank
 /* Every turn of the loop: the ranks' periodic flush on or off as triggers are armed, silent ranks.
  * Returns whether it did anything. */
 bool place_triggers_poll(struct event_place *place, uint64_t now_ns);
+/* late-sender trigger `id`: the receives paired with their send at this place, and those whose sender
+ * another event place serves (never evaluated). False when `id` is not a late-sender trigger here. */
+bool place_trigger_late_sender_counts(struct event_place *place, uint64_t id, uint64_t *paired,
+                                      uint64_t *unseen);
+/* The end-of-run lines of the late-sender triggers: "otfx-place P: trigger ID late-sender paired=N
+ * unseen=U lost=L" (lost: ends the bounded table of unpaired ends dropped before their other end came). */
+void place_triggers_report(struct event_place *place);
+/* Late-sender receives counted as unseen and not reported up yet: a trigger and how many more, at most
+ * one report per trigger every PLACE_TRIGGER_FLUSH_NS (the counts feed `trigger list`'s unseen=). */
+bool place_triggers_next_unseen(struct event_place *place, uint64_t *trigger, uint64_t *count);
 /* The next firing not reported yet. */
 bool place_triggers_next_firing(struct event_place *place, otfx_tree_firing *firing);
 

@@ -474,6 +474,12 @@ static bool next_death(void *context, uint32_t *rank_out, uint32_t *exit_code, c
     return false;
 }
 
+static bool next_unseen(void *context, uint64_t *trigger, uint64_t *count)
+{
+    struct place_runtime *runtime = context;
+    return place_triggers_next_unseen(runtime->place, trigger, count);
+}
+
 static bool next_firing(void *context, otfx_tree_firing *firing)
 {
     struct place_runtime *runtime = context;
@@ -526,5 +532,6 @@ otfx_tree_host place_tree_host(struct place_runtime *runtime)
         .ranks_ended = ranks_ended,
         .next_death = next_death,
         .next_firing = next_firing,
+        .next_unseen = next_unseen,
     };
 }

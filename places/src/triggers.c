@@ -33,12 +33,30 @@ struct place_trigger {
     otfx_trigger_spec spec;
     uint64_t *visits;       /* count, rate: per served rank, since armed / in the current second */
     uint64_t *window_start; /* rate: per served rank, the current second's start */
+    /* late-sender: receives whose send this place saw too (paired), and those whose sender another
+     * event place serves (unseen: never evaluated, so a quiet trigger there proves nothing) */
+    uint64_t paired, unseen;
+    uint64_t unseen_reported, unseen_reported_at; /* up the tree: how many, and when last (ns) */
+};
+
+/* late-sender: one end of a message whose other end has not arrived yet, keyed by the channel
+ * (communicator, sender, receiver, tag) and the message's ordinal on it. The table is bounded: an end
+ * that lands on a slot still holding another end replaces it, and the older one is counted as lost. */
+#define PENDING_ENDS 4096u
+struct pending_end {
+    otfx_ref comm;
+    int32_t src, dst;
+    uint32_t tag;
+    uint64_t seq; /* 0: a free slot (ends without an ordinal are never paired) */
+    bool is_send;
+    uint64_t enter; /* the call's enter: the send's, or the receive's (MPI_Recv, the completing Wait) */
+    uint64_t time;  /* a receive: its RECV/IRECV event, when its call saw it complete */
 };
 
 struct place_triggers {
     struct place_trigger slots[OTFX_TRIGGER_MAX_COUNT];
-    uint32_t armed;                               /* bit i: slot i armed */
-    uint32_t by_condition[OTFX_TRIGGER_HANG + 1]; /* bit i: slot i holds that condition */
+    uint32_t armed;                                        /* bit i: slot i armed */
+    uint32_t by_condition[OTFX_TRIGGER_CONDITION_MAX + 1]; /* bit i: slot i holds that condition */
     /* By region id: the slots naming the region (duration, count, rate, marker), known once looked up. */
     uint32_t *region_bits;
     uint8_t *region_known;
@@ -55,6 +73,9 @@ struct place_triggers {
     bool ranks_flushing;   /* the ranks were asked to flush every PLACE_TRIGGER_FLUSH_NS */
     uint64_t *quiet_since; /* per served rank: last seen paused, not recording (or the start) */
     int served;
+    struct pending_end *pending; /* PENDING_ENDS, allocated with the first late-sender trigger */
+    uint64_t pending_lost;       /* ends replaced before their other end arrived */
+    bool warned_unseen;          /* the stderr line about senders served elsewhere was printed */
 };
 
 static uint64_t now_ns(void)
@@ -132,6 +153,11 @@ static bool add_spec(struct event_place *place, uint64_t id, const otfx_trigger_
                 return false;
             }
         }
+        if (spec->condition == OTFX_TRIGGER_LATE_SENDER && !t->pending &&
+            !(t->pending = calloc(PENDING_ENDS, sizeof(*t->pending)))) {
+            free_slot(slot);
+            return false;
+        }
         t->by_condition[spec->condition] |= 1u << i;
         arm_slot(t, i);
         forget_names(t);
@@ -179,6 +205,7 @@ void place_triggers_free(struct event_place *place)
     free(t->metric_known);
     free(t->fired);
     free(t->quiet_since);
+    free(t->pending);
     free(t);
     place->triggers = NULL;
 }
@@ -214,7 +241,7 @@ bool place_trigger_remove(struct event_place *place, uint64_t id)
         if (t->slots[i].id != id)
             continue;
         t->armed &= ~(1u << i);
-        for (size_t c = 0; c <= OTFX_TRIGGER_HANG; c++)
+        for (size_t c = 0; c <= OTFX_TRIGGER_CONDITION_MAX; c++)
             t->by_condition[c] &= ~(1u << i);
         free_slot(&t->slots[i]);
         forget_names(t);
@@ -424,6 +451,97 @@ static double metric_value(const struct event_place *place, const otfx_event *ev
     }
 }
 
+/* ---- late senders ---------------------------------------------------------------------------------- */
+
+static size_t pending_slot(const struct pending_end *end)
+{
+    uint64_t hash = (uint64_t)end->comm * UINT64_C(0x9e3779b97f4a7c15);
+    hash ^= ((uint64_t)(uint32_t)end->src << 32 | (uint32_t)end->dst) * UINT64_C(0xc2b2ae3d27d4eb4f);
+    hash ^= ((uint64_t)end->tag << 40 ^ end->seq) * UINT64_C(0x165667b19e3779f9);
+    hash ^= hash >> 29;
+    return (size_t)(hash % PENDING_ENDS);
+}
+
+static bool same_message(const struct pending_end *a, const struct pending_end *b)
+{
+    return a->seq == b->seq && a->comm == b->comm && a->src == b->src && a->dst == b->dst && a->tag == b->tag;
+}
+
+/* The waiting of a pair at the moment its second end arrived: Scalasca's late sender, the send's call
+ * enter minus the receive's call enter (docs/analyses.md), on the receiver. */
+static void check_late_sender(struct place_triggers *t, const struct pending_end *send,
+                              const struct pending_end *recv)
+{
+    uint32_t bits = t->armed & t->by_condition[OTFX_TRIGGER_LATE_SENDER];
+    const uint64_t waited = send->enter > recv->enter ? send->enter - recv->enter : 0;
+    for (uint32_t i = 0; bits; i++, bits >>= 1) {
+        if (!(bits & 1u) || !eligible(t, i, recv->dst, recv->time))
+            continue;
+        t->slots[i].paired++;
+        if (waited <= t->slots[i].spec.threshold)
+            continue;
+        char waited_text[32], limit_text[32];
+        format_duration(waited, waited_text, sizeof(waited_text));
+        format_duration(t->slots[i].spec.threshold, limit_text, sizeof(limit_text));
+        fire(t, i, recv->dst, recv->time,
+             "rank %" PRId32 " waited %s (more than %s) for rank %" PRId32 "'s message (tag %" PRIu32
+             "), receive entered at %" PRIu64 ", send at %" PRIu64,
+             recv->dst, waited_text, limit_text, send->src, send->tag, recv->enter, send->enter);
+    }
+}
+
+/* A send or receive of `rank` (a RECV/IRECV at the end of the call that completed it, whose enter is
+ * `enter`); 0 as `enter`: the call was entered before the place followed the stream. */
+static void late_sender_end(struct event_place *place, struct place_triggers *t, int rank,
+                            const otfx_event *event, uint64_t enter)
+{
+    const bool sent = event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND;
+    const int32_t peer = (int32_t)event->u.msg.peer;
+    const struct pending_end end = {
+        .comm = event->u.msg.comm,
+        .src = sent ? rank : peer,
+        .dst = sent ? peer : rank,
+        .tag = event->u.msg.tag,
+        .seq = event->u.msg.seq,
+        .is_send = sent,
+        .enter = sent ? (enter ? enter : event->time) : enter,
+        .time = event->time,
+    };
+    const int other = sent ? end.dst : end.src;
+    if (other < place->setup.first_served || other >= place->setup.first_served + place->setup.served_count) {
+        if (sent)
+            return; /* the receiver's place counts it */
+        uint32_t bits = t->armed & t->by_condition[OTFX_TRIGGER_LATE_SENDER];
+        for (uint32_t i = 0; bits; i++, bits >>= 1) {
+            if (!(bits & 1u) || !eligible(t, i, rank, event->time))
+                continue;
+            t->slots[i].unseen++;
+            if (!t->warned_unseen) {
+                t->warned_unseen = true;
+                fprintf(stderr,
+                        "otfx-place %d: trigger %" PRIu64
+                        " (late-sender): rank %d receives from rank %" PRId32
+                        ", which another event place serves; such messages are not evaluated (trigger list "
+                        "counts them as unseen=N)\n",
+                        place->setup.place_rank, t->slots[i].id, rank, peer);
+            }
+        }
+        return;
+    }
+    if (!end.seq || !t->pending || (!sent && !enter))
+        return; /* no ordinal to pair by, or a receive whose call's enter the place did not see */
+    struct pending_end *slot = &t->pending[pending_slot(&end)];
+    if (slot->seq && same_message(slot, &end) && slot->is_send != sent) {
+        const struct pending_end first = *slot;
+        slot->seq = 0;
+        check_late_sender(t, sent ? &end : &first, sent ? &first : &end);
+        return;
+    }
+    if (slot->seq)
+        t->pending_lost++;
+    *slot = end;
+}
+
 void place_triggers_on_batch(struct event_place *place, struct served_rank *rank, struct place_stream *stream,
                              const otfx_event *events, size_t count, uint32_t depth_before)
 {
@@ -472,6 +590,12 @@ void place_triggers_on_batch(struct event_place *place, struct served_rank *rank
         case OTFX_EV_ISEND:
         case OTFX_EV_RECV:
         case OTFX_EV_IRECV: {
+            if (t->armed & t->by_condition[OTFX_TRIGGER_LATE_SENDER]) {
+                /* the innermost open call is the one that sent, or that completed the receive */
+                const struct trigger_frame *frame = stack->depth ? &stack->frames[stack->depth - 1] : NULL;
+                const uint64_t enter = frame && frame->region != OTFX_REF_NONE ? frame->time : 0;
+                late_sender_end(place, t, rank->rank, event, enter);
+            }
             uint32_t bits = t->armed & t->by_condition[OTFX_TRIGGER_MESSAGE];
             const bool sent = event->type == OTFX_EV_SEND || event->type == OTFX_EV_ISEND;
             for (uint32_t i = 0; bits; i++, bits >>= 1)
@@ -580,4 +704,48 @@ bool place_triggers_poll(struct event_place *place, uint64_t now)
     if (t->by_condition[OTFX_TRIGGER_HANG] & t->armed)
         check_silence(place, t, now);
     return active || t->fired_next != t->fired_count;
+}
+
+bool place_trigger_late_sender_counts(struct event_place *place, uint64_t id, uint64_t *paired,
+                                      uint64_t *unseen)
+{
+    struct place_triggers *t = place->triggers;
+    for (uint32_t i = 0; t && i < OTFX_TRIGGER_MAX_COUNT; i++)
+        if (t->slots[i].id == id && t->slots[i].spec.condition == OTFX_TRIGGER_LATE_SENDER) {
+            *paired = t->slots[i].paired;
+            *unseen = t->slots[i].unseen;
+            return true;
+        }
+    return false;
+}
+
+void place_triggers_report(struct event_place *place)
+{
+    struct place_triggers *t = place->triggers;
+    for (uint32_t i = 0; t && i < OTFX_TRIGGER_MAX_COUNT; i++)
+        if (t->slots[i].id && t->slots[i].spec.condition == OTFX_TRIGGER_LATE_SENDER)
+            printf("otfx-place %d: trigger %" PRIu64 " late-sender paired=%" PRIu64 " unseen=%" PRIu64
+                   " lost=%" PRIu64 "\n",
+                   place->setup.place_rank, t->slots[i].id, t->slots[i].paired, t->slots[i].unseen,
+                   t->pending_lost);
+}
+
+bool place_triggers_next_unseen(struct event_place *place, uint64_t *trigger, uint64_t *count)
+{
+    struct place_triggers *t = place->triggers;
+    if (!t || !t->by_condition[OTFX_TRIGGER_LATE_SENDER])
+        return false;
+    const uint64_t now = now_ns();
+    for (uint32_t i = 0; i < OTFX_TRIGGER_MAX_COUNT; i++) {
+        struct place_trigger *slot = &t->slots[i];
+        if (!(t->by_condition[OTFX_TRIGGER_LATE_SENDER] & (1u << i)) ||
+            slot->unseen == slot->unseen_reported || now < slot->unseen_reported_at + PLACE_TRIGGER_FLUSH_NS)
+            continue;
+        *trigger = slot->id;
+        *count = slot->unseen - slot->unseen_reported;
+        slot->unseen_reported = slot->unseen;
+        slot->unseen_reported_at = now;
+        return true;
+    }
+    return false;
 }

@@ -226,16 +226,29 @@ static bool read_condition(struct cursor *c, otfx_trigger_spec *out)
         out->condition = OTFX_TRIGGER_MARKER;
         return read_name(c, out->name, sizeof out->name, "and the marker's name after marker");
     }
-    if (strcmp(word, "late-sender") == 0 || strcmp(word, "late-receiver") == 0 || strcmp(word, "wait") == 0)
-        return fail_at(
-            c, start,
-            "wait states are not evaluated as the events arrive (they need both ends of a message, "
-            "held by different places); use duration(MPI_Recv) > TIME, or the wait-states query");
+    if (strcmp(word, "late-sender") == 0) {
+        out->condition = OTFX_TRIGGER_LATE_SENDER;
+        skip_blanks(c);
+        if (c->text[c->at] == '(')
+            return fail_at(c, c->at,
+                           "late-sender takes no region: 'late-sender > TIME', a receive's call that began "
+                           "TIME before its send's; seen only when one event place serves both ranks, "
+                           "the others are counted as unseen");
+        if (!expect(c, ">", "and a time after late-sender (late-sender > TIME)") ||
+            !read_duration(c, &out->threshold, "the time"))
+            return false;
+        return true;
+    }
+    if (strcmp(word, "late-receiver") == 0 || strcmp(word, "wait") == 0)
+        return fail_at(c, start,
+                       "%s is not a condition (it needs what the other ranks did, which other places "
+                       "hold); use late-sender > TIME, duration(MPI_Send) > TIME or the wait-states query",
+                       word);
     if (!word[0] && c->text[c->at] == '\0')
         return fail_at(c, start, "empty trigger: expected a condition");
     return fail_at(c, start,
                    "expected a condition: duration(REGION), count(REGION), rate(REGION), message, "
-                   "metric(NAME), marker(NAME) or hang");
+                   "metric(NAME), marker(NAME), hang or late-sender");
 }
 
 static bool read_snapshot(struct cursor *c, otfx_trigger_spec *out)
@@ -383,6 +396,8 @@ const char *otfx_trigger_condition_name(otfx_trigger_condition condition)
         return "marker";
     case OTFX_TRIGGER_HANG:
         return "hang";
+    case OTFX_TRIGGER_LATE_SENDER:
+        return "late-sender";
     }
     return "unknown";
 }
@@ -411,6 +426,9 @@ void otfx_trigger_format(const otfx_trigger_spec *spec, otfx_text *out)
         break;
     case OTFX_TRIGGER_HANG:
         otfx_text_appendf(out, "hang > %" PRIu64 "ns", spec->threshold);
+        break;
+    case OTFX_TRIGGER_LATE_SENDER:
+        otfx_text_appendf(out, "late-sender > %" PRIu64 "ns", spec->threshold);
         break;
     default:
         otfx_text_appendf(out, "%s", condition);

@@ -5,7 +5,8 @@ other ranks' MPI_Allreduce of that iteration takes seconds; otfx-run --trigger w
 served by two event places. Asserted: the trigger fires once for the job (the other place's report is
 merged), the application is paused and resumes on command, the snapshot holds the slow iteration and
 every iteration before it, the clients get the notices, otfxctl trigger add/list/remove work and bad
-triggers are refused with the column of the error."""
+triggers are refused with the column of the error. A second trigger, late-sender, cannot see the halo
+messages between the two places' ranks: trigger list counts them as unseen and a place says so."""
 import os
 import subprocess
 import time
@@ -67,26 +68,29 @@ def main(args):
           f"otfx-run refuses a bad --trigger with its column (exit {result.returncode}: {result.stderr.strip()})")
 
     spec = f"duration(MPI_Allreduce) > {THRESHOLD} on ranks 0-3 => pause-app, snapshot(-60s,+0.5s) to slow, notify"
-    job = Job(args, ranks=4, places=3, name="triggers", extra=["--buffer", "4M", "--trigger", spec],
+    # never fires (no receive waits that long); there only for the messages it cannot see
+    late = "late-sender > 1000s => notify"
+    job = Job(args, ranks=4, places=3, name="triggers", extra=["--buffer", "4M", "--trigger", spec, "--trigger", late],
               example_args=["--slow-iteration", str(SLOW_ITERATION), "--slow-ms", str(SLOW_MS)])
     session = job.start()
     try:
         with job.client(session) as client:
             listed = triggers(client)
-            check(list(listed) == [1] and listed[1]["state"] in ("armed", "firing", "spent"),
-                  f"trigger list shows otfx-run's trigger as 1 ({listed})")
+            check(sorted(listed) == [1, 2] and listed[1]["state"] in ("armed", "firing", "spent") and
+                  listed[2]["spec"].startswith("late-sender > 1000000000000ns"),
+                  f"trigger list shows otfx-run's triggers as 1 and 2 ({listed})")
 
             # otfxctl: a bad trigger is refused with its column; a good one is added, listed and removed
             code, _, err = ctl(args, job, "trigger", "add", "marker(x)", "=>", "explode")
             check(code == 2 and "column 14" in err, f"otfxctl refuses a bad trigger with its column ({err.strip()})")
             code, out, err = ctl(args, job, "trigger", "add", "marker(never)", "=>", "notify")
-            check(code == 0 and "2" in out, f"otfxctl trigger add answers with the new trigger ({out.strip()} {err})")
-            check(sorted(triggers(client)) == [1, 2], "trigger list shows both triggers")
-            code, out, err = ctl(args, job, "trigger", "remove", "2")
-            check(code == 0, f"otfxctl trigger remove 2 ({out.strip()} {err})")
-            code, _, err = ctl(args, job, "trigger", "remove", "2")
-            check(code == 1 and "no trigger 2" in err, f"a removed trigger is gone ({err.strip()})")
-            check(sorted(triggers(client)) == [1], "trigger list shows the first trigger only")
+            check(code == 0 and "3" in out, f"otfxctl trigger add answers with the new trigger ({out.strip()} {err})")
+            check(sorted(triggers(client)) == [1, 2, 3], "trigger list shows the three triggers")
+            code, out, err = ctl(args, job, "trigger", "remove", "3")
+            check(code == 0, f"otfxctl trigger remove 3 ({out.strip()} {err})")
+            code, _, err = ctl(args, job, "trigger", "remove", "3")
+            check(code == 1 and "no trigger 3" in err, f"a removed trigger is gone ({err.strip()})")
+            check(sorted(triggers(client)) == [1, 2], "trigger list shows otfx-run's triggers only")
 
             fired = wait_for("trigger 1 fired and acted",
                              lambda: (lambda t: t if t["state"] == "spent" else None)(triggers(client)[1]))
@@ -99,6 +103,12 @@ def main(args):
                               lambda: (lambda t: t if t.int("merged") >= 1 else None)(triggers(client)[1]))
             check(merged.int("merged") == 1 and merged.int("fired") == 1,
                   f"two event places reported, the job acted once (fired=1 merged={merged.int('merged')})")
+
+            unseen = wait_for("late-sender's unseen messages counted",
+                              lambda: (lambda t: t if t.int("unseen") > 0 else None)(triggers(client)[2]))
+            check(unseen.int("fired") == 0 and "unseen" not in triggers(client)[1].fields,
+                  f"late-sender counts the messages between the places' ranks as unseen "
+                  f"(unseen={unseen.int('unseen')}), and only late-sender has the field")
 
             status = client.request("status")
             summary = [line for line in status if line.type == "summary"][0]
@@ -124,6 +134,9 @@ def main(args):
                   events.count("trigger-merged") == 1, f"the clients got one firing, its end, one merged report ({events})")
         output = job.finish()
         check("otfx: trigger 1 fired (1 of 1)" in output, "the root said so on stderr")
+        check(output.count("(late-sender): rank") >= 1 and "which another event place serves" in output,
+              "a place warned that late-sender cannot see messages from the other place's ranks")
+        check("otfx: trigger 2 fired" not in output, "late-sender did not fire")
     finally:
         job.kill()
 

@@ -236,6 +236,117 @@ static void test_metric(void **state)
     assert_string_equal(firing.detail, "metric page-faults read 140 (more than 100) on rank 0");
 }
 
+/* Point-to-point events of a rank the place serves besides the fixture's rank 0, handed to the trigger
+ * code as the decoder hands a batch (the fixture's decoder serves one rank only). */
+struct other_rank {
+    struct served_rank rank;
+    struct place_stream stream;
+};
+
+static void other_batch(struct setup *setup, struct other_rank *other, const otfx_event *events, size_t count)
+{
+    uint32_t depth = other->stream.depth;
+    for (size_t e = 0; e < count; e++)
+        depth += events[e].type == OTFX_EV_ENTER ? 1u : events[e].type == OTFX_EV_LEAVE ? (uint32_t)-1 : 0u;
+    const uint32_t before = other->stream.depth;
+    other->stream.depth = depth;
+    place_triggers_on_batch(&setup->fixture.place, &other->rank, &other->stream, events, count, before);
+}
+
+/* Rank 1's MPI_Send to rank 0 (tag 7, communicator `comm`), the call entered at `enter`. */
+static void other_send(struct setup *setup, struct other_rank *other, otfx_ref comm, uint64_t seq,
+                       uint64_t enter)
+{
+    otfx_event events[3] = {{.time = enter, .type = OTFX_EV_ENTER},
+                            {.time = enter, .type = OTFX_EV_SEND},
+                            {.time = enter + MS, .type = OTFX_EV_LEAVE}};
+    events[0].u.region.region = events[2].u.region.region = 1;
+    events[1].u.msg.comm = comm;
+    events[1].u.msg.peer = 0;
+    events[1].u.msg.tag = 7;
+    events[1].u.msg.bytes = 8;
+    events[1].u.msg.seq = seq;
+    other_batch(setup, other, events, 3);
+}
+
+/* Rank 0's MPI_Recv from `peer` (tag 7, the world), entered at `enter`, its message in at `in`. */
+static void recv_from(struct setup *setup, int32_t peer, uint64_t seq, uint64_t enter, uint64_t in)
+{
+    struct batch_builder batch;
+    batch_begin(&batch, setup->sequence++);
+    batch_add_enter(&batch, FIXTURE_MPI_RECV, enter);
+    batch_add_message(&batch, CAPTURE_RECORD_RECV, FIXTURE_MPI_RECV, in, 0, peer, 7, 8, 0, 0, seq);
+    batch_add_leave(&batch, FIXTURE_MPI_RECV, in);
+    ingest(setup, &batch);
+}
+
+/* The communicator the decoder gave the fixture's world: the RECV event of rank 0's last receive. */
+static int last_comm(const otfx_event *event, void *user)
+{
+    if (event->type == OTFX_EV_RECV)
+        *(otfx_ref *)user = event->u.msg.comm;
+    return 0;
+}
+
+static void test_late_sender(void **state)
+{
+    struct setup *setup = *state;
+    struct event_place *place = &setup->fixture.place;
+    /* the place serves ranks 0 and 1 (rank 1's events come in beside the decoder, and no code on this
+     * path looks rank 1 up in place->ranks), not 2 and 3 */
+    place->setup.served_count = 2;
+    struct other_rank other = {.rank = {.rank = 1}};
+    add(setup, 9, "late-sender > 20ms => notify");
+    otfx_tree_firing firing;
+    uint64_t paired = 0, unseen = 0;
+
+    /* a receive that waited 40 ms for its send, the send arriving second: fires on the receiver */
+    recv_from(setup, 1, 1, 10 * MS, 60 * MS);
+    otfx_ref comm = OTFX_REF_NONE;
+    otfx_query_events(setup->fixture.stream.trace, 0, OTFX_TIME_MAX, false, last_comm, &comm);
+    assert_int_not_equal(comm, OTFX_REF_NONE);
+    assert_false(fired(setup, &firing));
+    other_send(setup, &other, comm, 1, 50 * MS);
+    assert_true(fired(setup, &firing));
+    assert_int_equal(firing.trigger, 9);
+    assert_int_equal(firing.rank, 0);
+    assert_int_equal(firing.time_ns, 60 * MS);
+    assert_non_null(strstr(firing.detail, "rank 0 waited 40 ms (more than 20 ms) for rank 1's message"));
+    assert_false(fired(setup, &firing));
+    assert_true(place_trigger_late_sender_counts(place, 9, &paired, &unseen));
+    assert_int_equal(paired, 1);
+    assert_int_equal(unseen, 0);
+
+    assert_true(place_trigger_arm(place, 9));
+    /* not late: the send began before the receive (send first), and one that waited 10 ms (receive
+     * first): paired, below the threshold, no firing */
+    other_send(setup, &other, comm, 2, 100 * MS);
+    recv_from(setup, 1, 2, 110 * MS, 111 * MS);
+    recv_from(setup, 1, 3, 120 * MS, 131 * MS);
+    other_send(setup, &other, comm, 3, 130 * MS);
+    assert_false(fired(setup, &firing));
+    assert_true(place_trigger_late_sender_counts(place, 9, &paired, &unseen));
+    assert_int_equal(paired, 3);
+
+    /* a message from rank 2, which another place serves: not evaluated, counted */
+    recv_from(setup, 2, 1, 200 * MS, 900 * MS);
+    assert_false(fired(setup, &firing));
+    assert_true(place_trigger_late_sender_counts(place, 9, &paired, &unseen));
+    assert_int_equal(paired, 3);
+    assert_int_equal(unseen, 1);
+
+    /* late, the send arriving first (rank 1's clock ahead of rank 0's batches): fires at the receive */
+    other_send(setup, &other, comm, 4, 1500 * MS);
+    recv_from(setup, 1, 4, 1000 * MS, 1501 * MS);
+    assert_true(fired(setup, &firing));
+    assert_int_equal(firing.time_ns, 1501 * MS);
+    assert_non_null(strstr(firing.detail, "rank 0 waited 500 ms (more than 20 ms)"));
+    assert_false(place_trigger_late_sender_counts(place, 1, &paired, &unseen));
+
+    place_triggers_free_stream(&other.stream);
+    place->setup.served_count = 1;
+}
+
 static void test_list(void **state)
 {
     struct setup *setup = *state;
@@ -258,6 +369,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_message_and_ranks, set_up, tear_down),
         cmocka_unit_test_setup_teardown(test_marker, set_up, tear_down),
         cmocka_unit_test_setup_teardown(test_metric, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(test_late_sender, set_up, tear_down),
         cmocka_unit_test_setup_teardown(test_list, set_up, tear_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,6 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         encoded = tree_encode_trigger(&again, message.trigger_id, message.trigger_time, message.failed_rank,
                                       message.trigger_place, (const char *)message.data, message.data_length);
         break;
+    case TREE_UNSEEN:
+        encoded = tree_encode_unseen(&again, message.trigger_id, message.trigger_time);
+        break;
     }
     require(encoded);
     require(again.length == size && memcmp(again.data, data, size) == 0);

@@ -157,6 +157,16 @@ static void test_answers_round_trip(void **state)
                         "a trigger report with a request id");
     tree_buffer_free(&buffer);
 
+    assert_true(tree_encode_unseen(&buffer, 5, 17));
+    assert_null(tree_decode(buffer.data, buffer.length, &message));
+    assert_int_equal(message.kind, TREE_UNSEEN);
+    assert_int_equal(message.trigger_id, 5);
+    assert_int_equal(message.trigger_time, 17); /* the count */
+    buffer.data[8] = 1;                         /* a request id: UNSEEN carries none */
+    assert_string_equal(tree_decode(buffer.data, buffer.length, &message),
+                        "an unseen report with a request id");
+    tree_buffer_free(&buffer);
+
     for (enum tree_kind kind = TREE_DONE; kind <= TREE_SHUTDOWN; kind++) {
         assert_true(tree_encode_empty(&buffer, kind, 0));
         assert_int_equal(buffer.length, TREE_HEADER_BYTES);

@@ -69,6 +69,19 @@ static void test_conditions(void **state)
     assert_int_equal(s.condition, OTFX_TRIGGER_HANG);
     assert_int_equal(s.threshold, 5000000000u);
 
+    s = parse_ok("late-sender > 20ms on ranks 1 => notify");
+    assert_int_equal(s.condition, OTFX_TRIGGER_LATE_SENDER);
+    assert_int_equal(s.threshold, 20000000u);
+    assert_string_equal(s.name, "");
+    assert_true(otfx_rank_set_contains(&s.ranks, 1));
+    assert_string_equal(otfx_trigger_condition_name(s.condition), "late-sender");
+    otfx_text canonical = {0};
+    otfx_trigger_format(&s, &canonical);
+    assert_string_equal(canonical.data, "late-sender > 20000000ns on ranks 1 => notify");
+    otfx_text_free(&canonical);
+    s = parse_ok("late-sender>1.5s=>pause-app");
+    assert_int_equal(s.threshold, 1500000000u);
+
     /* names with parentheses and blanks (C++ functions) */
     s = parse_ok("duration(solve(int, double)) > 1s => notify");
     assert_string_equal(s.name, "solve(int, double)");
@@ -141,7 +154,13 @@ static void test_errors(void **state)
     expect_error("duration(x) > 1s => notify times 0", 28, "at least 1");
     expect_error("duration(x) > 1s => notify twice", 28, "times N");
     expect_error("duration(x) > 1s => notify times 2 more", 36, "unexpected text");
-    expect_error("late-sender(MPI_Recv) > 1s => notify", 1, "wait states");
+    expect_error("late-sender(MPI_Recv) > 1s => notify", 12, "late-sender takes no region");
+    expect_error("late-sender(MPI_Recv) > 1s => notify", 12, "counted as unseen");
+    expect_error("late-sender 1s => notify", 13, "expected '>'");
+    expect_error("late-sender > soon => notify", 15, "the time must be a time");
+    expect_error("late-receiver > 1s => notify", 1, "use late-sender > TIME");
+    expect_error("wait > 1s => notify", 1, "wait is not a condition");
+    expect_error("latency > 1s => notify", 1, "hang or late-sender");
 }
 
 static bool count_added(void *user, const otfx_trigger_spec *spec)

@@ -162,6 +162,9 @@ typedef struct otfx_tree_host {
     /* A trigger whose condition held and that was not reported yet (the place evaluates it no more until
      * `trigger arm` comes down); false: none. */
     bool (*next_firing)(void *context, otfx_tree_firing *firing);
+    /* Receives a late-sender trigger could not evaluate (their sender is served by another place) since
+     * the last call: trigger `*trigger`, `*count` more of them; false: none to say now (NULL: never). */
+    bool (*next_unseen)(void *context, uint64_t *trigger, uint64_t *count);
 } otfx_tree_host;
 
 /* The place's settings that the tree uses. */

@@ -14,6 +14,10 @@
  *              | metric(NAME) > X            a metric value (OTFX_METRICS) above X, as the rank read it
  *              | marker(NAME)                the application called otfx_trigger("NAME")
  *              | hang > TIME                 a running, recording rank that recorded no event for TIME
+ *              | late-sender > TIME          a receive (MPI_Recv, or the Wait/Test completing an IRECV)
+ *                                            whose call began more than TIME before the matching send's
+ *                                            call (docs/analyses.md); seen only where one event place
+ *                                            serves both ranks (the others are counted as unseen)
  *   action    := pause-app | pause-recording | notify
  *              | snapshot(-TIME[,+TIME]) to PATH   the TIME before the firing event (and the TIME after it)
  *                                                  as an OTF2 archive under the snapshot directory
@@ -51,8 +55,12 @@ typedef enum otfx_trigger_condition {
     OTFX_TRIGGER_MESSAGE,      /* threshold: bytes */
     OTFX_TRIGGER_METRIC,       /* metric_threshold */
     OTFX_TRIGGER_MARKER,       /* name only */
-    OTFX_TRIGGER_HANG          /* threshold: ns */
+    OTFX_TRIGGER_HANG,         /* threshold: ns */
+    OTFX_TRIGGER_LATE_SENDER   /* threshold: ns of waiting (send enter - receive enter) */
 } otfx_trigger_condition;
+
+/* The largest otfx_trigger_condition (tables by condition). */
+#define OTFX_TRIGGER_CONDITION_MAX OTFX_TRIGGER_LATE_SENDER
 
 enum otfx_trigger_action {
     OTFX_TRIGGER_PAUSE_APP = 1u << 0,
@@ -63,8 +71,8 @@ enum otfx_trigger_action {
 
 typedef struct otfx_trigger_spec {
     otfx_trigger_condition condition;
-    char name[256];          /* REGION, metric or marker NAME ("" for message and hang) */
-    uint64_t threshold;      /* ns (duration, hang), visits (count), visits per second (rate), bytes */
+    char name[256];          /* REGION, metric or marker NAME ("" for message, hang, late-sender) */
+    uint64_t threshold;      /* ns (duration, hang, late-sender), visits (count, rate: per s), bytes */
     double metric_threshold; /* metric */
     otfx_rank_set ranks;     /* on ranks SET (count 0: every rank) */
     uint64_t after_ns;       /* after TIME: only events this long after the places started (0: any) */

@@ -276,6 +276,11 @@ static bool report_firings(otfx_tree *tree)
                             strlen(firing.detail));
         any = true;
     }
+    uint64_t trigger, count;
+    while (tree->host.next_unseen && tree->host.next_unseen(tree->host.context, &trigger, &count)) {
+        tree_report_unseen(tree, trigger, count);
+        any = true;
+    }
     return any;
 }
 

@@ -237,6 +237,10 @@ static const char *refusal(otfx_tree *tree, int source, const struct tree_messag
         if (!from_child)
             return "a trigger report that did not come from a child";
         return NULL;
+    case TREE_UNSEEN:
+        if (!from_child)
+            return "an unseen report that did not come from a child";
+        return NULL;
     }
     return NULL;
 }
@@ -293,6 +297,9 @@ void tree_handle_message(otfx_tree *tree, int source, const unsigned char *bytes
     case TREE_TRIGGER:
         tree_report_trigger(tree, message.trigger_id, message.trigger_time, message.failed_rank,
                             message.trigger_place, (const char *)message.data, message.data_length);
+        return;
+    case TREE_UNSEEN:
+        tree_report_unseen(tree, message.trigger_id, message.trigger_time);
         return;
     case TREE_SHUTDOWN:
         tree_shutdown_children(tree);

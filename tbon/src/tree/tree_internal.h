@@ -259,6 +259,9 @@ void tree_trigger_added_line(otfx_tree *tree, uint64_t id, otfx_text *lines);
 /* A report that a trigger's condition held: the root decides, the others pass it to their parent. */
 void tree_report_trigger(otfx_tree *tree, uint64_t trigger, uint64_t time_ns, uint32_t rank, uint32_t place,
                          const char *detail, size_t detail_length);
+/* `count` more receives late-sender trigger `id` could not evaluate: summed at the root (trigger list's
+ * unseen=), sent up from the other places. */
+void tree_report_unseen(otfx_tree *tree, uint64_t id, uint64_t count);
 /* The root: a firing's action (request->trigger) was answered. */
 void tree_trigger_action_answered(otfx_tree *tree, const struct tree_request *request);
 /* The root: a firing's snapshot not sent yet (the end of the run waits for it). */

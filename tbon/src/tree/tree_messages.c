@@ -30,6 +30,8 @@ const char *tree_kind_name(enum tree_kind kind)
         return "FAILED";
     case TREE_TRIGGER:
         return "TRIGGER";
+    case TREE_UNSEEN:
+        return "UNSEEN";
     }
     return "?";
 }
@@ -181,6 +183,14 @@ bool tree_encode_trigger(struct tree_buffer *out, uint64_t trigger, uint64_t tim
     put_u32(out, rank);
     put_u32(out, place);
     put_str(out, what, what_length);
+    return finish(out);
+}
+
+bool tree_encode_unseen(struct tree_buffer *out, uint64_t trigger, uint64_t count)
+{
+    begin(out, TREE_UNSEEN, 0);
+    put_u64(out, trigger, 8);
+    put_u64(out, count, 8);
     return finish(out);
 }
 
@@ -369,6 +379,14 @@ const char *tree_decode(const void *bytes, size_t length, struct tree_message *o
             problem = "trigger report cut short";
         else if (out->request != 0)
             problem = "a trigger report with a request id";
+        break;
+    case TREE_UNSEEN:
+        out->trigger_id = get_u64(&in, 8);
+        out->trigger_time = get_u64(&in, 8);
+        if (in.failed)
+            problem = "unseen report cut short";
+        else if (out->request != 0)
+            problem = "an unseen report with a request id";
         break;
     case TREE_DONE:
     case TREE_SHUTDOWN:

@@ -20,6 +20,8 @@
  *   FAILED   u32 the application rank, u32 the exit status the job ends with, str what happened
  *   TRIGGER  u64 the trigger's id, u64 the firing event's time (place clock ns), u32 the application rank,
  *            u32 the event place that saw it, str what it saw
+ *   UNSEEN   u64 a late-sender trigger's id, u64 how many more receives it could not evaluate (their
+ *            sender is served by another event place); summed at the root for `trigger list`
  *   DONE, SHUTDOWN   no payload
  *
  * A message is validated whole before anything uses it (header, kind, lengths, string bounds, the
@@ -57,7 +59,8 @@ enum tree_kind {
     TREE_LOAD_MODULE = 7, /* down: load an analysis module from a shared object on every place */
     TREE_FAILED = 8,      /* up: an application rank ended without MPI_Finalize: the job fails */
     TREE_TRIGGER = 9,     /* up: an event place saw a trigger's condition hold (the root decides) */
-    TREE_KIND_MAX = 9
+    TREE_UNSEEN = 10,     /* up: messages a late-sender trigger could not evaluate at an event place */
+    TREE_KIND_MAX = 10
 };
 
 /* A decoded message; `data` points into the buffer it was decoded from. */
@@ -73,7 +76,7 @@ struct tree_message {
     const unsigned char *data; /* RESULT: the partial result; ACK: the record lines; FAILED: what happened */
     size_t data_length;
     uint32_t failed_rank, exit_code;   /* FAILED; TRIGGER: failed_rank is the rank */
-    uint64_t trigger_id, trigger_time; /* TRIGGER */
+    uint64_t trigger_id, trigger_time; /* TRIGGER; UNSEEN: the trigger and how many more */
     uint32_t trigger_place;            /* TRIGGER */
 };
 
@@ -99,6 +102,8 @@ bool tree_encode_failed(struct tree_buffer *out, uint32_t rank, uint32_t exit_co
                         size_t what_length);
 bool tree_encode_trigger(struct tree_buffer *out, uint64_t trigger, uint64_t time, uint32_t rank,
                          uint32_t place, const char *what, size_t what_length);
+/* UNSEEN: `count` more receives of late-sender trigger `trigger` whose sender another place serves. */
+bool tree_encode_unseen(struct tree_buffer *out, uint64_t trigger, uint64_t count);
 void tree_buffer_free(struct tree_buffer *buffer);
 
 /* Decodes and validates `bytes`. Returns NULL on success, else why it is malformed (a static text). */

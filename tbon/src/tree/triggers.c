@@ -44,6 +44,7 @@ struct root_trigger {
     enum trigger_state state;
     uint32_t fired;
     uint64_t merged;      /* every report not acted on */
+    uint64_t unseen;      /* late-sender: receives the places could not evaluate (sender elsewhere) */
     uint64_t armed_at_ns; /* reports of events before this belong to an earlier firing */
     struct trigger_firing firing;
 };
@@ -147,6 +148,8 @@ static void list_triggers(otfx_tree *tree, const otfx_server_request *client)
         otfx_kv_u64(&text, "times", t->spec.times);
         otfx_kv_u64(&text, "merged", t->merged);
         otfx_kv_str(&text, "spec", t->text);
+        if (t->spec.condition == OTFX_TRIGGER_LATE_SENDER)
+            otfx_kv_u64(&text, "unseen", t->unseen);
         if (t->fired) {
             otfx_kv_u64(&text, "last_time", f->time_ns);
             otfx_kv_u64(&text, "last_rank", f->rank);
@@ -291,6 +294,22 @@ void tree_report_trigger(otfx_tree *tree, uint64_t id, uint64_t time_ns, uint32_
             trigger->fired, trigger->spec.times, rank, what);
     if (notify)
         notice_report(tree, "trigger-fired", trigger, time_ns, rank, place, what);
+}
+
+void tree_report_unseen(otfx_tree *tree, uint64_t id, uint64_t count)
+{
+    if (!tree_finishes_requests(tree)) {
+        struct tree_buffer message;
+        if (tree_encode_unseen(&message, id, count))
+            tree_send(tree, tree->parent, &message);
+        else
+            fprintf(stderr, "otfx-place %d: out of memory: trigger %" PRIu64 "'s unseen count is lost\n",
+                    tree_place_rank(tree), id);
+        return;
+    }
+    struct root_trigger *trigger = find_trigger(tree, id);
+    if (trigger)
+        trigger->unseen += count;
 }
 
 /* The snapshot's place lines: the archive, events, the oldest time held, the first error. */
