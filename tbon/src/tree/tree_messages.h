@@ -38,7 +38,7 @@
 
 #define TREE_TAG          4250
 #define TREE_MAGIC        0x5458544Fu /* "OTXT" little-endian */
-#define TREE_VERSION      7u
+#define TREE_VERSION      8u
 #define TREE_HEADER_BYTES 16u
 /* The command's flags byte. */
 #define COMMAND_OVERWRITE   1u
