@@ -157,7 +157,7 @@ typedef enum otfx_command_kind {
     OTFX_CMD_TRIGGER_LIST,
     OTFX_CMD_TRIGGER_REMOVE,
     OTFX_CMD_TRIGGER_ARM,
-    OTFX_CMD_OVERHEAD_MEASURE,  /* every rank measures its recording costs again */
+    OTFX_CMD_OVERHEAD_MEASURE, /* every rank measures its recording costs again */
     OTFX_CMD_COUNT
 } otfx_command_kind;
 

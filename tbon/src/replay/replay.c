@@ -733,8 +733,8 @@ static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
 /* For a pass with `events`: the events from pos that only move the region depth (ENTER, a LEAVE that
  * ends no held-back send), at most `limit`, are replayed at once; they and the event after them (the
  * one the step goes on with, announced here) go to the pass in one call. How many were replayed. */
-static inline __attribute__((always_inline)) size_t replay_depth_run(otfx_replay *replay, replay_stream *stream,
-                                                                     size_t limit)
+static inline __attribute__((always_inline)) size_t replay_depth_run(otfx_replay *replay,
+                                                                     replay_stream *stream, size_t limit)
 {
     const otfx_event *const first = &stream->events[stream->pos];
     const size_t available = stream->count - stream->pos;
