@@ -10,6 +10,10 @@ const QString WaitSliceView = QStringLiteral("analysis:wait-slice:");
 const QString StructureView = QStringLiteral("analysis:structure");
 const QString RankProfileView = QStringLiteral("analysis:rank-profile:");
 const QString MatrixView = QStringLiteral("analysis:matrix");
+const QString MetricsAvailableView = QStringLiteral("analysis:metrics:available");
+const QString MetricsListView = QStringLiteral("analysis:metrics:list");
+const QString MetricsSetView = QStringLiteral("analysis:metrics:set");
+const QString MetricTimelineView = QStringLiteral("analysis:metric-timeline");
 } // namespace
 
 Analyses::Analyses(Viewer *viewer, QObject *parent) : QObject(parent), m_viewer(viewer)
@@ -34,6 +38,7 @@ Analyses::Analyses(Viewer *viewer, QObject *parent) : QObject(parent), m_viewer(
         m_structure.clear();
         m_rankProfile.clear();
         m_matrix.clear();
+        m_metrics.clear();
     });
     connect(client, &ProtocolClient::connectionLost, this, [this] {
         m_pending.clear();
@@ -124,6 +129,34 @@ bool Analyses::askMatrix(int groups)
     return true;
 }
 
+bool Analyses::askMetrics()
+{
+    if (!ready())
+        return false;
+    send(MetricsModel::availableCommand(), MetricsAvailableView);
+    send(MetricsModel::listCommand(), MetricsListView);
+    return true;
+}
+
+bool Analyses::askMetricTimeline(const QString &metric, int bins)
+{
+    quint64 from = 0, to = 0;
+    if (metric.isEmpty() || !ready() || !windowBounds(&from, &to))
+        return false;
+    send(MetricsModel::timelineCommand(metric, from, to, bins, m_viewer->timeline()->visibleRankSet()),
+         MetricTimelineView);
+    return true;
+}
+
+bool Analyses::setMetrics(const QStringList &metrics)
+{
+    const QString line = MetricsModel::setCommand(metrics);
+    if (line.isEmpty() || !ready())
+        return false;
+    send(line, MetricsSetView);
+    return true;
+}
+
 bool Analyses::ask(const QString &name, const QString &argument)
 {
     if (name == QLatin1String("critical-path"))
@@ -138,6 +171,10 @@ bool Analyses::ask(const QString &name, const QString &argument)
         return askRankProfile(true);
     if (name == QLatin1String("matrix"))
         return askMatrix();
+    if (name == QLatin1String("metrics"))
+        return askMetrics();
+    if (name == QLatin1String("metric-timeline"))
+        return askMetricTimeline(argument, 200);
     return false;
 }
 
@@ -162,6 +199,12 @@ void Analyses::onAnswer(quint32 id, const QString &view, const Records &records,
         m_rankProfile.applyGroupReply(view.mid(RankProfileView.size()).toInt(), records);
     else if (view == MatrixView)
         m_matrix.applyReply(records);
+    else if (view == MetricsAvailableView)
+        m_metrics.applyAvailable(records);
+    else if (view == MetricsListView || view == MetricsSetView)
+        m_metrics.applySelection(records);
+    else if (view == MetricTimelineView)
+        m_metrics.applyTimeline(records, final);
 }
 
 void Analyses::onFailed(quint32 id, const QString &view, const QString &code, const QString &message)
@@ -206,5 +249,9 @@ QMap<QString, QString> Analyses::state() const
     s[QStringLiteral("rank_profile_compensated")] = num(m_rankProfile.compensated());
     s[QStringLiteral("matrix_groups")] = num(m_matrix.groups());
     s[QStringLiteral("matrix_messages")] = num(double(m_matrix.totalCount()));
+    s[QStringLiteral("metrics_available")] = num(m_metrics.metrics().size());
+    s[QStringLiteral("metrics_selected")] = m_metrics.selectedNames().join(QLatin1Char(','));
+    s[QStringLiteral("metric_timeline_metric")] = m_metrics.timelineMetric();
+    s[QStringLiteral("metric_timeline_rows")] = num(m_metrics.rows().size());
     return s;
 }

@@ -86,6 +86,7 @@ AnalysesPanel::AnalysesPanel(Viewer *viewer, TimelineView *timeline, QWidget *pa
     addTab(buildCriticalPath(), tr("Critical path"));
     addTab(buildWaitStates(), tr("Wait states"));
     addTab(buildStructure(), tr("Structure"));
+    addTab(buildMetrics(), tr("Metrics"));
     connect(&m_analyses, &Analyses::failed, this,
             [this](const QString &, const QString &why) { emit message(why); });
     connect(&m_archive, &ArchiveBackend::opened, this, [this](const SessionInfo &session) {
@@ -122,10 +123,12 @@ void AnalysesPanel::openArchiveInteractive()
 
 bool AnalysesPanel::ask(const QString &name, const QString &argument)
 {
-    static const QStringList tabs = {QStringLiteral("rank-profile"), QStringLiteral("matrix"),
+    static const QStringList tabs = {QStringLiteral("rank-profile"),  QStringLiteral("matrix"),
                                      QStringLiteral("critical-path"), QStringLiteral("wait-states"),
-                                     QStringLiteral("structure")};
-    const int tab = name == QLatin1String("compensated") ? 0 : int(tabs.indexOf(name));
+                                     QStringLiteral("structure"),     QStringLiteral("metrics")};
+    const int tab = name == QLatin1String("compensated")       ? 0
+                    : name == QLatin1String("metric-timeline") ? int(tabs.indexOf(QStringLiteral("metrics")))
+                                                               : int(tabs.indexOf(name));
     if (tab < 0)
         return false;
     setCurrentIndex(tab);
@@ -139,6 +142,10 @@ bool AnalysesPanel::ask(const QString &name, const QString &argument)
         m_compensated->setChecked(name == QLatin1String("compensated"));
     if (name == QLatin1String("wait-states"))
         m_showWaits->setChecked(true);
+    if (name == QLatin1String("metric-timeline")) {
+        m_metricChoice->setCurrentText(argument);
+        return m_analyses.askMetricTimeline(argument, m_heatMap->plotRect().width());
+    }
     return m_analyses.ask(name, argument);
 }
 
@@ -400,4 +407,72 @@ QWidget *AnalysesPanel::buildStructure()
             m_graph->setGroup(model->groups()[row].group);
     });
     return page(bar, m_structureSummary, body);
+}
+
+// ---- metrics ----------------------------------------------------------------------------------------
+
+QWidget *AnalysesPanel::buildMetrics()
+{
+    MetricsModel *model = m_analyses.metrics();
+    auto *bar = new QHBoxLayout;
+    auto *askTable = new QPushButton(tr("Ask"));
+    askTable->setToolTip(tr("metrics available and metrics list: what the ranks can count, and read now"));
+    m_metricChoice = new QComboBox;
+    m_metricChoice->setEditable(true);
+    m_metricChoice->setMinimumContentsLength(16);
+    m_metricChoice->setToolTip(tr("The metric whose timeline to ask"));
+    auto *askTimeline = new QPushButton(tr("Timeline"));
+    askTimeline->setToolTip(
+        tr("metric-timeline of the chosen metric over the visible window, a column per pixel"));
+    m_setMetrics = new QPushButton(tr("Set selection"));
+    m_setMetrics->setToolTip(
+        tr("metrics set: the ranks read the metrics selected in the table from their next "
+           "enter or leave on (steers the job; an archive refuses it)"));
+    bar->addWidget(askTable);
+    bar->addWidget(new QLabel(tr("metric:")));
+    bar->addWidget(m_metricChoice);
+    bar->addWidget(askTimeline);
+    bar->addWidget(m_setMetrics);
+    m_metricsSummary = new QLabel(model->summary());
+    m_metricsTable = table(model, false);
+    m_metricsTable->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_metricsTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    m_metricsTable->horizontalHeader()->setSectionResizeMode(MetricsModel::Counted, QHeaderView::Stretch);
+    m_heatMap = new MetricHeatMap(model);
+    m_heatMap->setObjectName(QStringLiteral("metric-heat-map"));
+    auto *body = new QSplitter(Qt::Vertical);
+    body->addWidget(m_metricsTable);
+    body->addWidget(m_heatMap);
+    body->setStretchFactor(1, 2);
+    connect(askTable, &QPushButton::clicked, this, [this] { m_analyses.askMetrics(); });
+    connect(askTimeline, &QPushButton::clicked, this, [this] {
+        m_analyses.askMetricTimeline(m_metricChoice->currentText().trimmed(), m_heatMap->plotRect().width());
+    });
+    connect(m_setMetrics, &QPushButton::clicked, this, [this, model] {
+        QStringList names;
+        for (const QModelIndex &index : m_metricsTable->selectionModel()->selectedRows())
+            names << model->metrics()[index.row()].name;
+        // an empty selection would stop every metric on every rank: too much for a stray click
+        if (names.isEmpty())
+            emit message(tr("metrics set: select the metrics to read in the table first"));
+        else if (!m_analyses.setMetrics(names))
+            emit message(tr("metrics set: not connected, or more than 16 metrics"));
+    });
+    // a finished run's counters cannot change: the button says so before the archive would
+    const auto updateSet = [this] { m_setMetrics->setEnabled(!m_archive.serving()); };
+    connect(m_viewer->client(), &ProtocolClient::connected, this, updateSet);
+    connect(m_viewer->client(), &ProtocolClient::connectionLost, this, updateSet);
+    connect(model, &QAbstractItemModel::modelReset, this, [this, model] {
+        m_metricsSummary->setText(model->summary());
+        const QString current = m_metricChoice->currentText();
+        m_metricChoice->clear();
+        for (const auto &m : model->metrics())
+            m_metricChoice->addItem(m.name);
+        // the first metric some rank reads, when none was chosen yet
+        const QStringList selected = model->selectedNames();
+        m_metricChoice->setCurrentText(!current.isEmpty()   ? current
+                                       : selected.isEmpty() ? QString()
+                                                            : selected[0]);
+    });
+    return page(bar, m_metricsSummary, body);
 }

@@ -1,8 +1,9 @@
 // analyses_panel.h — the "Analyses" tab of the main window: the profile per rank (min / mean / max,
 // per-rank bars, the summary chart, compensated on demand), the message matrix, the critical path (its
 // functions, zeroing one, the path on the timeline), the wait states (their profile, per rank, "who made
-// me wait", where on the timeline) and the program's structure (groups of ranks, a group's graph). Each is
-// asked for the timeline's visible window with its button. Also the archive entries of the Job menu:
+// me wait", where on the timeline), the program's structure (groups of ranks, a group's graph) and the
+// metrics (what the ranks can count and read, one metric's timeline as a heat map, setting the selection).
+// Each is asked for the timeline's visible window with its button. Also the archive entries of the Job menu:
 // an OTF2 archive opened after the run is served in-process and shown like a job.
 #pragma once
 
@@ -13,6 +14,8 @@
 
 class BarChart;
 class MatrixView;
+class MetricHeatMap;
+class QPushButton;
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -48,7 +51,8 @@ class AnalysesPanel : public QTabWidget
     void openArchive(const QString &path);
     void openArchiveInteractive();
     // Shows the tab of an analysis (critical-path, wait-states, structure, rank-profile, compensated,
-    // matrix) and asks for it, as its button does; false for an unknown name or when not connected.
+    // matrix, metrics, metric-timeline NAME) and asks for it, as its button does; false for an unknown name
+    // or when not connected.
     bool ask(const QString &name, const QString &argument = QString());
     // The analyses' state keys and the archive's (archive_open, archive_error, overlay_*), for scripts.
     QMap<QString, QString> state() const;
@@ -62,6 +66,7 @@ class AnalysesPanel : public QTabWidget
     QWidget *buildCriticalPath();
     QWidget *buildWaitStates();
     QWidget *buildStructure();
+    QWidget *buildMetrics();
     void updateRankBars();
     void updateWaitCharts();
 
@@ -93,4 +98,10 @@ class AnalysesPanel : public QTabWidget
     QDoubleSpinBox *m_tolerance;
     QTableView *m_structureTable;
     StructureGraphView *m_graph;
+    // metrics
+    QLabel *m_metricsSummary;
+    QTableView *m_metricsTable;
+    QComboBox *m_metricChoice;
+    QPushButton *m_setMetrics;
+    MetricHeatMap *m_heatMap;
 };

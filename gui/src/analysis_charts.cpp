@@ -198,6 +198,99 @@ bool MatrixView::event(QEvent *event)
     return QWidget::event(event);
 }
 
+// ---- MetricHeatMap ----------------------------------------------------------------------------------
+
+MetricHeatMap::MetricHeatMap(MetricsModel *model, QWidget *parent) : QWidget(parent), m_model(model)
+{
+    connect(model, &MetricsModel::timelineChanged, this, qOverload<>(&QWidget::update));
+    setMouseTracking(true);
+    setMinimumHeight(80);
+}
+
+QRect MetricHeatMap::plotRect() const
+{
+    const int gutter = fontMetrics().horizontalAdvance(QStringLiteral("0000–0000")) + 8;
+    const int top = fontMetrics().height() + 6;
+    return QRect(gutter, top, std::max(1, width() - gutter - 4), std::max(1, height() - top - 4));
+}
+
+QPoint MetricHeatMap::cellAt(const QPoint &pos) const
+{
+    const QRect plot = plotRect();
+    const int rows = int(m_model->rows().size()), columns = m_model->bins();
+    if (!rows || columns <= 0 || !plot.contains(pos))
+        return QPoint(-1, -1);
+    const int row = std::min(rows - 1, int(double(pos.y() - plot.top()) / plot.height() * rows));
+    const int column = std::min(columns - 1, int(double(pos.x() - plot.left()) / plot.width() * columns));
+    return QPoint(row, column);
+}
+
+QColor MetricHeatMap::cellColour(int row, int column) const
+{
+    const double maximum = m_model->maximumMean();
+    const QVector<double> &mean = m_model->rows()[row].mean;
+    if (column >= mean.size() || std::isnan(mean[column]) || maximum <= 0.0)
+        return theme::plotBackground(palette());
+    // linear: a rate's share of the largest reads directly; any growth at all stays visible
+    return theme::heat(palette(), 0.1 + 0.9 * std::max(0.0, mean[column]) / maximum);
+}
+
+void MetricHeatMap::paintEvent(QPaintEvent *)
+{
+    QPainter painter(this);
+    const QPalette &p = palette();
+    painter.fillRect(rect(), p.color(QPalette::Window));
+    painter.setPen(theme::text(p));
+    painter.drawText(QRect(4, 2, width() - 8, fontMetrics().height()), Qt::AlignLeft,
+                     m_model->timelineSummary());
+    const QRect plot = plotRect();
+    painter.fillRect(plot, theme::plotBackground(p));
+    const int rows = int(m_model->rows().size()), columns = m_model->bins();
+    if (rows && columns > 0) {
+        const double h = double(plot.height()) / rows, w = double(plot.width()) / columns;
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < columns; c++) {
+                const QColor colour = cellColour(r, c);
+                if (colour != theme::plotBackground(p))
+                    painter.fillRect(
+                        QRectF(plot.left() + c * w, plot.top() + r * h, std::max(1.0, w), std::max(1.0, h)),
+                        colour);
+            }
+        painter.setPen(theme::text(p));
+        const int every = std::max(1, int(std::ceil(fontMetrics().height() / h)));
+        for (int r = 0; r < rows; r += every)
+            painter.drawText(QRectF(0, plot.top() + r * h, plot.left() - 4, std::max(h, 1.0)),
+                             Qt::AlignRight | Qt::AlignVCenter, m_model->rowLabel(r));
+    }
+    painter.setPen(theme::grid(p));
+    painter.drawRect(plot.adjusted(0, 0, -1, -1));
+}
+
+bool MetricHeatMap::event(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(event);
+        const QPoint at = cellAt(help->pos());
+        const MetricsModel::Row *row = at.x() >= 0 ? &m_model->rows()[at.x()] : nullptr;
+        if (!row || at.y() >= row->mean.size() || std::isnan(row->mean[at.y()])) {
+            QToolTip::hideText();
+        } else {
+            const int c = at.y();
+            const double width = double(m_model->timelineTo() - m_model->timelineFrom()) / m_model->bins();
+            const double start = double(m_model->timelineFrom()) + c * width;
+            const QString unit = m_model->timelineUnit() + QStringLiteral("/s");
+            QToolTip::showText(help->globalPos(),
+                               tr("ranks %1, %2 – %3\nmin %4 %7\nmean %5 %7\nmax %6 %7")
+                                   .arg(m_model->rowLabel(at.x()), formatDuration(start),
+                                        formatDuration(start + width), formatCount(row->min[c]),
+                                        formatCount(row->mean[c]), formatCount(row->max[c]), unit),
+                               this);
+        }
+        return true;
+    }
+    return QWidget::event(event);
+}
+
 // ---- StructureGraphView -----------------------------------------------------------------------------
 
 StructureGraphView::StructureGraphView(StructureModel *model, QWidget *parent)

@@ -5,6 +5,7 @@
 
 #include "critical_path_model.h"
 #include "message_matrix_model.h"
+#include "metrics_model.h"
 #include "structure_model.h"
 #include "wait_states_model.h"
 
@@ -73,6 +74,30 @@ class MatrixView : public QWidget
   private:
     MessageMatrixModel *m_model;
     bool m_bytes = false;
+};
+
+// One metric's timeline: a row per rank (or group of ranks), a cell per column, coloured from the
+// background (no growth) to the palette's heat (the largest mean); min / mean / max in the tooltip.
+class MetricHeatMap : public QWidget
+{
+    Q_OBJECT
+  public:
+    explicit MetricHeatMap(MetricsModel *model, QWidget *parent = nullptr);
+    QSize sizeHint() const override
+    {
+        return QSize(480, 200);
+    }
+    QRect plotRect() const;
+    // The cell (row, column) under a point, (-1, -1) outside.
+    QPoint cellAt(const QPoint &pos) const;
+    QColor cellColour(int row, int column) const;
+
+  protected:
+    void paintEvent(QPaintEvent *event) override;
+    bool event(QEvent *event) override;
+
+  private:
+    MetricsModel *m_model;
 };
 
 // One group's task activity graph: its nodes in the order of their first edge from the most visited

@@ -1,8 +1,9 @@
 // The analyses as views without widgets: each model against answers constructed here in the protocol's
-// record lines (docs/protocol.md section 6) — critical path, wait states, structure, the profile per rank
-// and the message matrix — and the commands they ask; then an archive written in the test from synthetic
-// events with the store's OTF2 export, opened by the archive backend, served in-process and asked through
-// the viewer's own protocol client, whose answers are known by construction.
+// record lines (docs/protocol.md section 6) — critical path, wait states, structure, the profile per rank,
+// the message matrix and the metrics (table, selection, timeline) — and the commands they ask; then an
+// archive written in the test from synthetic events with the store's OTF2 export, opened by the archive
+// backend, served in-process and asked through the viewer's own protocol client, whose answers are known by
+// construction.
 #include "analyses.h"
 #include "archive_backend.h"
 #include "viewer.h"
@@ -13,6 +14,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
+#include <cmath>
 
 static Records lines(const char *text)
 {
@@ -380,6 +382,110 @@ class TestAnalyses : public QObject
 
     // The archive backend: a run written here as OTF2, opened, served in-process, asked through the
     // viewer's protocol client like a live job.
+    void metrics()
+    {
+        MetricsModel model;
+        QCOMPARE(MetricsModel::availableCommand(), QStringLiteral("metrics available"));
+        QCOMPARE(MetricsModel::listCommand(), QStringLiteral("metrics list"));
+        QVERIFY(parses(MetricsModel::availableCommand()));
+        QVERIFY(parses(MetricsModel::listCommand()));
+        const QString set =
+            MetricsModel::setCommand({QStringLiteral("task-clock"), QStringLiteral("page-faults")});
+        QCOMPARE(set, QStringLiteral("metrics set task-clock,page-faults"));
+        QVERIFY(parses(set));
+        QCOMPARE(MetricsModel::setCommand({}), QStringLiteral("metrics set none"));
+        QVERIFY(parses(MetricsModel::setCommand({})));
+        // names the protocol would refuse are not sent
+        QVERIFY(MetricsModel::setCommand({QStringLiteral("task clock")}).isEmpty());
+        QStringList seventeen;
+        for (int i = 0; i < 17; i++)
+            seventeen << QStringLiteral("m%1").arg(i);
+        QVERIFY(MetricsModel::setCommand(seventeen).isEmpty());
+        const QString timeline =
+            MetricsModel::timelineCommand(QStringLiteral("task-clock"), 5, 9, 640, QStringLiteral("0-3"));
+        QCOMPARE(timeline,
+                 QStringLiteral("metric-timeline task-clock --from 5ns --to 9ns --bins 640 --ranks 0-3"));
+        QVERIFY(parses(timeline));
+        // more columns than the protocol takes are capped, not refused
+        QVERIFY(MetricsModel::timelineCommand(QStringLiteral("task-clock"), 0, 10, 20000)
+                    .endsWith(QStringLiteral("--bins 10000")));
+
+        // the table: two places, each its ranks' counts; a hardware counter refused on every rank
+        QVERIFY(!model.applyAvailable(lines("metrics ranks=0-3 place=0 selected=none\n")));
+        QVERIFY(model.applyAvailable(lines(
+            "place place=0 ok=1\n"
+            "metric name=task-clock place=0 unit=ns source=perf-software accumulated=1 counted_ranks=2 "
+            "refused_ranks=0 help=CPU%20time\n"
+            "metric name=cycles place=0 unit=cycles source=perf-hardware accumulated=1 counted_ranks=0 "
+            "refused_ranks=2 reason=perf_event_open:%20No%20such%20file%20or%20directory help=cycles\n"
+            "place place=1 ok=1\n"
+            "metric name=task-clock place=1 unit=ns source=perf-software accumulated=1 counted_ranks=2 "
+            "refused_ranks=0 help=CPU%20time\n"
+            "metric name=cycles place=1 unit=cycles source=perf-hardware accumulated=1 counted_ranks=0 "
+            "refused_ranks=2 reason=perf_event_open:%20No%20such%20file%20or%20directory help=cycles\n")));
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.metrics()[0].name, QStringLiteral("task-clock"));
+        QCOMPARE(model.metrics()[0].countedRanks, 4);
+        QCOMPARE(model.metrics()[1].refusedRanks, 4);
+        QCOMPARE(model.metrics()[1].reason, QStringLiteral("perf_event_open: No such file or directory"));
+        QCOMPARE(model.data(model.index(0, MetricsModel::Counted)).toString(), QStringLiteral("4 ranks"));
+        QVERIFY(model.data(model.index(1, MetricsModel::Counted))
+                    .toString()
+                    .contains(QStringLiteral("refused: perf_event_open: No such file")));
+        QCOMPARE(model.data(model.index(0, MetricsModel::Unit)).toString(), QStringLiteral("ns"));
+        QCOMPARE(model.data(model.index(0, MetricsModel::Selected)).toString(), QStringLiteral("no"));
+
+        // the selection: ranks that read task-clock, and ranks that cannot count cycles, with why
+        QVERIFY(model.applySelection(
+            lines("metrics ranks=0-1 place=0 selected=task-clock,cycles counted=task-clock refused=cycles\n"
+                  "refused ranks=0-1 place=0 metric=cycles reason=no%20hardware%20PMU\n"
+                  "metrics ranks=2-3 place=1 selected=task-clock counted=task-clock refused=none\n")));
+        QCOMPARE(model.selection().size(), 2);
+        QCOMPARE(model.selection()[1].refused, QStringList());
+        QCOMPARE(model.selectedNames(),
+                 (QStringList{QStringLiteral("task-clock"), QStringLiteral("cycles")}));
+        QCOMPARE(model.refusals().size(), 1);
+        QCOMPARE(model.refusals()[0].reason, QStringLiteral("no hardware PMU"));
+        QCOMPARE(model.data(model.index(0, MetricsModel::Selected)).toString(), QStringLiteral("yes"));
+        QVERIFY(model.summary().contains(QStringLiteral("2 metrics, 1 counted")));
+
+        // a partial timeline (one of two places), then the final one; "-" is a cell without data
+        QSignalSpy changed(&model, &MetricsModel::timelineChanged);
+        QVERIFY(!model.applyTimeline(lines("timeline mode=window bins=3\n"), true));
+        QVERIFY(model.applyTimeline(
+            lines("partial partial=1 answered=1 total=2\n"
+                  "metric-timeline metric=task-clock unit=ns mode=window from=0 to=300 bins=3 width_ns=100 "
+                  "ranks=all selected=4 rows=4 places_answered=1 places_total=2\n"
+                  "row index=0 first_rank=0 last_rank=0 min_per_s=1,-,3 mean_per_s=2,-,4 max_per_s=3,-,5 "
+                  "covered_ns=100,0,100\n"),
+            false));
+        QVERIFY(model.timelinePartial());
+        QCOMPARE(model.rows().size(), 1);
+        QVERIFY(std::isnan(model.rows()[0].mean[1]));
+        QVERIFY(model.timelineSummary().contains(QStringLiteral("partial: 1 of 2 places")));
+        QVERIFY(model.applyTimeline(
+            lines("metric-timeline metric=task-clock unit=ns mode=window from=0 to=300 bins=3 width_ns=100 "
+                  "ranks=all selected=4 rows=4 places_answered=2 places_total=2\n"
+                  "row index=0 first_rank=0 last_rank=0 min_per_s=1,-,3 mean_per_s=2,-,4 max_per_s=3,-,5 "
+                  "covered_ns=100,0,100\n"
+                  "row index=2 first_rank=2 last_rank=3 min_per_s=5,6,7 mean_per_s=8,9,10 max_per_s=11,12,13 "
+                  "covered_ns=100,100,100\n"),
+            true));
+        QCOMPARE(changed.count(), 2);
+        QVERIFY(!model.timelinePartial());
+        QCOMPARE(model.timelineMetric(), QStringLiteral("task-clock"));
+        QCOMPARE(model.bins(), 3);
+        QCOMPARE(model.rows().size(), 2);
+        QCOMPARE(model.rows()[1].min, (QVector<double>{5, 6, 7}));
+        QCOMPARE(model.rows()[1].max[2], 13.0);
+        QCOMPARE(model.rowLabel(1), QStringLiteral("2–3"));
+        QCOMPARE(model.maximumMean(), 10.0);
+        model.clear();
+        QCOMPARE(model.rowCount(), 0);
+        QVERIFY(!model.hasTimeline());
+        QVERIFY(model.selectedNames().isEmpty());
+    }
+
     void archiveServedToTheViewer()
     {
         QTemporaryDir directory;
@@ -476,6 +582,12 @@ class TestAnalyses : public QObject
                                   QStringLiteral("1"), 30000);
         QCOMPARE(viewer.state().value(QStringLiteral("last_ok")), QStringLiteral("0"));
         QVERIFY(viewer.lastAnswer().contains(QStringLiteral("archive")));
+        // so is choosing what the ranks read: the metrics view says why, through the analyses' failure
+        QSignalSpy analysisFailed(&analyses, &Analyses::failed);
+        QVERIFY(analyses.setMetrics({QStringLiteral("task-clock")}));
+        QTRY_COMPARE_WITH_TIMEOUT(analysisFailed.count(), 1, 30000);
+        QCOMPARE(analysisFailed[0][0].toString(), QStringLiteral("metrics"));
+        QVERIFY(analyses.lastError().contains(QStringLiteral("metrics")));
 
         // closing the archive ends the "job"
         backend.close();

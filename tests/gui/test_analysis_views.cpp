@@ -1,7 +1,8 @@
 // The analyses' widgets on the Xvfb screen: their colours come from the palette (a custom palette's Base,
 // Highlight and Text appear in the drawings, a dark one makes them dark), the matrix heat map, the bars,
-// the critical path and the wait states drawn over the timeline (recorded timeline reply, constructed
-// analysis answers) where their ranks and times are, and the Analyses tab of the main window.
+// the metric timeline's heat map, the critical path and the wait states drawn over the timeline (recorded
+// timeline reply, constructed analysis answers) where their ranks and times are, and the Analyses tab of the
+// main window.
 #include "analyses_panel.h"
 #include "analysis_charts.h"
 #include "main_window.h"
@@ -82,6 +83,38 @@ class TestAnalysisViews : public QObject
         QCOMPARE(pixelsOf(image, QColor(240, 192, 32), full), full.width() * full.height());
         QCOMPARE(view.cellAt(full.center()), QPoint(0, 1));
         // nothing of the default light palette is left
+        QCOMPARE(pixelsOf(image, Qt::white), 0);
+    }
+
+    void metricHeatMapInThePalette()
+    {
+        MetricsModel model;
+        QVERIFY(model.applyTimeline(
+            parseRecords(
+                "metric-timeline metric=task-clock unit=ns mode=window from=0 to=200 bins=2 width_ns=100 "
+                "ranks=all selected=2 rows=2 places_answered=1 places_total=1\n"
+                "row index=0 first_rank=0 last_rank=0 min_per_s=-,5 mean_per_s=-,10 max_per_s=-,20 "
+                "covered_ns=0,100\n"
+                "row index=1 first_rank=1 last_rank=1 min_per_s=1,- mean_per_s=2,- max_per_s=3,- "
+                "covered_ns=100,0\n"),
+            true));
+        MetricHeatMap view(&model);
+        view.setPalette(unusual());
+        view.resize(300, 200);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QImage image = view.grab().toImage();
+        const QRect plot = view.plotRect();
+        const QRect empty(plot.left() + 2, plot.top() + 2, plot.width() / 2 - 4, plot.height() / 2 - 4);
+        const QRect full(plot.center().x() + 2, plot.top() + 2, plot.width() / 2 - 4, plot.height() / 2 - 4);
+        // rank 0's first cell has no data: the palette's Base; its second the largest mean: the Highlight
+        QCOMPARE(pixelsOf(image, QColor(16, 32, 48), empty), empty.width() * empty.height());
+        QCOMPARE(pixelsOf(image, QColor(240, 192, 32), full), full.width() * full.height());
+        QCOMPARE(view.cellAt(full.center()), QPoint(0, 1));
+        QCOMPARE(view.cellAt(QPoint(plot.left() + 2, plot.bottom() - 2)), QPoint(1, 0));
+        // a smaller mean lies between the two
+        const QColor low = view.cellColour(1, 0);
+        QVERIFY(low != QColor(16, 32, 48) && low != QColor(240, 192, 32));
         QCOMPARE(pixelsOf(image, Qt::white), 0);
     }
 
@@ -212,13 +245,17 @@ class TestAnalysisViews : public QObject
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         AnalysesPanel *panel = window.analysesPanel();
         QVERIFY(panel);
-        QCOMPARE(panel->count(), 5);
+        QCOMPARE(panel->count(), 6);
         QVERIFY(!panel->ask(QStringLiteral("critical-path"))); // not connected: nothing asked
         QVERIFY(!panel->ask(QStringLiteral("no-such-analysis")));
         auto *tabs = qobject_cast<QTabWidget *>(panel->parentWidget()->parentWidget());
         QVERIFY(tabs);
         QCOMPARE(tabs->currentWidget(), panel); // asking brings the tab to the front
         QCOMPARE(panel->currentIndex(), 2);
+        QVERIFY(!panel->ask(QStringLiteral("metric-timeline"), QStringLiteral("task-clock")));
+        QCOMPARE(panel->currentIndex(), 5); // the metrics view
+        QCOMPARE(panel->tabText(5), QStringLiteral("Metrics"));
+        QCOMPARE(panel->state().value(QStringLiteral("metrics_available")), QStringLiteral("0"));
         panel->openArchive(QStringLiteral("/no/such/archive.otf2"));
         QVERIFY(
             panel->state().value(QStringLiteral("archive_error")).contains(QStringLiteral("no such file")));
