@@ -132,6 +132,28 @@ static otfx_command plain_command(otfx_command_kind kind)
 
 /* ---- clients ---------------------------------------------------------------------------------------- */
 
+/* What a firing's actions came to, as `trigger list` and the trigger-acted notice both say it; the notice
+ * names the snapshot's window and calls its event count `events`, the list line `snapshot_events`. */
+static void append_outcome(otfx_text *text, const struct trigger_firing *f, bool as_notice)
+{
+    if (f->paused_latency_ns)
+        otfx_kv_u64(text, "pause_latency_ns", f->paused_latency_ns);
+    if (f->recording_latency_ns)
+        otfx_kv_u64(text, "recording_latency_ns", f->recording_latency_ns);
+    if (f->snapshot_ok) {
+        otfx_kv_str(text, "archive", f->archive);
+        if (as_notice) {
+            otfx_kv_u64(text, "from", f->snapshot_from);
+            otfx_kv_u64(text, "to", f->snapshot_to);
+        }
+        otfx_kv_u64(text, as_notice ? "events" : "snapshot_events", f->snapshot_events);
+        otfx_kv_u64(text, "held_from", f->held_from);
+        otfx_kv_u64(text, "window_reduced", f->window_reduced);
+    }
+    if (f->error[0])
+        otfx_kv_str(text, "error", f->error);
+}
+
 static void list_triggers(otfx_tree *tree, const otfx_server_request *client)
 {
     otfx_text text = {0};
@@ -155,18 +177,7 @@ static void list_triggers(otfx_tree *tree, const otfx_server_request *client)
             otfx_kv_u64(&text, "last_rank", f->rank);
             otfx_kv_u64(&text, "last_place", f->place);
             otfx_kv_str(&text, "detail", f->detail);
-            if (f->paused_latency_ns)
-                otfx_kv_u64(&text, "pause_latency_ns", f->paused_latency_ns);
-            if (f->recording_latency_ns)
-                otfx_kv_u64(&text, "recording_latency_ns", f->recording_latency_ns);
-            if (f->snapshot_ok) {
-                otfx_kv_str(&text, "archive", f->archive);
-                otfx_kv_u64(&text, "snapshot_events", f->snapshot_events);
-                otfx_kv_u64(&text, "held_from", f->held_from);
-                otfx_kv_u64(&text, "window_reduced", f->window_reduced);
-            }
-            if (f->error[0])
-                otfx_kv_str(&text, "error", f->error);
+            append_outcome(&text, f, false);
         }
         otfx_kv_end(&text);
     }
@@ -383,20 +394,7 @@ static void notice_acted(otfx_tree *tree, const struct root_trigger *trigger)
     otfx_kv_u64(&text, "firing", trigger->fired);
     otfx_kv_u64(&text, "merged", f->merged);
     otfx_kv_str(&text, "state", state_name(trigger->state));
-    if (f->paused_latency_ns)
-        otfx_kv_u64(&text, "pause_latency_ns", f->paused_latency_ns);
-    if (f->recording_latency_ns)
-        otfx_kv_u64(&text, "recording_latency_ns", f->recording_latency_ns);
-    if (f->snapshot_ok) {
-        otfx_kv_str(&text, "archive", f->archive);
-        otfx_kv_u64(&text, "from", f->snapshot_from);
-        otfx_kv_u64(&text, "to", f->snapshot_to);
-        otfx_kv_u64(&text, "events", f->snapshot_events);
-        otfx_kv_u64(&text, "held_from", f->held_from);
-        otfx_kv_u64(&text, "window_reduced", f->window_reduced);
-    }
-    if (f->error[0])
-        otfx_kv_str(&text, "error", f->error);
+    append_outcome(&text, f, true);
     otfx_kv_end(&text);
     tree_broadcast_notice(tree, &text);
     otfx_text_free(&text);
