@@ -71,10 +71,30 @@ static uint64_t shortest_round_trip_ns = UINT64_MAX;
 /* Before any round trip is known, 50 µs: a cluster's interconnect takes a few µs, TCP tens. */
 enum { ROUND_TRIP_SLACK_NS = 10 * 1000, FIRST_ROUND_TRIP_NS = 50 * 1000 };
 /* Re-synchronisations rejected in a row: each doubles what is accepted, up to 16 times the usual, since
- * on a busy node (more ranks than cores) no round trip may come close to the shortest for a while, and a
- * rough measurement beats letting the drift grow; a worse one would do more harm than the drift. */
+ * on a busy node (more ranks than cores) no round trip may come close to the shortest for a while. */
 static unsigned rejected_in_a_row;
 enum { MAX_DOUBLINGS = 4 };
+
+/* The corrections of the last two accepted re-synchronisations: the drift between them is how fast the
+ * model's error grows without one. A measurement is worth taking, however long its round trip, once
+ * the drift since the last one exceeds half that round trip (its error): a rough measurement beats an
+ * uncorrected drift, and the place knows each round trip and bounds its error by it. Until two are
+ * accepted the drift is unknown and the doublings go on without the cap, so a loaded node still gets its
+ * first corrections. */
+static struct {
+    uint64_t ticks;
+    double correction_ns;
+} accepted[2];
+static unsigned accepted_count;
+
+static double drift_since_last_accepted_ns(uint64_t now_ticks)
+{
+    if (accepted_count < 2 || accepted[1].ticks <= accepted[0].ticks || now_ticks <= accepted[1].ticks)
+        return 0;
+    const double rate = (accepted[1].correction_ns - accepted[0].correction_ns) /
+                        (double)(accepted[1].ticks - accepted[0].ticks);
+    return (rate < 0 ? -rate : rate) * (double)(now_ticks - accepted[1].ticks);
+}
 
 /* Whether a round trip is short enough to trust; one that is becomes the new shortest. */
 static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
@@ -87,6 +107,20 @@ static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
     if (round_trip_ns < shortest_round_trip_ns)
         shortest_round_trip_ns = round_trip_ns;
     return true;
+}
+
+/* A re-synchronisation's round trip: acceptable as above, or because the drift it corrects is larger
+ * than its error, or (the drift not known yet) after enough doublings. */
+static bool correction_acceptable(uint64_t round_trip_ns, uint64_t now_ticks)
+{
+    if (round_trip_acceptable(round_trip_ns, rejected_in_a_row))
+        return true;
+    if (accepted_count >= 2)
+        return 0.5 * (double)round_trip_ns < drift_since_last_accepted_ns(now_ticks);
+    const unsigned doublings = rejected_in_a_row < 40 ? rejected_in_a_row : 40;
+    const uint64_t base = 2 * shortest_round_trip_ns + ROUND_TRIP_SLACK_NS;
+    return shortest_round_trip_ns != UINT64_MAX && doublings > MAX_DOUBLINGS && base < (UINT64_MAX >> 41) &&
+           round_trip_ns <= base << doublings;
 }
 
 /* The place's CLOCK_MONOTONIC minus this rank's: of bursts of 10 ping-pongs with the place (up to 8, until
@@ -128,7 +162,7 @@ bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns, uint
     const struct clock_ping ping = ping_burst(capture_own_place, 5, capture_ticks);
     const double ns_per_tick = capture_timer_tsc ? capture_timer_calibration().ns_per_tick : 1.0;
     const uint64_t round_trip = (uint64_t)((double)ping.round_trip * ns_per_tick + 0.5);
-    if (!round_trip_acceptable(round_trip, rejected_in_a_row)) {
+    if (!correction_acceptable(round_trip, ping.middle)) {
         rejected_in_a_row++;
         return false;
     }
@@ -136,6 +170,10 @@ bool capture_measure_correction(uint64_t *at_ticks, int64_t *correction_ns, uint
     *at_ticks = ping.middle;
     *correction_ns = (int64_t)((double)ping.place_ns - capture_timer_local_ns(ping.middle));
     *round_trip_ns = round_trip;
+    accepted[0] = accepted[1];
+    accepted[1].ticks = ping.middle;
+    accepted[1].correction_ns = (double)*correction_ns;
+    accepted_count += accepted_count < 2;
     return true;
 }
 

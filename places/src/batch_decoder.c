@@ -256,9 +256,9 @@ double place_clock_correction(const struct served_rank *rank, uint64_t ticks)
     return segment->correction + segment->slope * ((double)ticks - (double)segment->ticks);
 }
 
-/* The segment is a linear blend from its start into the measured line, and the place's clock is linear
- * in the ticks over it (a rate error), so the error is the same blend of the errors at its two ends:
- * weight 1 - w on the start's, w on the line's where the blend reaches it (w beyond 1 past there). */
+/* The model and the measured line are both linear over a segment, so how far the model is from the
+ * line is known exactly; the true correction is within the line's own error of the line. This holds
+ * whether the segment reaches the line when planned or was clamped to a slope that cannot. */
 double place_clock_error_bound(const struct served_rank *rank, uint64_t ticks)
 {
     if (!rank->clock_segment_count || ticks < rank->clock_segments[0].ticks)
@@ -267,14 +267,10 @@ double place_clock_error_bound(const struct served_rank *rank, uint64_t ticks)
     while (i > 0 && rank->clock_segments[i].ticks > ticks)
         i--;
     const struct clock_segment *segment = &rank->clock_segments[i];
-    if (segment->start_bound < 0)
-        return -1;
-    const double start = (double)segment->ticks;
-    const double w =
-        segment->target_ticks > start ? ((double)ticks - start) / (segment->target_ticks - start) : 1;
-    const double at_target = segment->line_bound +
-                             segment->line_growth * fabs(segment->target_ticks - (double)segment->line_ticks);
-    return fabs(1 - w) * segment->start_bound + fabs(w) * at_target;
+    const double from_line = (double)ticks - (double)segment->line_ticks;
+    const double model = segment->correction + segment->slope * ((double)ticks - (double)segment->ticks);
+    const double line = segment->line_correction + segment->line_drift * from_line;
+    return fabs(model - line) + segment->line_bound + segment->line_growth * fabs(from_line);
 }
 
 /* The rank's tick-derived time: its MPI_Init calibration applied to raw ticks (otfx/capture_wire.h). */
@@ -336,15 +332,10 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
     double slope =
         target_ticks > (double)start ? (target - start_correction) / (target_ticks - (double)start) : 0;
     const double limit = 0.01 * per_tick_ns; /* 1 %: far beyond any clock, far below reordering times */
-    const bool clamped = slope > limit || slope < -limit;
     slope = slope > limit ? limit : slope < -limit ? -limit : slope;
     /* The measured line is off by `bound` at `at`, and its drift by up to both measurements' errors over
-     * the interval between them; where the segment starts, the model is off from the line by a known
-     * amount, so by that plus the line's own error at most. */
+     * the interval between them. */
     const double growth = (bound + previous_bound) / interval;
-    const double line_at_start = measured + drift * ((double)start - (double)at);
-    const double start_bound =
-        clamped ? -1 : fabs(start_correction - line_at_start) + bound + growth * ((double)start - (double)at);
     if (rank->clock_segment_count == rank->clock_segment_capacity) {
         size_t capacity;
         if (!otfx_grow_to((void **)&rank->clock_segments, rank->clock_segment_capacity,
@@ -356,7 +347,7 @@ static bool decode_clock(struct decoder *decoder, const struct capture_record_he
         rank->clock_segment_capacity = (uint32_t)capacity;
     }
     rank->clock_segments[rank->clock_segment_count++] =
-        (struct clock_segment){start, start_correction, slope, start_bound, bound, growth, at, target_ticks};
+        (struct clock_segment){start, start_correction, slope, measured, drift, bound, growth, at};
     rank->clock_sync_known = true;
     rank->clock_sync_ticks = at;
     rank->clock_sync_correction = measured;

@@ -115,14 +115,13 @@ struct served_rank {
         uint64_t ticks;    /* where the segment starts */
         double correction; /* ns there */
         double slope;      /* ns of correction per tick */
-        /* How far the correction can be off (place_clock_error_bound): the segment blends from its start
-         * (off by start_bound at most) into the measured line, which is off by line_bound at line_ticks
-         * (half the round trip) and by line_growth more per tick away from it (the drift's error, from
-         * two measurements' errors); target_ticks where the blend reaches the line. A negative
-         * start_bound: not known (the slope was clamped, so the segment is no blend). */
-        double start_bound, line_bound, line_growth;
+        /* How far the correction can be off (place_clock_error_bound): from the measured line (the
+         * measurement at line_ticks, line_correction there, extended by the drift since the previous
+         * one, line_drift ns per tick) by a known amount, since both are linear; the line itself is off
+         * by line_bound at line_ticks (half the round trip) and by line_growth more per tick away from it
+         * (the drift's error, from two measurements' errors). */
+        double line_correction, line_drift, line_bound, line_growth;
         uint64_t line_ticks;
-        double target_ticks;
     } * clock_segments;
     uint32_t clock_segment_count, clock_segment_capacity;
     bool clock_sync_known;

@@ -884,6 +884,49 @@ static void test_clock_error_bound_from_round_trips(void **state)
     assert_true(halfway > 140 - 1e-6 && halfway < 140 + 1e-6);
 }
 
+/* A measurement that arrives after the rank recorded far past it (the segment starts at the stream's
+ * last event, where the model has run away from the line): the slope needed to reach the line in time
+ * exceeds the 1 % clamp, so the segment never reaches it as planned. The bound is still known and
+ * still holds: how far the model is from the line, which both being linear is exact, plus the line's
+ * own error. Same truth as above (1000 + ticks / 1000); the first measurement 40 ns high steers the
+ * model from 1000 at tick 100000 towards 1280 at 200000 and beyond, to 1557.2 at tick 299000, where the
+ * truth is 1299 and the second measurement's line 1199.7. */
+static void test_clock_error_bound_of_a_clamped_segment(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct served_rank *rank = &fixture->rank;
+    tick_clock_100ns_behind(rank);
+    rank->offset_ns = 1000;
+    rank->offset_round_trip_ns = 200;
+    const struct capture_clock_record high = {
+        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(high), .timestamp = 100000},
+        .correction_ns = 1100 + 40,
+        .round_trip_ns = 100};
+    const struct capture_clock_record low = {
+        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(low), .timestamp = 200000},
+        .correction_ns = 1200 - 30,
+        .round_trip_ns = 80};
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_raw(&batch, &high, sizeof(high));
+    batch_add_enter(&batch, FIXTURE_MPI_SEND, 299000);
+    batch_add_raw(&batch, &low, sizeof(low));
+    ingest_accepted(fixture, &batch, 3);
+    assert_int_equal(rank->clock_segment_count, 2);
+    assert_int_equal(rank->clock_segments[1].ticks, 299000);
+    assert_true(rank->clock_segments[1].slope > -0.01 - 1e-12 &&
+                rank->clock_segments[1].slope < -0.01 + 1e-12);
+    for (uint64_t ticks = 100000; ticks <= 400000; ticks += 1000) {
+        const double error = place_clock_correction(rank, ticks) - (1000 + (double)ticks / 1000);
+        const double bound = place_clock_error_bound(rank, ticks);
+        assert_true(bound >= 0);
+        assert_true(error <= bound && -error <= bound);
+    }
+    /* |1557.2 - 1199.7| from the line, 40 its error at the measurement, 99000 ticks at 90 ns per 10⁵ */
+    const double at_start = place_clock_error_bound(rank, 299000);
+    assert_true(at_start > 357.5 + 40 + 89.1 - 1e-6 && at_start < 357.5 + 40 + 89.1 + 1e-6);
+}
+
 /* An intercommunicator is defined with its groups in one order on both sides, whichever is local. */
 static void test_intercommunicator_groups_in_canonical_order(void **state)
 {
@@ -1310,6 +1353,7 @@ int main(int argc, char **argv)
         DECODER_TEST(test_send_before_a_clock_segment),
         DECODER_TEST(test_clock_model_change_never_goes_back),
         DECODER_TEST(test_clock_error_bound_from_round_trips),
+        DECODER_TEST(test_clock_error_bound_of_a_clamped_segment),
         DECODER_TEST(test_intercommunicator_groups_in_canonical_order),
         DECODER_TEST(test_reject_truncated_record),
         DECODER_TEST(test_reject_record_past_the_end),

@@ -81,7 +81,10 @@ static size_t message_size(uint32_t number)
     return sizes[number % (sizeof(sizes) / sizeof(sizes[0]))];
 }
 
-static void send_message(const otfx_place_exchange *exchange, uint32_t to, uint32_t number, uint32_t request)
+/* Sends message `number` to `to`; false when the exchange's deadline passed first (the caller says
+ * whether it may), any other failure ends the test. */
+static bool send_message_until_deadline(const otfx_place_exchange *exchange, uint32_t to, uint32_t number,
+                                        uint32_t request)
 {
     const size_t size = message_size(number);
     unsigned char *bytes = malloc(size);
@@ -90,9 +93,17 @@ static void send_message(const otfx_place_exchange *exchange, uint32_t to, uint3
     memcpy(bytes, &head, sizeof(head));
     for (size_t i = sizeof(head); i < size; i++)
         bytes[i] = (unsigned char)(i * 7 + number + exchange->self);
-    check(exchange->send(exchange->context, to, bytes, size), "send to %u: %s", to,
-          exchange->last_error(exchange->context));
+    const bool sent = exchange->send(exchange->context, to, bytes, size);
     free(bytes);
+    check(sent || strstr(exchange->last_error(exchange->context), "deadline"), "send to %u: %s", to,
+          exchange->last_error(exchange->context));
+    return sent;
+}
+
+static void send_message(const otfx_place_exchange *exchange, uint32_t to, uint32_t number, uint32_t request)
+{
+    check(send_message_until_deadline(exchange, to, number, request), "send to %u: %s", to,
+          exchange->last_error(exchange->context));
 }
 
 struct received {
@@ -227,10 +238,12 @@ static void abandon(uint32_t request)
 {
     place_exchange *exchange = place_exchange_begin(hub, request, now_ns() + 200u * 1000u * 1000u);
     const otfx_place_exchange *x = place_exchange_interface(exchange);
-    for (uint32_t n = 0; n < 20; n++)
-        for (uint32_t to = 0; to < (uint32_t)places; to++)
+    /* On a loaded machine the deadline may pass while sending: the query is given up on the earlier */
+    bool sending = true;
+    for (uint32_t n = 0; n < 20 && sending; n++)
+        for (uint32_t to = 0; to < (uint32_t)places && sending; to++)
             if (to != (uint32_t)me)
-                send_message(x, to, n, request);
+                sending = send_message_until_deadline(x, to, n, request);
     if (me != 0) {
         /* place 0 never takes part: the contribution stays behind, the call fails at the deadline */
         uint64_t value = 1000000;
