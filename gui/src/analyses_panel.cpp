@@ -5,6 +5,7 @@
 #include "timeline_view.h"
 #include "viewer.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -17,6 +18,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace
@@ -388,8 +390,38 @@ QWidget *AnalysesPanel::buildStructure()
     bar->addWidget(m_tolerance);
     m_structureSummary = new QLabel(model->summary());
     m_structureTable = table(model, false);
+    m_structureTable->setObjectName(QStringLiteral("structure-groups"));
     m_structureTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     m_structureTable->horizontalHeader()->setSectionResizeMode(StructureModel::Ranks, QHeaderView::Stretch);
+    // the chosen group's ranks as the timeline's rank filter: a button and the groups' context menu
+    m_showGroupRanks = new QAction(tr("Show these ranks in the timeline"), this);
+    m_showGroupRanks->setObjectName(QStringLiteral("show-group-ranks"));
+    m_structureTable->addAction(m_showGroupRanks);
+    m_structureTable->setContextMenuPolicy(Qt::ActionsContextMenu);
+    auto *showRanks = new QToolButton;
+    showRanks->setDefaultAction(m_showGroupRanks);
+    bar->addWidget(showRanks);
+    const auto updateShowRanks = [this, model] {
+        QString why;
+        const int row = selectedRow(m_structureTable);
+        const QString ranks = model->rankFilterOf(row, &why);
+        m_showGroupRanks->setEnabled(!ranks.isEmpty());
+        m_showGroupRanks->setToolTip(
+            ranks.isEmpty() ? why
+                            : tr("The timeline's rank filter becomes group %1's ranks (%2); edit or clear it "
+                                 "beside Ranks:")
+                                  .arg(model->groups()[row].group)
+                                  .arg(ranks));
+    };
+    updateShowRanks();
+    connect(m_showGroupRanks, &QAction::triggered, this, [this, model] {
+        QString why;
+        const QString ranks = model->rankFilterOf(selectedRow(m_structureTable), &why);
+        if (ranks.isEmpty())
+            emit message(why);
+        else
+            emit rankFilterWanted(ranks);
+    });
     m_graph = new StructureGraphView(model);
     m_graph->setObjectName(QStringLiteral("structure-graph"));
     auto *body = new QSplitter(Qt::Horizontal);
@@ -397,15 +429,18 @@ QWidget *AnalysesPanel::buildStructure()
     body->addWidget(m_graph);
     body->setStretchFactor(1, 2);
     connect(ask, &QPushButton::clicked, this, [this] { m_analyses.askStructure(m_tolerance->value()); });
-    connect(model, &QAbstractItemModel::modelReset, this, [this, model] {
+    connect(model, &QAbstractItemModel::modelReset, this, [this, model, updateShowRanks] {
         m_structureSummary->setText(model->summary());
         m_graph->setGroup(model->groups().isEmpty() ? 0 : model->groups()[0].group);
+        updateShowRanks();
     });
-    connect(m_structureTable->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this, model] {
-        const int row = selectedRow(m_structureTable);
-        if (row >= 0)
-            m_graph->setGroup(model->groups()[row].group);
-    });
+    connect(m_structureTable->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this, model, updateShowRanks] {
+                const int row = selectedRow(m_structureTable);
+                if (row >= 0)
+                    m_graph->setGroup(model->groups()[row].group);
+                updateShowRanks();
+            });
     return page(bar, m_structureSummary, body);
 }
 

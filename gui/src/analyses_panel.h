@@ -3,8 +3,9 @@
 // functions, zeroing one, the path on the timeline), the wait states (their profile, per rank, "who made
 // me wait", where on the timeline), the program's structure (groups of ranks, a group's graph) and the
 // metrics (what the ranks can count and read, one metric's timeline as a heat map, setting the selection).
-// Each is asked for the timeline's visible window with its button. Also the archive entries of the Job menu:
-// an OTF2 archive opened after the run is served in-process and shown like a job.
+// A structure group's ranks can become the timeline's rank filter. Each is asked for the timeline's visible
+// window with its button. Also the archive entries of the Job menu: an OTF2 archive opened after the run is
+// served in-process and shown like a job.
 #pragma once
 
 #include "analyses.h"
@@ -15,6 +16,7 @@
 class BarChart;
 class MatrixView;
 class MetricHeatMap;
+class QAction;
 class QPushButton;
 class QCheckBox;
 class QComboBox;
@@ -59,6 +61,9 @@ class AnalysesPanel : public QTabWidget
 
   signals:
     void message(const QString &text);
+    // "Show these ranks in the timeline" on a structure group: its ranks as a rank filter ("0-3,8-11"),
+    // for the timeline's Ranks: field (which shows it, to edit or clear).
+    void rankFilterWanted(const QString &ranks);
 
   private:
     QWidget *buildRankProfile();
@@ -97,6 +102,7 @@ class AnalysesPanel : public QTabWidget
     QLabel *m_structureSummary;
     QDoubleSpinBox *m_tolerance;
     QTableView *m_structureTable;
+    QAction *m_showGroupRanks;
     StructureGraphView *m_graph;
     // metrics
     QLabel *m_metricsSummary;

@@ -284,6 +284,12 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
         updateLegend();
     });
     connect(m_rankFilter, &QLineEdit::returnPressed, this, [this] { applyRankFilter(m_rankFilter->text()); });
+    connect(m_analyses, &AnalysesPanel::rankFilterWanted, this, &MainWindow::applyRankFilter);
+    // the field shows the filter in force, however it was set (typed, a structure group, another job)
+    connect(timeline, &TimelineModel::rankFilterChanged, this, [this] {
+        m_rankFilter->setText(m_viewer->timeline()->rankFilter());
+        m_filterMessage->clear();
+    });
     connect(allRanks, &QPushButton::clicked, this, [this] { applyRankFilter(QString()); });
     connect(m_rankScroll, &QScrollBar::valueChanged, this, [timeline](int value) {
         if (value != timeline->rankFirst())
@@ -309,8 +315,6 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
         static_cast<ElidedLabel *>(m_message)->setFullText(QString());
         m_message->setStyleSheet(QString());
         m_busy->hide();
-        m_rankFilter->clear();
-        m_filterMessage->clear();
         m_shownStrategy.clear();
         m_shownClasses = -2;
         m_log->appendPlainText(tr("— another job: %1 —").arg(m_viewer->client()->welcome().value("job")));
@@ -572,8 +576,6 @@ bool MainWindow::applyRankFilter(const QString &text)
         m_filterMessage->setText(error);
         return false;
     }
-    m_filterMessage->clear();
-    m_rankFilter->setText(m_viewer->timeline()->rankFilter());
     return true;
 }
 
@@ -760,8 +762,8 @@ void MainWindow::updateLegend()
             items << swatch(TimelineView::roleColor(QLatin1String(role)), QLatin1String(role));
     }
     items << tr("▨ reduced");
-    const auto veil = [](int kind) {
-        const QColor c = TimelineView::periodColor(kind);
+    const auto veil = [this](int kind) {
+        const QColor c = TimelineView::periodColor(m_timelineView->palette(), kind);
         return QStringLiteral("rgba(%1,%2,%3,%4)")
             .arg(c.red())
             .arg(c.green())

@@ -53,7 +53,8 @@ class MainWindow : public QMainWindow
     void openSnapshotDialog();
     // What the snapshot dialog offers as "the visible window" (empty while there is none).
     QString visibleWindowText() const;
-    // Applies a rank filter typed by the user; false (and says why beside the field) when it is refused.
+    // Applies a rank filter typed by the user (or a structure group's ranks); false (and says why beside the
+    // field) when it is refused.
     bool applyRankFilter(const QString &text);
 
   private:

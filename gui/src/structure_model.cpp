@@ -2,6 +2,10 @@
 
 #include "format.h"
 
+#include <otfx/protocol.h>
+
+#include <iterator>
+
 StructureModel::StructureModel(QObject *parent) : QAbstractTableModel(parent) {}
 
 QVector<int> parseRankList(const QString &text)
@@ -117,6 +121,30 @@ int StructureModel::groupOfRank(int rank) const
         if (parseRankList(g.ranks).contains(rank))
             return g.group;
     return -1;
+}
+
+QString StructureModel::rankFilterOf(int row, QString *why) const
+{
+    if (row < 0 || row >= m_groups.size()) {
+        if (why)
+            *why = tr("no structure group is chosen");
+        return QString();
+    }
+    const GroupInfo &g = m_groups[row];
+    otfx_rank_set set;
+    if (otfx_rank_set_parse(g.ranks.toUtf8().constData(), &set) && set.count > 0)
+        return g.ranks;
+    if (why) {
+        const int ranges = int(g.ranks.count(QLatin1Char(','))) + 1;
+        *why = ranges > int(std::size(set.ranges))
+                   ? tr("group %1's %2 ranks form %3 ranges; a rank filter holds at most %4")
+                         .arg(g.group)
+                         .arg(g.members)
+                         .arg(ranges)
+                         .arg(int(std::size(set.ranges)))
+                   : tr("group %1's ranks '%2' are not a rank list").arg(g.group).arg(g.ranks);
+    }
+    return QString();
 }
 
 QString StructureModel::summary() const

@@ -63,6 +63,10 @@ class StructureModel : public QAbstractTableModel
     }
     // The group a rank belongs to (-1: none), from the groups' rank lists.
     int groupOfRank(int rank) const;
+    // The ranks of the group in row `row` as the timeline's rank filter takes them ("0-3,8-11": the rank
+    // set the answer wrote); empty with *why when there is no such row or its ranks form more ranges than
+    // a rank filter (a protocol rank set) holds.
+    QString rankFilterOf(int row, QString *why = nullptr) const;
     QString summary() const;
 
     int rowCount(const QModelIndex &parent = QModelIndex()) const override;

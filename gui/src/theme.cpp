@@ -104,4 +104,18 @@ QColor heat(const QPalette &palette, double fraction)
     return blend(plotBackground(palette), highlight(palette), fraction);
 }
 
+QColor pausedVeil(const QPalette &palette)
+{
+    QColor veil = text(palette);
+    veil.setAlpha(64);
+    return veil;
+}
+
+QColor notRecordingVeil(const QPalette &palette)
+{
+    QColor veil = QColor::fromHsl(0, 200, std::clamp(text(palette).lightness(), 90, 170));
+    veil.setAlpha(64);
+    return veil;
+}
+
 } // namespace theme

@@ -28,5 +28,10 @@ QColor attention(const QPalette &palette); // waiting: the highlight's complemen
 // From the background (0) to `accent` (1), for heat maps and shading.
 QColor blend(const QColor &from, const QColor &to, double fraction);
 QColor heat(const QPalette &palette, double fraction);
+// The veils of steering periods over the timeline's rows, translucent: the application paused in the
+// palette's Text (a shade on a light plot, a lift on a dark one), recording off in a red as light or dark
+// as that Text, so both stand out from the Base and from each other in either theme.
+QColor pausedVeil(const QPalette &palette);
+QColor notRecordingVeil(const QPalette &palette);
 
 } // namespace theme

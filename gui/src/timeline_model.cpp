@@ -247,6 +247,7 @@ bool TimelineModel::setRankFilter(const QString &text, QString *error)
     m_filter = ranges;
     m_rankFirst = 0;
     m_rankCount = 0;
+    emit rankFilterChanged();
     emit viewportChanged();
     return true;
 }
@@ -741,5 +742,6 @@ void TimelineModel::clear()
     m_hasEvents = false;
     m_intervals.clear();
     m_messages.clear();
+    emit rankFilterChanged();
     emit dataChanged();
 }

@@ -290,6 +290,8 @@ class TimelineModel : public QObject
   signals:
     // The window changed: the owner asks again (timelineCommand(), eventsCommand()).
     void viewportChanged();
+    // The rank filter was set or cleared (rankFilter() is its canonical text).
+    void rankFilterChanged();
     void followLiveChanged(bool follow);
     void dataChanged();
 

@@ -71,9 +71,10 @@ QColor TimelineView::functionColor(const QString &name)
     return QColor::fromHsv(hue, saturation, value);
 }
 
-QColor TimelineView::periodColor(int kind)
+QColor TimelineView::periodColor(const QPalette &palette, int kind)
 {
-    return kind == TimelineModel::Period::AppPaused ? QColor(60, 60, 60, 70) : QColor(200, 0, 0, 45);
+    return kind == TimelineModel::Period::AppPaused ? theme::pausedVeil(palette)
+                                                    : theme::notRecordingVeil(palette);
 }
 
 void TimelineView::setColourByFunction(bool byFunction)
@@ -189,8 +190,10 @@ void TimelineView::paintEvent(QPaintEvent *)
         if (x1 <= x0)
             continue;
         const QRectF band(x0, plot.top(), std::max(1.0, x1 - x0), plot.height());
-        painter.fillRect(band, periodColor(period.kind));
-        painter.fillRect(band, QBrush(periodColor(period.kind).darker(200), Qt::Dense7Pattern));
+        QColor veil = periodColor(palette(), period.kind);
+        painter.fillRect(band, veil);
+        veil.setAlpha(std::min(255, veil.alpha() * 3)); // dotted too: a veil over what lies below
+        painter.fillRect(band, QBrush(veil, Qt::Dense7Pattern));
     }
     painter.restore();
     // rank labels, one per slot (as many as fit)

@@ -19,8 +19,8 @@ class TimelineView : public QWidget
     explicit TimelineView(TimelineModel *model, QWidget *parent = nullptr);
 
     static QColor roleColor(const QString &role);
-    // The veil of a steering period (TimelineModel::Period::Kind) over the rows.
-    static QColor periodColor(int kind);
+    // The veil of a steering period (TimelineModel::Period::Kind) over the rows, from the palette.
+    static QColor periodColor(const QPalette &palette, int kind);
     // A colour per function, the same in every run and session (from the name alone).
     static QColor functionColor(const QString &name);
     // Colours by function (true) or by role (false, the default).

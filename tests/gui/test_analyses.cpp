@@ -1,5 +1,6 @@
 // The analyses as views without widgets: each model against answers constructed here in the protocol's
-// record lines (docs/protocol.md section 6) — critical path, wait states, structure, the profile per rank,
+// record lines (docs/protocol.md section 6) — critical path, wait states, structure (a group's ranks as the
+// timeline's rank filter), the profile per rank,
 // the message matrix and the metrics (table, selection, timeline) — and the commands they ask; then an
 // archive written in the test from synthetic events with the store's OTF2 export, opened by the archive
 // backend, served in-process and asked through the viewer's own protocol client, whose answers are known by
@@ -285,6 +286,62 @@ class TestAnalyses : public QObject
         QCOMPARE(model.groupOfRank(7), -1);
         QCOMPARE(model.data(model.index(1, StructureModel::Ranks)).toString(), QStringLiteral("1-2"));
         QVERIFY(model.summary().contains(QStringLiteral("4 ranks in 2 groups")));
+    }
+
+    // A structure group's ranks become the timeline's rank filter: the text it takes, and then exactly the
+    // group's ranks as its rows and in what it asks.
+    void structureGroupAsRankFilter()
+    {
+        QStringList scattered; // 33 single ranks: more ranges than a rank filter holds
+        for (int rank = 16; rank < 16 + 2 * 33; rank += 2)
+            scattered << QString::number(rank);
+        const QByteArray reply =
+            QStringLiteral(
+                "structure ranks=all selected=49 groups=3 tolerance_pct=2 places_answered=1 places_total=1\n"
+                "group group=0 members=8 ranks=0-3,8-11 representative=0 nodes=0 edges=0 spread_pct=0 "
+                "signature=ab\n"
+                "group group=1 members=8 ranks=4,5,6,7,12-15 representative=4 nodes=0 edges=0 spread_pct=0 "
+                "signature=cd\n"
+                "group group=2 members=33 ranks=%1 representative=16 nodes=0 edges=0 spread_pct=0 "
+                "signature=ef\n")
+                .arg(scattered.join(QLatin1Char(',')))
+                .toUtf8();
+        StructureModel model;
+        QVERIFY(model.applyReply(lines(reply.constData())));
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.rankFilterOf(0), QStringLiteral("0-3,8-11"));
+
+        TimelineModel timeline;
+        timeline.setTotalRanks(100);
+        QSignalSpy filterChanged(&timeline, &TimelineModel::rankFilterChanged);
+        QVERIFY(timeline.setRankFilter(model.rankFilterOf(0)));
+        QCOMPARE(filterChanged.count(), 1);
+        QCOMPARE(timeline.rankFilter(), QStringLiteral("0-3,8-11"));
+        QCOMPARE(timeline.selectedRanks(), 8);
+        QVector<int> rows;
+        for (int position = 0; position < timeline.rankCount(); position++)
+            rows << timeline.rankAtPosition(position);
+        QCOMPARE(rows, (QVector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
+        QCOMPARE(timeline.rankAtPosition(8), -1);
+        QCOMPARE(timeline.visibleRankSet(), QStringLiteral("0-3,8-11"));
+        QVERIFY(timeline.timelineCommand().contains(QStringLiteral(" --ranks 0-3,8-11 ")));
+        QVERIFY(parses(timeline.timelineCommand()));
+
+        // a group written rank by rank: the filter shows it in ranges
+        QVERIFY(timeline.setRankFilter(model.rankFilterOf(1)));
+        QCOMPARE(timeline.rankFilter(), QStringLiteral("4-7,12-15"));
+        QCOMPARE(timeline.selectedRanks(), 8);
+
+        // a group of more ranges than a filter holds, or no group: refused with the reason, filter kept
+        QString why;
+        QVERIFY(model.rankFilterOf(2, &why).isEmpty());
+        QVERIFY2(why.contains(QStringLiteral("33 ranges")) && why.contains(QStringLiteral("at most 32")),
+                 qPrintable(why));
+        QVERIFY(model.rankFilterOf(3, &why).isEmpty());
+        QVERIFY(model.rankFilterOf(-1, &why).isEmpty());
+        QVERIFY(!why.isEmpty());
+        QCOMPARE(timeline.rankFilter(), QStringLiteral("4-7,12-15"));
+        QCOMPARE(filterChanged.count(), 2);
     }
 
     void rankProfile()

@@ -1,8 +1,8 @@
 // The analyses' widgets on the Xvfb screen: their colours come from the palette (a custom palette's Base,
 // Highlight and Text appear in the drawings, a dark one makes them dark), the matrix heat map, the bars,
 // the metric timeline's heat map, the critical path and the wait states drawn over the timeline (recorded
-// timeline reply, constructed analysis answers) where their ranks and times are, and the Analyses tab of the
-// main window.
+// timeline reply, constructed analysis answers) where their ranks and times are, the steering periods' veils
+// in the palette, and the Analyses tab of the main window (a structure group's ranks as the rank filter).
 #include "analyses_panel.h"
 #include "analysis_charts.h"
 #include "main_window.h"
@@ -11,9 +11,13 @@
 #include "timeline_view.h"
 #include "viewer.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QFile>
+#include <QLineEdit>
 #include <QTabWidget>
+#include <QTableView>
+#include <QToolButton>
 #include <QtTest/QtTest>
 
 static Records reply(const char *name)
@@ -236,6 +240,72 @@ class TestAnalysisViews : public QObject
         QCOMPARE(pixelsOf(image, QColor(240, 240, 240)), 0);
     }
 
+    // The veils of steering periods take their colours from the palette: each stands out from the plot's
+    // Base in the light and in the dark theme, and they differ from each other.
+    void pauseVeilInThePalette()
+    {
+        QVERIFY(theme::pausedVeil(theme::lightPalette()) != theme::pausedVeil(theme::darkPalette()));
+        QVERIFY(theme::notRecordingVeil(theme::lightPalette()) !=
+                theme::notRecordingVeil(theme::darkPalette()));
+        QCOMPARE(TimelineView::periodColor(unusual(), TimelineModel::Period::AppPaused),
+                 theme::pausedVeil(unusual()));
+        for (const QPalette &palette : {theme::lightPalette(), theme::darkPalette(), unusual()}) {
+            TimelineModel timeline;
+            TimelineView view(&timeline);
+            view.setPalette(palette);
+            view.resize(900, 300);
+            view.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&view));
+            // two ranks that ran nothing: the plot is Base but for the veils
+            QVERIFY(timeline.applyTimeline(parseRecords(
+                "timeline mode=window from=0 to=1000000 bins=100 width_ns=10000 selected=2 rows=2 "
+                "grouped=0 places_answered=1 places_total=1\n"
+                "row index=0 first_rank=0 last_rank=0 ranks=1\n"
+                "row index=1 first_rank=1 last_rank=1 ranks=1\n")));
+            timeline.setViewport(0, 1000000);
+            timeline.observeSteering(100000, 100000, false, true); // recording off 100 … 300 µs
+            timeline.observeSteering(300000, 100000, false, false);
+            timeline.observeSteering(600000, 550000, true, false); // paused 550 … 800 µs
+            timeline.observeSteering(800000, 550000, false, false);
+            const QImage image = view.grab().toImage();
+            const QRect plot = view.plotRect();
+            const auto band = [&plot](double from, double to) {
+                return QRect(int(plot.left() + from * plot.width()), plot.top() + 2,
+                             int((to - from) * plot.width()), plot.height() - 4);
+            };
+            const QRect off = band(0.12, 0.28), paused = band(0.57, 0.78), clear = band(0.35, 0.5);
+            const QColor base = theme::plotBackground(palette);
+            QCOMPARE(pixelsOf(image, base, clear), clear.width() * clear.height());
+            QCOMPARE(pixelsOf(image, base, paused), 0);
+            QCOMPARE(pixelsOf(image, base, off), 0);
+            const auto mean = [&image](const QRect &r) {
+                double red = 0, green = 0, blue = 0;
+                for (int y = r.top(); y <= r.bottom(); y++)
+                    for (int x = r.left(); x <= r.right(); x++) {
+                        const QColor c(image.pixel(x, y));
+                        red += c.red();
+                        green += c.green();
+                        blue += c.blue();
+                    }
+                const double n = double(r.width()) * r.height();
+                return QColor(int(red / n), int(green / n), int(blue / n));
+            };
+            const QColor pausedMean = mean(paused), offMean = mean(off);
+            const QString seen = QStringLiteral("base %1, paused %2, not recording %3")
+                                     .arg(base.name(), pausedMean.name(), offMean.name());
+            // a veil shades a light plot and lifts a dark one, enough to see
+            QVERIFY2(std::abs(pausedMean.lightness() - base.lightness()) >= 25, qPrintable(seen));
+            QVERIFY2(std::abs(offMean.lightness() - base.lightness()) >= 25, qPrintable(seen));
+            QVERIFY2((pausedMean.lightness() > base.lightness()) == theme::isDark(palette), qPrintable(seen));
+            // recording off moves the plot towards red, the pause moves every channel alike
+            const auto redShift = [&base](const QColor &c) {
+                return (c.red() - base.red()) - (c.green() - base.green());
+            };
+            QVERIFY2(redShift(offMean) >= 25, qPrintable(seen));
+            QVERIFY2(std::abs(redShift(pausedMean)) < 10, qPrintable(seen));
+        }
+    }
+
     void analysesTabOfTheMainWindow()
     {
         Viewer viewer;
@@ -256,6 +326,45 @@ class TestAnalysisViews : public QObject
         QCOMPARE(panel->currentIndex(), 5); // the metrics view
         QCOMPARE(panel->tabText(5), QStringLiteral("Metrics"));
         QCOMPARE(panel->state().value(QStringLiteral("metrics_available")), QStringLiteral("0"));
+        // a structure group's ranks become the timeline's rank filter, shown in its field
+        viewer.timeline()->setTotalRanks(100);
+        QVERIFY(panel->analyses()->structure()->applyReply(parseRecords(
+            "structure ranks=all selected=16 groups=2 tolerance_pct=2 places_answered=1 places_total=1\n"
+            "group group=0 members=8 ranks=0-3,8-11 representative=0 nodes=0 edges=0 spread_pct=0 "
+            "signature=a\n"
+            "group group=1 members=8 ranks=4-7,12-15 representative=4 nodes=0 edges=0 spread_pct=0 "
+            "signature=b\n")));
+        QVERIFY(!panel->ask(QStringLiteral("structure"))); // (not connected) shows the structure view
+        auto *groups = panel->findChild<QTableView *>(QStringLiteral("structure-groups"));
+        auto *showRanks = panel->findChild<QAction *>(QStringLiteral("show-group-ranks"));
+        auto *field = window.findChild<QLineEdit *>(QStringLiteral("rankFilter"));
+        QVERIFY(groups && showRanks && field);
+        QCOMPARE(groups->contextMenuPolicy(), Qt::ActionsContextMenu);
+        QVERIFY(groups->actions().contains(showRanks));
+        QVERIFY(!showRanks->isEnabled()); // no group chosen
+        groups->selectRow(0);
+        QVERIFY(showRanks->isEnabled());
+        QVERIFY(showRanks->toolTip().contains(QStringLiteral("0-3,8-11")));
+        QToolButton *button = nullptr;
+        for (auto *b : panel->findChildren<QToolButton *>())
+            if (b->defaultAction() == showRanks)
+                button = b;
+        QVERIFY(button && button->isVisible());
+        QTest::mouseClick(button, Qt::LeftButton);
+        QCOMPARE(field->text(), QStringLiteral("0-3,8-11"));
+        QCOMPARE(viewer.timeline()->rankFilter(), QStringLiteral("0-3,8-11"));
+        QCOMPARE(viewer.timeline()->selectedRanks(), 8);
+        groups->selectRow(1);
+        showRanks->trigger(); // as from the context menu
+        QCOMPARE(field->text(), QStringLiteral("4-7,12-15"));
+        QCOMPARE(viewer.timeline()->rankAtPosition(4), 12);
+        // the field is the filter's: edited there, or cleared by All ranks
+        field->setText(QStringLiteral("4-5"));
+        QTest::keyClick(field, Qt::Key_Return);
+        QCOMPARE(viewer.timeline()->rankFilter(), QStringLiteral("4-5"));
+        QVERIFY(window.applyRankFilter(QString()));
+        QVERIFY(field->text().isEmpty());
+        QCOMPARE(viewer.timeline()->selectedRanks(), 100);
         panel->openArchive(QStringLiteral("/no/such/archive.otf2"));
         QVERIFY(
             panel->state().value(QStringLiteral("archive_error")).contains(QStringLiteral("no such file")));
