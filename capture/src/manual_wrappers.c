@@ -229,8 +229,7 @@ int MPI_Finalize(void)
         int app_rank = 0;
         PMPI_Comm_rank(capture_app_world, &app_rank);
         capture_measure_place_offset(app_rank);
-        if (capture_recording)
-            capture_user_functions_finish(); /* the throttled functions' counts, before the goodbye */
+        capture_user_functions_report_skipped(); /* the throttled functions' counts, before the goodbye */
         capture_recorder_finish();
         capture_tool_exit();
     }

@@ -51,7 +51,14 @@ static CAPTURE_HOT_THREAD_LOCAL uint32_t open_user_regions;
  * name from libdwfl on this process, under a lock, on the function's first call in the thread), calls
  * and their total duration are counted, and a function called more than `throttle_calls` times with
  * a mean duration below `throttle_ns` is switched off for the rest of the run (a THROTTLED record,
- * REDUCTION in the trace). A switched-off or excluded function costs one table lookup per hook. */
+ * REDUCTION in the trace). A switched-off or excluded function costs one table lookup per hook.
+ *
+ * The calls a throttled function skips reach the place while the job runs, not only at MPI_Finalize:
+ * a thread writes a THROTTLED record with the cumulative count of each of its functions whose count
+ * changed at most once per SKIP_REPORT_NS (looked at every SKIP_CHECK_STRIDE skipped calls, so the
+ * skip stays one increment and one test), before every batch a FLUSH makes it send, and at the end.
+ * Cumulative counts: the place keeps the largest it saw, so a late or repeated record never counts
+ * twice. */
 
 enum function_state { FUNCTION_ON = 1, FUNCTION_EXCLUDED, FUNCTION_THROTTLED };
 
@@ -60,6 +67,7 @@ struct function_slot {
     uint64_t calls;    /* recorded calls that returned */
     uint64_t total_ns; /* in timer ticks (timer.h) */
     uint64_t skipped;  /* calls not recorded since it was throttled */
+    uint64_t reported; /* `skipped` as the last THROTTLED record of this thread said */
     uint32_t open;     /* recorded enters without their exit yet (recursion) */
     uint32_t state;    /* enum function_state */
 };
@@ -69,9 +77,12 @@ struct function_table {
     uint64_t *enter_times; /* TIMED_DEPTH: the enter time of each open recorded call, by depth */
     uint32_t slot_count;   /* a power of two */
     uint32_t used;
+    uint64_t next_skip_report; /* ticks: the skipped counts go out again from then on */
 };
 
 enum { TIMED_DEPTH = 256 };
+enum { SKIP_CHECK_STRIDE = 1024 }; /* a power of two */
+#define SKIP_REPORT_NS 1e9
 
 static CAPTURE_HOT_THREAD_LOCAL struct function_table function_table;
 
@@ -231,6 +242,40 @@ NO_INSTRUMENT static inline uint64_t exit_timestamp(void)
     return now;
 }
 
+NO_INSTRUMENT static uint64_t mean_ns_of(const struct function_slot *slot)
+{
+    return slot->calls ? (uint64_t)(capture_ticks_to_ns(slot->total_ns) / (double)slot->calls) : 0;
+}
+
+NO_INSTRUMENT static void schedule_skip_report(uint64_t now)
+{
+    const double ns_per_tick = capture_timer_calibration().ns_per_tick;
+    function_table.next_skip_report =
+        now + (uint64_t)(SKIP_REPORT_NS / (ns_per_tick > 0 ? ns_per_tick : 1.0));
+}
+
+NO_INSTRUMENT void capture_user_functions_report_skipped(void)
+{
+    if (!capture_recording)
+        return; /* nothing is written while recording is off; the counts go out once it is on again */
+    struct function_table *table = &function_table;
+    for (uint32_t i = 0; i < table->slot_count; i++) {
+        struct function_slot *slot = &table->slots[i];
+        if (slot->state != FUNCTION_THROTTLED || slot->skipped == slot->reported)
+            continue;
+        capture_throttled(slot->address, slot->calls, mean_ns_of(slot), slot->skipped);
+        slot->reported = slot->skipped;
+    }
+    schedule_skip_report(capture_now());
+}
+
+/* Every SKIP_CHECK_STRIDE skipped calls: the counts go out when SKIP_REPORT_NS passed since the last time. */
+NO_INSTRUMENT static __attribute__((noinline)) void report_skipped_if_due(void)
+{
+    if (capture_now() >= function_table.next_skip_report)
+        capture_user_functions_report_skipped();
+}
+
 CAPTURE_EXPORT void __cyg_profile_func_enter(void *function, void *call_site) NO_INSTRUMENT;
 CAPTURE_EXPORT void __cyg_profile_func_exit(void *function, void *call_site) NO_INSTRUMENT;
 
@@ -243,7 +288,8 @@ NO_INSTRUMENT static __attribute__((noinline)) void filtered_enter(void *functio
     if (!slot)
         return;
     if (slot->state != FUNCTION_ON) {
-        slot->skipped += slot->state == FUNCTION_THROTTLED;
+        if (slot->state == FUNCTION_THROTTLED && (++slot->skipped & (SKIP_CHECK_STRIDE - 1)) == 0)
+            report_skipped_if_due();
         return;
     }
     uint64_t now;
@@ -280,8 +326,9 @@ NO_INSTRUMENT static __attribute__((noinline)) void filtered_exit(void *function
         if (slot->state == FUNCTION_ON && slot->calls > throttle_calls &&
             capture_ticks_to_ns(slot->total_ns) < (double)throttle_ns * (double)slot->calls) {
             slot->state = FUNCTION_THROTTLED;
-            capture_throttled(slot->address, slot->calls,
-                              (uint64_t)(capture_ticks_to_ns(slot->total_ns) / (double)slot->calls), 0);
+            capture_throttled(slot->address, slot->calls, mean_ns_of(slot), 0);
+            if (!function_table.next_skip_report)
+                schedule_skip_report(now);
         }
     }
 }
@@ -332,20 +379,6 @@ NO_INSTRUMENT void __cyg_profile_func_exit(void *function, void *call_site)
     }
     open_user_regions--;
     capture_user_event_at(CAPTURE_RECORD_USER_LEAVE, function, now);
-}
-
-/* At MPI_Finalize: how many calls each function throttled in this thread skipped. */
-void capture_user_functions_finish(void)
-{
-    struct function_table *table = &function_table;
-    for (uint32_t i = 0; i < table->slot_count; i++)
-        if (table->slots[i].state == FUNCTION_THROTTLED)
-            capture_throttled(table->slots[i].address, table->slots[i].calls,
-                              table->slots[i].calls
-                                  ? (uint64_t)(capture_ticks_to_ns(table->slots[i].total_ns) /
-                                               (double)table->slots[i].calls)
-                                  : 0,
-                              table->slots[i].skipped);
 }
 
 /* OTFX_FILTER (filter_file.h); false (after saying why on stderr) when it is malformed. */

@@ -33,7 +33,8 @@
  * not subject to time order) NAME                        the stream's otfx.h name id → name (no event; no
  * time order) REGION_BEGIN / REGION_END   ENTER / LEAVE of the named region (role USER_FUNCTION) NAMED_PHASE
  * PHASE on the named region of role PHASE, value 0 THROTTLED                   REDUCTION (strategy throttle;
- * events_removed = 2 x the skipped calls reported in the rank's last batch), and the rank's throttled list
+ * events_removed = 2 x the growth of the cumulative skipped calls of that thread's function: a record that
+ * says no more than one before gives no event), and the rank's throttled list
  *   RECORDING                   no event: recording stopped / started (steering). After a restart the
  *                               regions open before it stay open (nothing is closed), and a LEAVE that
  *                               would close one of them (depth at the restart, "depth 0" of what
@@ -88,6 +89,8 @@ struct decoder {
     struct capture_collective_record nbc_payload;
     uint32_t metric_set, metric_count;
     otfx_ref metric_refs[CAPTURE_METRICS_MAX];
+    uint32_t throttled_before; /* the rank's throttled functions before the batch */
+    bool throttled_staged;     /* the batch staged counts of some of them */
     char problem[200];
 };
 
@@ -1014,22 +1017,34 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
             return fail(decoder, "cannot define the region of user function 0x%llx",
                         (unsigned long long)throttle.address);
         struct served_rank *rank = decoder->rank;
+        const uint32_t thread = decoder->stream->thread;
         uint32_t i = 0;
-        while (i < rank->throttled_count && rank->throttled[i].region != region)
+        while (i < rank->throttled_count &&
+               (rank->throttled[i].region != region || rank->throttled[i].thread != thread))
             i++;
-        if (i == rank->throttled_count) {
+        const bool first = i == rank->throttled_count;
+        if (first) {
             if (!otfx_reserve_u32((void **)&rank->throttled, &rank->throttled_capacity, (size_t)i + 1,
                                   sizeof(*rank->throttled), 8))
                 return fail(decoder, "out of memory for the throttled functions");
+            rank->throttled[i] = (struct throttled_function){.thread = thread, .region = region};
             rank->throttled_count++;
         }
-        rank->throttled[i] =
-            (struct throttled_function){region, throttle.calls, throttle.mean_ns, throttle.skipped};
+        struct throttled_function *function = &rank->throttled[i];
+        /* Cumulative counts: what an earlier record already said is not counted again. */
+        const uint64_t known = function->staged ? function->staged_skipped : function->skipped;
+        if (!first && throttle.skipped <= known)
+            return true;
+        function->staged = true;
+        function->staged_calls = throttle.calls;
+        function->staged_mean_ns = throttle.mean_ns;
+        function->staged_skipped = throttle.skipped;
+        decoder->throttled_staged = true;
         otfx_event *event = next_event(decoder, OTFX_EV_REDUCTION, time);
         event->u.reduction.strategy = OTFX_REDUCE_THROTTLE;
         event->u.reduction.begin = time;
         event->u.reduction.end = time;
-        event->u.reduction.events_removed = 2 * throttle.skipped;
+        event->u.reduction.events_removed = 2 * (throttle.skipped - known);
         return true;
     }
     case CAPTURE_RECORD_METRICS:
@@ -1049,6 +1064,26 @@ static bool decode_record(struct decoder *decoder, const struct capture_record_h
         return true;
     }
     return true; /* a kind this place does not know: skipped, as the format allows */
+}
+
+/* The THROTTLED counts the batch staged: kept with an accepted batch; a rejected one's are forgotten,
+ * functions it named first included. */
+static void settle_throttled(struct decoder *decoder, bool accepted)
+{
+    struct served_rank *rank = decoder->rank;
+    if (!decoder->throttled_staged && rank->throttled_count == decoder->throttled_before)
+        return;
+    if (!accepted)
+        rank->throttled_count = decoder->throttled_before;
+    for (uint32_t i = 0; i < rank->throttled_count; i++) {
+        struct throttled_function *function = &rank->throttled[i];
+        if (function->staged && accepted) {
+            function->calls = function->staged_calls;
+            function->mean_ns = function->staged_mean_ns;
+            function->skipped = function->staged_skipped;
+        }
+        function->staged = false;
+    }
 }
 
 /* Undoes the communicator announcements of a rejected batch: the definitions stay in the place's
@@ -1078,7 +1113,8 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
                               .nbc_pending = stream->nbc_pending,
                               .nbc_payload = stream->nbc_payload,
                               .metric_set = stream->metric_set,
-                              .metric_count = stream->metric_count};
+                              .metric_count = stream->metric_count,
+                              .throttled_before = rank->throttled_count};
     memcpy(decoder.metric_refs, stream->metric_refs, sizeof(decoder.metric_refs));
     memcpy(decoder.drop_gaps, stream->drop_gaps, stream->drop_gap_count * sizeof(stream->drop_gaps[0]));
     size_t offset = 0;
@@ -1111,6 +1147,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     }
     if (!ok) {
         forget_new_comms(&decoder);
+        settle_throttled(&decoder, false);
         fprintf(stderr, "otfx-place %d: rank %d thread %u: malformed batch dropped: record %llu: %s\n",
                 place->setup.place_rank, rank->rank, stream->thread, (unsigned long long)*record_count,
                 decoder.problem);
@@ -1119,6 +1156,7 @@ bool place_ingest_records(struct event_place *place, struct served_rank *rank, s
     size_t appended = 0;
     otfx_status status = otfx_trace_append(stream->trace, place->events, decoder.event_count, &appended);
     /* STOPPED: the `stop` strategy counted the events without storing them, as asked. */
+    settle_throttled(&decoder, status == OTFX_OK || status == OTFX_ERR_STOPPED);
     if (status != OTFX_OK && status != OTFX_ERR_STOPPED) {
         /* Not expected after the checks above; the trace kept the `appended` events before the bad one. */
         fprintf(stderr, "otfx-place %d: rank %d thread %u: the trace refused event %zu of a batch: %s (%s)\n",

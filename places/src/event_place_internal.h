@@ -130,10 +130,16 @@ struct served_rank {
     double clock_sync_bound; /* half its round trip: how far it can be off */
     uint64_t clock_syncs, clock_syncs_ignored;
     struct place_symbols *symbols; /* user functions: load map and address → region (user_symbols.c) */
+    /* User functions the rank switched off (THROTTLED records), per thread as the rank throttles them.
+     * `skipped` is the largest cumulative count received; the batch being decoded stages its own
+     * (batch_decoder.c), kept only if the batch is. */
     struct throttled_function {
+        uint32_t thread;
         otfx_ref region;
         uint64_t calls, mean_ns, skipped;
-    } * throttled; /* user functions the rank switched off (THROTTLED records) */
+        bool staged;
+        uint64_t staged_calls, staged_mean_ns, staged_skipped;
+    } * throttled;
     uint32_t throttled_count, throttled_capacity;
     struct rank_control_state control; /* steering (rank_control.c) */
     /* What recording costs the rank (its OVERHEAD record; batch_decoder.c): picoseconds per record by

@@ -26,8 +26,9 @@ static uint64_t now_ms(void)
 static void print_watch(const char *payload, size_t length)
 {
     static const char *const place_keys[] = {
-        "index",    "ranks",      "events_per_s",   "buffer_used",    "buffer_budget", "fill",
-        "strategy", "reductions", "events_reduced", "dropped_events", "recording",     "app_state"};
+        "index",    "ranks",      "events_per_s",   "buffer_used",    "buffer_budget",   "fill",
+        "strategy", "reductions", "events_reduced", "dropped_events", "throttled_calls", "recording",
+        "app_state"};
     otfx_text places = {0};
     size_t offset = 0, line_length;
     const char *line;

@@ -7,6 +7,8 @@
  */
 #include "batch_fixture.h"
 
+#include <otfx/analysis.h>
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1244,6 +1246,139 @@ static void test_reject_leftover_bytes(void **state)
     batch_free(&batch);
 }
 
+/* ---- throttled user functions -------------------------------------------------------------------- */
+
+#define HOT_FUNCTION 0x401000u
+
+static void batch_add_throttled(struct batch_builder *batch, uint64_t time, uint64_t skipped)
+{
+    const struct capture_throttle_record record = {
+        .header = {.kind = CAPTURE_RECORD_THROTTLED, .size = sizeof(record), .timestamp = time},
+        .address = HOT_FUNCTION,
+        .calls = 101,
+        .mean_ns = 40,
+        .skipped = skipped,
+    };
+    batch_add_raw(batch, &record, sizeof(record));
+}
+
+static uint64_t throttle_events_removed(struct place_fixture *fixture)
+{
+    otfx_trace_status status;
+    assert_int_equal(otfx_trace_status_get(fixture->stream.trace, &status), OTFX_OK);
+    return status.events_reduced[OTFX_REDUCE_THROTTLE];
+}
+
+/* The reply of the status module over the fixture's place, as the tree would give it (one place). */
+static char *status_reply(struct place_fixture *fixture)
+{
+    const otfx_analysis_module *status = otfx_analysis_for_command(OTFX_CMD_STATUS);
+    assert_non_null(status);
+    otfx_command query;
+    memset(&query, 0, sizeof(query));
+    query.kind = OTFX_CMD_STATUS;
+    otfx_trace *traces[1] = {fixture->stream.trace};
+    const uint32_t rank_of_trace[1] = {0};
+    const otfx_rank_info ranks[1] = {{.rank = 0, .recording = true}};
+    const otfx_leaf_input input = {.defs = fixture->place.defs,
+                                   .traces = traces,
+                                   .rank_of_trace = rank_of_trace,
+                                   .trace_count = 1,
+                                   .ranks = ranks,
+                                   .rank_count = 1,
+                                   .app_ranks = 1};
+    otfx_blob partial = {0};
+    otfx_text reply = {0};
+    char error[256] = "";
+    assert_true(status->leaf(&query, &input, &partial, error, sizeof(error)));
+    assert_true(status->finish(&query, partial.data, partial.length, 1, 1, &reply, error, sizeof(error)));
+    otfx_text_append(&reply, "", 1);
+    assert_false(reply.failed);
+    otfx_blob_free(&partial);
+    return reply.data;
+}
+
+/* The rank sends the skipped calls of a throttled function while it runs, cumulative: the place keeps
+ * the largest count (a late or repeated record adds nothing) and the status says it. */
+static void test_throttled_counts_are_cumulative(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_throttled(&batch, 5, 0); /* switched off */
+    batch_add_throttled(&batch, 6, 10);
+    ingest_accepted(fixture, &batch, 2);
+    assert_int_equal(fixture->rank.throttled_count, 1);
+    assert_int_equal(fixture->rank.throttled[0].skipped, 10);
+    assert_int_equal(throttle_events_removed(fixture), 20);
+
+    batch_begin(&batch, 2);
+    batch_add_throttled(&batch, 7, 25);
+    ingest_accepted(fixture, &batch, 1);
+    assert_int_equal(fixture->rank.throttled_count, 1);
+    assert_int_equal(fixture->rank.throttled[0].skipped, 25);
+    assert_int_equal(fixture->rank.throttled[0].calls, 101);
+    assert_int_equal(throttle_events_removed(fixture), 50);
+
+    batch_begin(&batch, 3);
+    batch_add_throttled(&batch, 8, 10); /* late */
+    batch_add_throttled(&batch, 9, 25); /* repeated */
+    ingest_accepted(fixture, &batch, 2);
+    assert_int_equal(fixture->rank.throttled[0].skipped, 25);
+    assert_int_equal(throttle_events_removed(fixture), 50);
+
+    char *reply = status_reply(fixture);
+    assert_non_null(strstr(reply, "rank rank=0 place=0 "));
+    assert_non_null(strstr(strstr(reply, "rank rank=0 "), " throttled_calls=25 "));
+    assert_non_null(strstr(strstr(reply, "place index=0 "), " dropped_throttle=50 throttled_calls=25 "));
+    assert_non_null(strstr(strstr(reply, "summary "), " throttled_calls=25 "));
+    free(reply);
+}
+
+/* A rejected batch's counts are forgotten, so the next accepted one counts its growth from what the
+ * place kept, not from what it never appended. */
+static void test_reject_forgets_throttled_count(void **state)
+{
+    struct place_fixture *fixture = *state;
+    struct batch_builder batch;
+    batch_begin(&batch, 1);
+    batch_add_throttled(&batch, 5, 0);
+    ingest_accepted(fixture, &batch, 1);
+
+    batch_begin(&batch, 2);
+    batch_add_throttled(&batch, 6, 30);
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 7); /* nothing open: the batch is malformed */
+    batch_finish(&batch);
+    uint64_t record_count = 0;
+    assert_false(
+        place_fixture_ingest(fixture, batch_records(&batch), batch_record_bytes(&batch), &record_count));
+    batch_free(&batch);
+    assert_int_equal(fixture->rank.throttled[0].skipped, 0);
+    assert_false(fixture->rank.throttled[0].staged);
+    assert_int_equal(throttle_events_removed(fixture), 0);
+
+    /* a function a rejected batch named first is forgotten too */
+    batch_begin(&batch, 3);
+    const struct capture_throttle_record other = {
+        .header = {.kind = CAPTURE_RECORD_THROTTLED, .size = sizeof(other), .timestamp = 8},
+        .address = HOT_FUNCTION + 64,
+        .calls = 200,
+    };
+    batch_add_raw(&batch, &other, sizeof(other));
+    batch_add_leave(&batch, FIXTURE_MPI_SEND, 9);
+    batch_finish(&batch);
+    assert_false(
+        place_fixture_ingest(fixture, batch_records(&batch), batch_record_bytes(&batch), &record_count));
+    batch_free(&batch);
+    assert_int_equal(fixture->rank.throttled_count, 1);
+
+    batch_begin(&batch, 4);
+    batch_add_throttled(&batch, 10, 40);
+    ingest_accepted(fixture, &batch, 1);
+    assert_int_equal(fixture->rank.throttled[0].skipped, 40);
+    assert_int_equal(throttle_events_removed(fixture), 80);
+}
+
 /* ---- the fuzz target's seeds ----------------------------------------------------------------------- */
 
 static int write_batch(const char *directory, const char *name, struct batch_builder *batch)
@@ -1325,6 +1460,12 @@ static int write_corpus(const char *directory)
     batch_add_leave(&batch, FIXTURE_MPI_PCONTROL, 12);
     batch_add_enter(&batch, FIXTURE_MPI_RECV, 13); /* left open: the next batch would close it */
     failures += write_batch(directory, "phase_open_region.batch", &batch);
+
+    batch_begin(&batch, 0);
+    batch_add_throttled(&batch, 10, 0);
+    batch_add_throttled(&batch, 11, 1024);
+    batch_add_throttled(&batch, 12, 512); /* late: adds nothing */
+    failures += write_batch(directory, "throttled_counts.batch", &batch);
     return failures ? 1 : 0;
 }
 
@@ -1376,6 +1517,8 @@ int main(int argc, char **argv)
         DECODER_TEST(test_communicator_announced_again_by_another_thread),
         DECODER_TEST(test_reject_communicator_members_past_record),
         DECODER_TEST(test_reject_leftover_bytes),
+        DECODER_TEST(test_throttled_counts_are_cumulative),
+        DECODER_TEST(test_reject_forgets_throttled_count),
     };
 #undef DECODER_TEST
     return cmocka_run_group_tests(tests, NULL, NULL);

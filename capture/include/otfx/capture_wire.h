@@ -192,8 +192,9 @@ struct capture_batch_header {
  *   before its first use.
  * REGION_BEGIN, REGION_END, NAMED_PHASE: otfx_region_begin, otfx_region_end, otfx_phase (address = the
  *   name's id).
- * THROTTLED: a user function was switched off (short and frequent), or at the end how many calls it
- *   skipped.
+ * THROTTLED: a user function was switched off (short and frequent), skipped 0; later ones (while the
+ *   job runs, before a flushed batch, at the end) say how many calls it skipped in the writing thread so
+ *   far: cumulative, so the place takes the largest it saw, never a sum.
  * RECORDING: recording stopped or started (steering); written into the stream of the thread that
  *   carried out the command, possibly from a batch send, between a record's timestamp and the record.
  *   After "on" the stream may hold LEAVE records of regions entered before the pause (user functions
@@ -380,7 +381,7 @@ struct capture_throttle_record {
     uint64_t address; /* the function */
     uint64_t calls;   /* recorded calls when it was throttled */
     uint64_t mean_ns; /* their mean duration */
-    uint64_t skipped; /* 0 when it was switched off; in the rank's last batch: calls not recorded */
+    uint64_t skipped; /* 0 when it was switched off; later: calls not recorded so far (cumulative) */
 };
 
 struct capture_name_record {

@@ -28,7 +28,8 @@
  *   otfx-place: rank R held-calls MPI_X=C …      (ENTER events per MPI function, from the traces)
  *   otfx-place: rank R held-functions NAME=C …   (the same for user functions and otfx.h regions)
  *   otfx-place: rank R held-phases NAME=C …      (PHASE events per phase region)
- *   otfx-place: rank R throttled NAME(calls=C,mean_ns=T,skipped)=S …   (only when functions were)
+ *   otfx-place: rank R throttled NAME(calls=C,mean_ns=T,skipped)=S …   (only when functions were; one
+ *                                     entry per thread that throttled NAME: throttling is per thread)
  * and one line about its own memory (VmHWM, the peak resident set of the place process).
  *
  * libotfx-capture runs it inside MPI_Init on the place ranks (in-binary places and otfx-place, MPMD).

@@ -1,10 +1,10 @@
 /* status.c — the `status` module: what every event place holds and how its ranks are doing.
  *
- * Partial result: "STA6", u32 number of places, then per place (sorted by place index, no duplicates)
+ * Partial result: "STA7", u32 number of places, then per place (sorted by place index, no duplicates)
  * PLACE_FIELDS u64 values (enum below), u32 ranks (= the F_RANKS value) and per rank (sorted, each once)
  * u32 rank, u32 flags (RANK_*), u64 events held, u64 events received, u64 buffer bytes used (over the
- * rank's threads), u64 estimated intrusion (ns). Merging concatenates and re-sorts, so it is associative and
- * the order of the children does not matter.
+ * rank's threads), u64 estimated intrusion (ns), u64 calls not recorded by throttling. Merging concatenates
+ * and re-sorts, so it is associative and the order of the children does not matter.
  *
  * Record lines of the reply (times in ns on the job's clock, sizes in bytes):
  *   place index=P ranks=R first_rank=A last_rank=B threads=T events_per_s=E buffer_used=U
@@ -12,24 +12,26 @@
  *         strategy=ring|time|type|depth|stop|mixed reductions=K events_received=N events_held=H
  *         events_reduced=D reduced_fraction=F(0..1)
  *         reduced_<strategy>=D (ring, time, type, depth: one per strategy with D > 0) dropped_events=X
- *         dropped_<cause>=D (stop, source-drop, throttle: one per cause with D > 0) blocked_ns=W
- *         intrusion_ns=I (the ranks' estimated measurement intrusion: records received × measured cost)
- *         recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
- *         ranks_paused=k ranks_finished=k paused_ranks=SET not_recording_ranks=SET finished_ranks=SET
- *         classes=BITS classes_any=BITS (the event classes, OTFX_STEER_* bits, that every / some running
- *         rank records; as the class part of the last enable/disable answers)
+ *         dropped_<cause>=D (stop, source-drop, throttle: one per cause with D > 0)
+ *         throttled_calls=C (user-function calls not recorded since throttling switched their function
+ *         off, so far: dropped_throttle counts their enter and leave) blocked_ns=W intrusion_ns=I (the ranks'
+ * estimated measurement intrusion: records received × measured cost) recording=on|off|mixed
+ * app_state=running|paused|mixed|finished ranks_recording=k ranks_paused=k ranks_finished=k paused_ranks=SET
+ * not_recording_ranks=SET finished_ranks=SET classes=BITS classes_any=BITS (the event classes, OTFX_STEER_*
+ * bits, that every / some running rank records; as the class part of the last enable/disable answers)
  *         stopped_traces=k first_time=T0 last_time=T1 defs_bytes=D queries_too_large=Q module_timeouts=T
  *         module_crashes=C (what the place's queries ran into: results over the query memory bound,
  *         module calls over the time limit, loaded modules' helpers that died; also summed in summary)
  *   summary places=n places_answered=k places_total=n ranks=R events_per_s=E buffer_used=U
  *           buffer_budget=G fill=F structure_bytes=S events_received=N events_held=H
- *           events_reduced=D reductions=K dropped_events=X dropped_<cause>=D (as for places) blocked_ns=W
+ *           events_reduced=D reductions=K dropped_events=X dropped_<cause>=D throttled_calls=C (as for
+ *           places) blocked_ns=W
  *           intrusion_ns=I recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
  *           ranks_paused=k ranks_finished=k classes=BITS classes_any=BITS first_time=T0 last_time=T1 now=T
  *           (now: the answering place's clock when the answer was made, so a client can place what it
  *           saw — a pause, recording off — on the job's time axis)
- *   rank rank=R place=P events_held=H events_received=N buffer_used=U intrusion_ns=I recording=on|off
- *        app_state=running|paused|finished          (one per application rank, after the places)
+ *   rank rank=R place=P events_held=H events_received=N buffer_used=U throttled_calls=C intrusion_ns=I
+ *        recording=on|off app_state=running|paused|finished (one per application rank, after the places)
  * recording and app_state look only at ranks still running (not finished): "on"/"running" when all of
  * them record / run, "off"/"paused" when none / all are paused, "mixed" otherwise; app_state is
  * "finished" when every rank finished. SET lists ranks like "0-3,7" ("none" when empty): paused_ranks and
@@ -47,7 +49,7 @@
 #include <string.h>
 #include <time.h>
 
-#define STATUS_MAGIC 0x36415453u /* "STA6" */
+#define STATUS_MAGIC 0x37415453u /* "STA7" */
 
 enum {
     F_PLACE,
@@ -88,7 +90,7 @@ enum { RANK_RECORDING = 1, RANK_PAUSED = 2, RANK_FINISHED = 4, RANK_FLAGS = 7 };
 
 typedef struct rank_state {
     uint32_t rank, flags;
-    uint64_t held, received, bytes_used, intrusion_ns;
+    uint64_t held, received, bytes_used, intrusion_ns, throttled_calls;
 } rank_state;
 
 typedef struct place_entry {
@@ -116,6 +118,7 @@ static void write_entry(otfx_blob *out, const place_entry *e)
         otfx_blob_u64(out, e->ranks[i].received);
         otfx_blob_u64(out, e->ranks[i].bytes_used);
         otfx_blob_u64(out, e->ranks[i].intrusion_ns);
+        otfx_blob_u64(out, e->ranks[i].throttled_calls);
     }
 }
 
@@ -132,6 +135,13 @@ static bool thins_stored_events(int strategy)
 {
     return strategy != OTFX_REDUCE_STOP && strategy != OTFX_REDUCE_SOURCE_DROP &&
            strategy != OTFX_REDUCE_THROTTLE;
+}
+
+/* A call of a throttled function that was not recorded is an enter and a leave never stored (the
+ * place's REDUCTION events count both, places/src/batch_decoder.c). */
+static uint64_t throttled_calls(uint64_t throttled_events)
+{
+    return throttled_events / 2;
 }
 
 static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input, otfx_blob *out, char *error,
@@ -185,6 +195,7 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
             rank->held += s.events_held;
             rank->received += s.events_received;
             rank->bytes_used += s.bytes_used;
+            rank->throttled_calls += throttled_calls(s.events_reduced[OTFX_REDUCE_THROTTLE]);
         }
         e.v[F_BYTES_USED] += s.bytes_used;
         e.v[F_BUDGET] += s.budget_bytes;
@@ -259,7 +270,7 @@ static bool parse(const void *data, size_t length, place_entry **entries, uint32
         if (i > 0 && e[i].v[F_PLACE] <= e[i - 1].v[F_PLACE])
             r.failed = true; /* sorted, each place once */
         uint32_t ranks = otfx_blob_read_u32(&r);
-        if (r.failed || ranks != e[i].v[F_RANKS] || ranks > (r.length - r.offset) / 40) {
+        if (r.failed || ranks != e[i].v[F_RANKS] || ranks > (r.length - r.offset) / 48) {
             r.failed = true;
             break;
         }
@@ -276,6 +287,7 @@ static bool parse(const void *data, size_t length, place_entry **entries, uint32
             e[i].ranks[k].received = otfx_blob_read_u64(&r);
             e[i].ranks[k].bytes_used = otfx_blob_read_u64(&r);
             e[i].ranks[k].intrusion_ns = otfx_blob_read_u64(&r);
+            e[i].ranks[k].throttled_calls = otfx_blob_read_u64(&r);
             if ((e[i].ranks[k].flags & ~(uint32_t)RANK_FLAGS) ||
                 (k > 0 && e[i].ranks[k].rank <= e[i].ranks[k - 1].rank))
                 r.failed = true;
@@ -438,6 +450,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
             snprintf(key, sizeof key, "dropped_%s", otfx_reduction_name((otfx_reduction)k));
             otfx_kv_u64(reply, key, v[F_REDUCED_BY + k]);
         }
+        otfx_kv_u64(reply, "throttled_calls", throttled_calls(v[F_REDUCED_BY + OTFX_REDUCE_THROTTLE]));
         otfx_kv_u64(reply, "blocked_ns", v[F_BLOCKED]);
         otfx_kv_u64(reply, "intrusion_ns", v[F_INTRUSION]);
         put_states(reply, v);
@@ -478,6 +491,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
             otfx_kv_u64(reply, "events_held", rank->held);
             otfx_kv_u64(reply, "events_received", rank->received);
             otfx_kv_u64(reply, "buffer_used", rank->bytes_used);
+            otfx_kv_u64(reply, "throttled_calls", rank->throttled_calls);
             otfx_kv_u64(reply, "intrusion_ns", rank->intrusion_ns);
             otfx_kv_str(reply, "recording", rank->flags & RANK_RECORDING ? "on" : "off");
             otfx_kv_str(reply, "app_state",
@@ -508,6 +522,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
         snprintf(key, sizeof key, "dropped_%s", otfx_reduction_name((otfx_reduction)k));
         otfx_kv_u64(reply, key, total[F_REDUCED_BY + k]);
     }
+    otfx_kv_u64(reply, "throttled_calls", throttled_calls(total[F_REDUCED_BY + OTFX_REDUCE_THROTTLE]));
     otfx_kv_u64(reply, "blocked_ns", total[F_BLOCKED]);
     otfx_kv_u64(reply, "intrusion_ns", total[F_INTRUSION]);
     otfx_kv_u64(reply, "queries_too_large", total[F_TOO_LARGE]);
