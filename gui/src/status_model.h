@@ -86,6 +86,16 @@ class StatusModel : public QAbstractTableModel
     {
         return m_summary.u64("now");
     }
+    // While the application is paused / a rank does not record: when the last rank did, on now()'s clock
+    // (its place learned it from the rank's answer); 0 when the job does not say.
+    quint64 pausedSince() const
+    {
+        return m_summary.u64("paused_since");
+    }
+    quint64 notRecordingSince() const
+    {
+        return m_summary.u64("not_recording_since");
+    }
     bool partial() const
     {
         return m_summary.u64("places_answered") < m_summary.u64("places_total");

@@ -672,20 +672,25 @@ QString TimelineModel::intervalText(const Interval &interval) const
         .arg(at(interval.start), at(interval.end), formatDuration(double(interval.end - interval.start)));
 }
 
-void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording)
+void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording,
+                                    quint64 pausedSince, quint64 notRecordingSince)
 {
     if (!now)
         return; // a job whose status does not give its clock
     const bool active[2] = {appPaused, notRecording};
+    const quint64 since[2] = {pausedSince, notRecordingSince};
     bool changed = false;
     for (int kind = 0; kind < 2; kind++) {
         int &open = m_openPeriod[kind];
         if (active[kind] && open < 0) {
             Period period;
             period.kind = Period::Kind(kind);
+            period.exact = since[kind] && since[kind] <= now;
             period.from = lastEvent && lastEvent <= now ? lastEvent : now;
             if (m_lastObservation && m_lastObservation <= now)
                 period.from = std::max(period.from, m_lastObservation);
+            if (period.exact)
+                period.from = since[kind];
             period.to = now;
             period.open = true;
             m_periods.push_back(period);
@@ -695,8 +700,13 @@ void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaus
             m_periods[open].to = std::max(m_periods[open].to, now);
             // Events recorded before the pause may arrive late (ranks send full batches): the newest
             // one held moves the period's start later, never earlier.
-            if (active[kind] && lastEvent > m_periods[open].from && lastEvent <= now)
+            if (active[kind] && since[kind] && since[kind] <= now) {
+                m_periods[open].from = since[kind];
+                m_periods[open].exact = true;
+            } else if (active[kind] && !m_periods[open].exact && lastEvent > m_periods[open].from &&
+                       lastEvent <= now) {
                 m_periods[open].from = lastEvent;
+            }
             if (!active[kind]) {
                 m_periods[open].open = false;
                 open = -1;
@@ -712,10 +722,12 @@ void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaus
 QString TimelineModel::periodText(const Period &period) const
 {
     const double end = double(period.to) - double(m_origin);
-    return tr("%1 from %2 to %3%4 (as the status showed it, to about a second)")
+    return tr("%1 from %2 to %3%4 (%5)")
         .arg(period.kind == Period::AppPaused ? tr("application paused") : tr("not recording"),
              formatTime(double(period.from) - double(m_origin), 1e6, end), formatTime(end, 1e6, end),
-             period.open ? tr(" and on") : QString());
+             period.open ? tr(" and on") : QString(),
+             period.exact ? tr("its start as the ranks said it, its end to about a second")
+                          : tr("as the status showed it, to about a second"));
 }
 
 int TimelineModel::rowInSlot(int slot) const

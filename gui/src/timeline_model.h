@@ -264,13 +264,16 @@ class TimelineModel : public QObject
     struct Period {
         enum Kind { AppPaused, NotRecording } kind = AppPaused;
         quint64 from = 0, to = 0;
-        bool open = false; // still going at the last status
+        bool open = false;  // still going at the last status
+        bool exact = false; // its start came from the job (`pausedSince`), not from the status period
     };
     // Takes one full status answer: its clock (`now`, the job's clock), the newest event held (an upper
-    // bound of where a pause began: nothing is recorded while paused) and the states. A period begins
-    // at the later of that event and the last status that did not show it, and ends at the first status
-    // that no longer shows it; so it is as exact as the status period (1 s) allows, never longer.
-    void observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording);
+    // bound of where a pause began: nothing is recorded while paused), the states and, where the job
+    // says, when they began (0: not said). A period begins there; else at the later of that event and
+    // the last status that did not show it, and moves later with events that arrive late. It ends at
+    // the first status that no longer shows it: to within the status period (1 s), never longer.
+    void observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording,
+                         quint64 pausedSince = 0, quint64 notRecordingSince = 0);
     const std::vector<Period> &periods() const
     {
         return m_periods;

@@ -220,7 +220,8 @@ void Viewer::onReplied(quint32 id, const QString &view, const Records &records)
             m_statusReplies++;
             m_timeline.observeSteering(m_status.now(), m_status.lastTime(),
                                        m_status.appState() == QLatin1String("paused"),
-                                       m_status.recording() == QLatin1String("off"));
+                                       m_status.recording() == QLatin1String("off"), m_status.pausedSince(),
+                                       m_status.notRecordingSince());
         }
         return;
     }

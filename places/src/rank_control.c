@@ -9,6 +9,7 @@
  * reaches its next check point; one that says goodbye first counts as having answered everything.
  */
 #include "event_place_internal.h"
+#include "place_loop.h"
 
 #include <otfx/protocol.h>
 #include <otfx/settings.h>
@@ -31,11 +32,14 @@ void place_control_init(struct event_place *place)
      * OTFX_START_PAUSED=1 blocks them at the end of MPI_Init until APP_RESUME. */
     const bool recording = otfx_setting_bool(OTFX_SETTING_RECORD);
     const bool paused = otfx_setting_bool(OTFX_SETTING_START_PAUSED);
+    const uint64_t now = place_now_ns();
     for (int r = 0; r < place->setup.served_count; r++) {
         struct rank_control_state *control = &place->ranks[r].control;
         memset(control, 0, sizeof(*control));
         control->recording = recording;
         control->paused = paused;
+        control->paused_since_ns = paused ? now : 0;
+        control->not_recording_since_ns = recording ? 0 : now;
         control->classes = CAPTURE_CLASS_ALL;
         control->send = MPI_REQUEST_NULL;
     }
@@ -107,8 +111,13 @@ void place_control_answer(struct event_place *place, int source, const void *byt
     struct rank_control_state *control = &place->ranks[source - first].control;
     if (answer.sequence > control->answered)
         control->answered = answer.sequence;
+    const bool was_recording = control->recording, was_paused = control->paused;
     control->recording = (answer.state & CAPTURE_STATE_RECORDING) != 0;
     control->paused = (answer.state & CAPTURE_STATE_PAUSED) != 0;
+    if (control->paused != was_paused)
+        control->paused_since_ns = control->paused ? place_now_ns() : 0;
+    if (control->recording != was_recording)
+        control->not_recording_since_ns = control->recording ? 0 : place_now_ns();
     control->classes = answer.classes;
     if (length == sizeof(metrics)) {
         memcpy(&metrics, bytes, sizeof(metrics));

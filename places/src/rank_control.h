@@ -18,8 +18,12 @@
 
 /* One served rank's steering state, as its answers reported it. */
 struct rank_control_state {
-    bool recording;    /* the rank records (its last answer; initially from OTFX_RECORD) */
-    bool paused;       /* the application is blocked by APP_PAUSE */
+    bool recording; /* the rank records (its last answer; initially from OTFX_RECORD) */
+    bool paused;    /* the application is blocked by APP_PAUSE */
+    /* While the rank is paused / does not record: the place's clock when an answer first said so (the
+     * rank answers as it pauses, so this is its pause's start to within the answer's delivery); 0
+     * otherwise. */
+    uint64_t paused_since_ns, not_recording_since_ns;
     uint32_t classes;  /* enabled event classes (otfx_steer_class bits, otfx/protocol.h) */
     uint64_t answered; /* highest sequence the rank answered */
     /* Metrics, as the rank's last answer to SET_METRICS or PROBE_METRICS said (masks over the metric

@@ -59,6 +59,8 @@ static struct leaf_job *make_leaf_job(struct place_runtime *runtime, uint32_t re
         info->rank = (uint32_t)rank->rank;
         info->recording = rank->control.recording;
         info->paused = rank->control.paused;
+        info->paused_since_ns = rank->control.paused_since_ns;
+        info->not_recording_since_ns = rank->control.not_recording_since_ns;
         info->finished = rank->said_goodbye;
         info->enabled_classes = rank->control.classes;
         info->events_per_s = rank->said_goodbye ? 0 : rank->events_per_s;

@@ -89,9 +89,14 @@ def steer(job, session):
     time.sleep(1.0)
 
     # -- pause / resume recording: nothing recorded in between --------------------------------------------
+    asked_at = time.monotonic_ns()
     client.request("record pause")
     paused_at = time.monotonic_ns()
-    check(one(client.request("status"), "summary")["recording"] == "off", "recording is off after record pause")
+    summary = one(client.request("status"), "summary")
+    check(summary["recording"] == "off", "recording is off after record pause")
+    # the places' clock is this machine's CLOCK_MONOTONIC: the start lies between asking and the answer
+    check(asked_at <= summary.int("not_recording_since") <= paused_at,
+          "status says when recording stopped (not_recording_since), between the request and its answer")
     time.sleep(1.0)
     resumed_at = time.monotonic_ns()
     client.request("record resume")
@@ -104,14 +109,19 @@ def steer(job, session):
     client.request("app pause")
     round_trip_ms = (time.monotonic_ns() - started) / 1e6
     paused_at = time.monotonic_ns()
-    check(one(client.request("status"), "summary")["app_state"] == "paused",
+    summary = one(client.request("status"), "summary")
+    check(summary["app_state"] == "paused",
           f"application paused (acknowledged by all ranks in {round_trip_ms:.1f} ms)")
+    check(started <= summary.int("paused_since") <= paused_at,
+          "status says when the last rank paused (paused_since), between the request and its answer")
     time.sleep(1.0)
     resumed_at = time.monotonic_ns()
     client.request("app resume")
     inside = events_between(client, paused_at + MARGIN_NS, resumed_at - MARGIN_NS)
     check(not inside, f"no MPI call recorded while the application was paused ({len(inside)} found)")
-    check(one(client.request("status"), "summary")["app_state"] == "running", "application running again")
+    summary = one(client.request("status"), "summary")
+    check(summary["app_state"] == "running" and summary.get("paused_since") is None,
+          "application running again, no paused_since")
 
     # -- a recorded window: pause, reset, record 2 s -----------------------------------------------------
     client.request("record pause")

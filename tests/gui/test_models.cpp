@@ -542,6 +542,32 @@ class TestModels : public QObject
         QVERIFY(changed.size() >= 5);
     }
 
+    // A job that says when its ranks paused (status's paused_since, not_recording_since): the period
+    // starts there exactly, however long before the status that first showed it, and late events held
+    // no longer move it.
+    void steeringPeriodsFromTheJob()
+    {
+        TimelineModel model;
+        model.observeSteering(1000, 990, false, false);
+        model.observeSteering(2000, 1500, true, false, 1200); // paused at 1200, seen at 2000
+        QCOMPARE(model.periods().size(), size_t(1));
+        QCOMPARE(model.periods()[0].from, quint64(1200));
+        QVERIFY(model.periods()[0].exact);
+        model.observeSteering(3000, 1600, true, false, 1200); // a late batch with an event at 1600
+        QCOMPARE(model.periods()[0].from, quint64(1200));
+        model.observeSteering(4000, 1600, false, false);
+        QVERIFY(!model.periods()[0].open);
+        QCOMPARE(model.periods()[0].to, quint64(4000));
+        QVERIFY(model.periodText(model.periods()[0]).contains(QLatin1String("as the ranks said it")));
+        // recording off, said by the job; a paused_since later than the answer's clock is not believed
+        model.observeSteering(5000, 4500, false, true, 0, 4200);
+        QCOMPARE(model.periods()[1].from, quint64(4200));
+        model.observeSteering(6000, 4500, true, false, 9000);
+        QCOMPARE(model.periods()[2].kind, TimelineModel::Period::AppPaused);
+        QVERIFY(!model.periods()[2].exact);
+        QCOMPARE(model.periods()[2].from, quint64(5000));
+    }
+
     void profileSorting()
     {
         ProfileModel model;

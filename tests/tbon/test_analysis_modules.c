@@ -79,8 +79,12 @@ static void hand_world(world *w)
         e[7] = (otfx_event){.time = 7000, .type = OTFX_EV_LEAVE, .u.region.region = allreduce_r};
         e[8] = (otfx_event){.time = 10000, .type = OTFX_EV_LEAVE, .u.region.region = main_r};
         append(w->traces[r], e, 9);
-        w->info[r] =
-            (otfx_rank_info){.rank = r, .recording = r != 3, .paused = r == 3, .events_per_s = 10 + r};
+        w->info[r] = (otfx_rank_info){.rank = r,
+                                      .recording = r != 3,
+                                      .paused = r == 3,
+                                      .paused_since_ns = r == 3 ? 8000 : 0,
+                                      .not_recording_since_ns = r == 3 ? 7000 : 0,
+                                      .events_per_s = 10 + r};
     }
 }
 
@@ -257,6 +261,14 @@ static void test_status(void **state)
     expect(text, " paused_ranks=none not_recording_ranks=none finished_ranks=none ");
     expect(text, " paused_ranks=3 not_recording_ranks=3 finished_ranks=none ");
     expect(text, " first_time=1000 last_time=10000 ");
+    /* when the paused rank paused and stopped recording, where its place says so and in the summary;
+     * not where no rank is paused */
+    expect(text,
+           " ranks_paused=1 ranks_finished=0 paused_since=8000 not_recording_since=7000 paused_ranks=3 ");
+    const char *place0 = strstr(text, "place index=0");
+    const char *place0_end = strchr(place0, '\n');
+    const char *since = strstr(place0, " paused_since=");
+    assert_true(since == NULL || since > place0_end);
     expect(text, "summary places=2 places_answered=4 places_total=4 ranks=4 events_per_s=46 ");
     /* the task activity graphs' memory, beside the budget: every rank made MPI calls */
     const char *graphs = strstr(strstr(text, "summary "), " structure_bytes=");
@@ -264,6 +276,17 @@ static void test_status(void **state)
     assert_true(strtoull(graphs + strlen(" structure_bytes="), NULL, 10) > 0);
     expect(text, " events_received=36 events_held=36 ");
     expect(text, " recording=mixed app_state=mixed ranks_recording=3 ranks_paused=1 ");
+    assert_non_null(strstr(strstr(text, "summary "), " paused_since=8000 not_recording_since=7000 "));
+    /* the summary's is the latest over the places: when the last rank paused */
+    w.info[1].paused = true;
+    w.info[1].paused_since_ns = 9000;
+    free(text);
+    text = run(module(OTFX_CMD_STATUS), &q, &w, 2, ORDER_RIGHT);
+    assert_non_null(strstr(strstr(text, "summary "), " ranks_paused=2 ranks_finished=0 paused_since=9000 "));
+    w.info[1].paused = false;
+    w.info[1].paused_since_ns = 0;
+    free(text);
+    text = run(module(OTFX_CMD_STATUS), &q, &w, 2, ORDER_RIGHT);
     assert_true(strstr(text, "place index=0") < strstr(text, "place index=1"));
     free(text);
     /* the event classes the ranks record, read back by viewers: rank 2 records no user functions */

@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define OTFX_ANALYSIS_ABI          4
+#define OTFX_ANALYSIS_ABI          5
 #define OTFX_ANALYSIS_ENTRY_SYMBOL "otfx_analysis_module_entry"
 
 /* Bytes of a partial result. An append that would take it past `limit` (0: none) fails like one
@@ -105,9 +105,12 @@ typedef struct otfx_rank_overhead {
 /* What an event place knows about one application rank it serves, beyond its traces. */
 typedef struct otfx_rank_info {
     uint32_t rank;
-    bool recording;           /* as the rank last acknowledged */
-    bool paused;              /* the application rank is blocked by `app pause` */
-    bool finished;            /* it said goodbye (MPI_Finalize) */
+    bool recording; /* as the rank last acknowledged */
+    bool paused;    /* the application rank is blocked by `app pause` */
+    bool finished;  /* it said goodbye (MPI_Finalize) */
+    /* While paused / not recording: when the place learned it (now_ns's clock; the rank tells as it
+     * pauses or stops recording); 0 otherwise or not known. */
+    uint64_t paused_since_ns, not_recording_since_ns;
     uint64_t blocked_ns;      /* time the rank waited for its place (back-pressure) */
     uint64_t dropped_events;  /* malformed batches and drop policy */
     uint64_t events_per_s;    /* received over the last second */

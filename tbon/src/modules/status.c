@@ -1,6 +1,6 @@
 /* status.c — the `status` module: what every event place holds and how its ranks are doing.
  *
- * Partial result: "STA7", u32 number of places, then per place (sorted by place index, no duplicates)
+ * Partial result: "STA8", u32 number of places, then per place (sorted by place index, no duplicates)
  * PLACE_FIELDS u64 values (enum below), u32 ranks (= the F_RANKS value) and per rank (sorted, each once)
  * u32 rank, u32 flags (RANK_*), u64 events held, u64 events received, u64 buffer bytes used (over the
  * rank's threads), u64 estimated intrusion (ns), u64 calls not recorded by throttling. Merging concatenates
@@ -16,7 +16,10 @@
  *         throttled_calls=C (user-function calls not recorded since throttling switched their function
  *         off, so far: dropped_throttle counts their enter and leave) blocked_ns=W intrusion_ns=I (the ranks'
  * estimated measurement intrusion: records received × measured cost) recording=on|off|mixed
- * app_state=running|paused|mixed|finished ranks_recording=k ranks_paused=k ranks_finished=k paused_ranks=SET
+ * app_state=running|paused|mixed|finished ranks_recording=k ranks_paused=k ranks_finished=k
+ * [paused_since=T] [not_recording_since=T] (while some running rank is paused / does not record: when
+ * the last of them did, as its place learned it from the rank's answer, so to within the answer's
+ * delivery; a viewer draws the pause from there) paused_ranks=SET
  * not_recording_ranks=SET finished_ranks=SET classes=BITS classes_any=BITS (the event classes, OTFX_STEER_*
  * bits, that every / some running rank records; as the class part of the last enable/disable answers)
  *         stopped_traces=k first_time=T0 last_time=T1 defs_bytes=D queries_too_large=Q module_timeouts=T
@@ -27,17 +30,17 @@
  *           events_reduced=D reductions=K dropped_events=X dropped_<cause>=D throttled_calls=C (as for
  *           places) blocked_ns=W
  *           intrusion_ns=I recording=on|off|mixed app_state=running|paused|mixed|finished ranks_recording=k
- *           ranks_paused=k ranks_finished=k classes=BITS classes_any=BITS first_time=T0 last_time=T1 now=T
- *           (now: the answering place's clock when the answer was made, so a client can place what it
- *           saw — a pause, recording off — on the job's time axis)
- *   rank rank=R place=P events_held=H events_received=N buffer_used=U throttled_calls=C intrusion_ns=I
- *        recording=on|off app_state=running|paused|finished (one per application rank, after the places)
- * recording and app_state look only at ranks still running (not finished): "on"/"running" when all of
- * them record / run, "off"/"paused" when none / all are paused, "mixed" otherwise; app_state is
- * "finished" when every rank finished. SET lists ranks like "0-3,7" ("none" when empty): paused_ranks and
- * not_recording_ranks name the running ranks (not finished) that are paused / do not record.
- * first_time/last_time are omitted when nothing was received. structure_bytes is the memory of the
- * traces' task activity graphs (otfx/structure.h), which the buffer budget does not include.
+ *           ranks_paused=k ranks_finished=k [paused_since=T] [not_recording_since=T] classes=BITS
+ * classes_any=BITS first_time=T0 last_time=T1 now=T (now: the answering place's clock when the answer was
+ * made, so a client can place what it saw — a pause, recording off — on the job's time axis) rank rank=R
+ * place=P events_held=H events_received=N buffer_used=U throttled_calls=C intrusion_ns=I recording=on|off
+ * app_state=running|paused|finished (one per application rank, after the places) recording and app_state look
+ * only at ranks still running (not finished): "on"/"running" when all of them record / run, "off"/"paused"
+ * when none / all are paused, "mixed" otherwise; app_state is "finished" when every rank finished. SET lists
+ * ranks like "0-3,7" ("none" when empty): paused_ranks and not_recording_ranks name the running ranks (not
+ * finished) that are paused / do not record. first_time/last_time are omitted when nothing was received.
+ * structure_bytes is the memory of the traces' task activity graphs (otfx/structure.h), which the buffer
+ * budget does not include.
  */
 /* clock_gettime(CLOCK_MONOTONIC), the places' clock, is POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
@@ -49,7 +52,7 @@
 #include <string.h>
 #include <time.h>
 
-#define STATUS_MAGIC 0x37415453u /* "STA7" */
+#define STATUS_MAGIC 0x38415453u /* "STA8" */
 
 enum {
     F_PLACE,
@@ -82,7 +85,11 @@ enum {
     F_STRUCTURE,   /* bytes of the traces' task activity graphs */
     F_CLASSES_ALL, /* OTFX_STEER_* classes every running rank records (OTFX_STEER_ALL when none runs) */
     F_CLASSES_ANY, /* ... that some running rank records */
-    F_REDUCED_BY,  /* OTFX_REDUCE_COUNT values */
+    /* The latest start of a running rank's pause / recording off (otfx_rank_info's *_since_ns): when the
+     * last of them paused / stopped recording; 0 when none is. */
+    F_PAUSED_SINCE,
+    F_NOT_RECORDING_SINCE,
+    F_REDUCED_BY, /* OTFX_REDUCE_COUNT values */
     PLACE_FIELDS = F_REDUCED_BY + OTFX_REDUCE_COUNT
 };
 
@@ -173,6 +180,10 @@ static bool status_leaf(const otfx_command *query, const otfx_leaf_input *input,
         if (!r->finished) {
             e.v[F_RECORDING] += r->recording;
             e.v[F_PAUSED] += r->paused;
+            if (r->paused && r->paused_since_ns > e.v[F_PAUSED_SINCE])
+                e.v[F_PAUSED_SINCE] = r->paused_since_ns;
+            if (!r->recording && r->not_recording_since_ns > e.v[F_NOT_RECORDING_SINCE])
+                e.v[F_NOT_RECORDING_SINCE] = r->not_recording_since_ns;
         }
     }
     if (input->rank_count == 0)
@@ -370,6 +381,10 @@ static void put_states(otfx_text *reply, const uint64_t *v)
     otfx_kv_u64(reply, "ranks_recording", v[F_RECORDING]);
     otfx_kv_u64(reply, "ranks_paused", v[F_PAUSED]);
     otfx_kv_u64(reply, "ranks_finished", v[F_FINISHED]);
+    if (v[F_PAUSED_SINCE])
+        otfx_kv_u64(reply, "paused_since", v[F_PAUSED_SINCE]);
+    if (v[F_NOT_RECORDING_SINCE])
+        otfx_kv_u64(reply, "not_recording_since", v[F_NOT_RECORDING_SINCE]);
 }
 
 /* Writes " key=0-3,7" for the ranks whose flags & mask == want ("none" when there are none). */
@@ -472,7 +487,7 @@ static bool status_finish(const otfx_command *query, const void *merged, size_t 
         for (int k = 0; k < PLACE_FIELDS; k++) {
             if (k == F_FIRST_TIME)
                 total[k] = v[k] < total[k] ? v[k] : total[k];
-            else if (k == F_LAST_TIME)
+            else if (k == F_LAST_TIME || k == F_PAUSED_SINCE || k == F_NOT_RECORDING_SINCE)
                 total[k] = v[k] > total[k] ? v[k] : total[k];
             else if (k == F_CLASSES_ALL)
                 total[k] &= v[k];
