@@ -848,15 +848,11 @@ static void test_clock_model_change_never_goes_back(void **state)
     assert_int_equal(after.events[2].time, 1130);
 }
 
-/* The error bound the place reports (place_clock_error_bound) from the round trips of the offset and the
- * re-synchronisations: a rank whose correction truly grows by 1 ns per 1000 ticks from 1000 ns (a
- * 1000 ppm rate error), measured 40 ns high (round trip 100 ns) and then 30 ns low (round trip 80 ns).
- * Unknown before the first re-synchronisation (the rate error is not bounded then); afterwards the
- * model's true error stays within it, which is the blend of its ends' bounds: halfway into the second
- * segment 0.5 * (|1280 - 1170| + 40) from its start plus 0.5 * (40 + 90/10⁵ * 10⁵) from the line. */
-static void test_clock_error_bound_from_round_trips(void **state)
+/* A rank whose correction truly grows by 1 ns per 1000 ticks from 1000 ns (a 1000 ppm rate error),
+ * measured 40 ns high at tick 100000 (round trip 100 ns) and then 30 ns low at tick 200000 (round trip
+ * 80 ns); with an event at `event_between` (0: none) recorded between the two measurements. */
+static void ingest_measured_high_then_low(struct place_fixture *fixture, uint64_t event_between)
 {
-    struct place_fixture *fixture = *state;
     struct served_rank *rank = &fixture->rank;
     tick_clock_100ns_behind(rank);
     rank->offset_ns = 1000;
@@ -872,58 +868,55 @@ static void test_clock_error_bound_from_round_trips(void **state)
     struct batch_builder batch;
     batch_begin(&batch, 1);
     batch_add_raw(&batch, &high, sizeof(high));
+    if (event_between)
+        batch_add_enter(&batch, FIXTURE_MPI_SEND, event_between);
     batch_add_raw(&batch, &low, sizeof(low));
-    ingest_accepted(fixture, &batch, 2);
+    ingest_accepted(fixture, &batch, event_between ? 3 : 2);
     assert_int_equal(rank->clock_segment_count, 2);
-    assert_true(place_clock_error_bound(rank, 50000) < 0);
-    for (uint64_t ticks = 100000; ticks <= 400000; ticks += 10000) {
+}
+
+/* The model's true error (against ingest_measured_high_then_low's truth) stays within the bound. */
+static void assert_clock_error_within_bound(const struct served_rank *rank, uint64_t step)
+{
+    for (uint64_t ticks = 100000; ticks <= 400000; ticks += step) {
         const double error = place_clock_correction(rank, ticks) - (1000 + (double)ticks / 1000);
         const double bound = place_clock_error_bound(rank, ticks);
         assert_true(bound >= 0);
         assert_true(error <= bound && -error <= bound);
     }
-    const double halfway = place_clock_error_bound(rank, 250000);
-    assert_true(halfway > 140 - 1e-6 && halfway < 140 + 1e-6);
+}
+
+/* The error bound the place reports (place_clock_error_bound) from the round trips of the offset and the
+ * re-synchronisations. Unknown before the first re-synchronisation (the rate error is not bounded
+ * then); afterwards the model's true error stays within it: how far the model is from the measured
+ * line, plus the line's own error. Halfway into the second segment, which blends from 1280 into the
+ * line 1170 + 0.3 ns per 1000 ticks: 0.5 * |1280 - 1170| from the line, plus 40 at the measurement and
+ * 90 ns per 10⁵ ticks of the drift's error over 0.5 * 10⁵ ticks. */
+static void test_clock_error_bound_from_round_trips(void **state)
+{
+    struct place_fixture *fixture = *state;
+    ingest_measured_high_then_low(fixture, 0);
+    assert_true(place_clock_error_bound(&fixture->rank, 50000) < 0);
+    assert_clock_error_within_bound(&fixture->rank, 10000);
+    const double halfway = place_clock_error_bound(&fixture->rank, 250000);
+    assert_true(halfway > 55 + 40 + 45 - 1e-6 && halfway < 55 + 40 + 45 + 1e-6);
 }
 
 /* A measurement that arrives after the rank recorded far past it (the segment starts at the stream's
  * last event, where the model has run away from the line): the slope needed to reach the line in time
  * exceeds the 1 % clamp, so the segment never reaches it as planned. The bound is still known and
- * still holds: how far the model is from the line, which both being linear is exact, plus the line's
- * own error. Same truth as above (1000 + ticks / 1000); the first measurement 40 ns high steers the
- * model from 1000 at tick 100000 towards 1280 at 200000 and beyond, to 1557.2 at tick 299000, where the
- * truth is 1299 and the second measurement's line 1199.7. */
+ * still holds. The first measurement 40 ns high steers the model from 1000 at tick 100000 towards
+ * 1280 at 200000 and beyond, to 1557.2 at tick 299000, where the truth is 1299 and the second
+ * measurement's line 1199.7. */
 static void test_clock_error_bound_of_a_clamped_segment(void **state)
 {
     struct place_fixture *fixture = *state;
-    struct served_rank *rank = &fixture->rank;
-    tick_clock_100ns_behind(rank);
-    rank->offset_ns = 1000;
-    rank->offset_round_trip_ns = 200;
-    const struct capture_clock_record high = {
-        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(high), .timestamp = 100000},
-        .correction_ns = 1100 + 40,
-        .round_trip_ns = 100};
-    const struct capture_clock_record low = {
-        .header = {.kind = CAPTURE_RECORD_CLOCK, .size = sizeof(low), .timestamp = 200000},
-        .correction_ns = 1200 - 30,
-        .round_trip_ns = 80};
-    struct batch_builder batch;
-    batch_begin(&batch, 1);
-    batch_add_raw(&batch, &high, sizeof(high));
-    batch_add_enter(&batch, FIXTURE_MPI_SEND, 299000);
-    batch_add_raw(&batch, &low, sizeof(low));
-    ingest_accepted(fixture, &batch, 3);
-    assert_int_equal(rank->clock_segment_count, 2);
+    const struct served_rank *rank = &fixture->rank;
+    ingest_measured_high_then_low(fixture, 299000);
     assert_int_equal(rank->clock_segments[1].ticks, 299000);
     assert_true(rank->clock_segments[1].slope > -0.01 - 1e-12 &&
                 rank->clock_segments[1].slope < -0.01 + 1e-12);
-    for (uint64_t ticks = 100000; ticks <= 400000; ticks += 1000) {
-        const double error = place_clock_correction(rank, ticks) - (1000 + (double)ticks / 1000);
-        const double bound = place_clock_error_bound(rank, ticks);
-        assert_true(bound >= 0);
-        assert_true(error <= bound && -error <= bound);
-    }
+    assert_clock_error_within_bound(rank, 1000);
     /* |1557.2 - 1199.7| from the line, 40 its error at the measurement, 99000 ticks at 90 ns per 10⁵ */
     const double at_start = place_clock_error_bound(rank, 299000);
     assert_true(at_start > 357.5 + 40 + 89.1 - 1e-6 && at_start < 357.5 + 40 + 89.1 + 1e-6);
