@@ -128,6 +128,18 @@ struct otfx_structure {
     /* The stream's recent period: the last `period_run` visits each equal the one `period` before. */
     uint32_t period;
     uint64_t period_run;
+    uint64_t fast_run; /* the last visits that were counted as repeating their node's last return */
+    /* Steady: the stream goes round `cycle` (the period's nodes, each once, and the edge into each), and
+     * a visit of the node expected next costs its edge's statistic only. What else such a visit would
+     * change (the node's visits, its path's count, its state, the ring of recent visits, the positions)
+     * follows from how many there were, and is written when the cycle breaks or the feed returns. */
+    bool steady;
+    uint32_t cycle_phase;   /* the cycle entry expected next */
+    uint32_t steady_phase;  /* the entry of the first visit not yet written */
+    uint64_t steady_visits; /* visits not yet written, from position visit_position on */
+    struct {
+        uint32_t node, edge_in;
+    } cycle[OTFX_STRUCTURE_PATH_WINDOW];
     message_slot message_slots[MESSAGE_SLOTS];
     uint64_t visit_position;
 };
@@ -367,6 +379,9 @@ void otfx_structure_reset(otfx_structure *s)
     s->visit_position = 0;
     s->period = 0;
     s->period_run = 0;
+    s->fast_run = 0;
+    s->steady = false;
+    s->steady_visits = 0;
     memset(s->message_slots, 0, sizeof s->message_slots);
     for (size_t r = 0; r < s->region_capacity; r++)
         s->regions[r].cached_node = UINT32_MAX;
@@ -601,6 +616,7 @@ HOT void record_path(otfx_structure *s, uint32_t node)
                 s->paths[state->last_path].count++;
                 state->repeat_at = position + length;
                 s->period_run++; /* the period goes on: this visit is the node's last, `length` ago */
+                s->fast_run++;
                 remember_visit(s, state, node, position);
                 return;
             }
@@ -624,12 +640,73 @@ HOT void record_path(otfx_structure *s, uint32_t node)
         s->period_run++;
     else
         s->period_run = 0;
+    s->fast_run = 0;
     remember_visit(s, state, node, position);
+}
+
+/* The last `period` visits were each counted on the fast path of record_path: they are `period` distinct
+ * nodes (a node's fast return is `period` long), every later visit of the one `period` before would be
+ * counted there too, and the edges between them are their last edges. Goes steady when those edges are
+ * kept. */
+static void steady_begin(otfx_structure *s)
+{
+    const uint32_t period = s->period;
+    for (uint32_t k = 0; k < period; k++)
+        s->cycle[k].node = s->recent[(s->visit_position - period + k) % OTFX_STRUCTURE_PATH_WINDOW];
+    for (uint32_t k = 0; k < period; k++) {
+        const uint32_t edge = s->node_states[s->cycle[(k + period - 1) % period].node].last_edge;
+        if (edge == UINT32_MAX || s->edges[edge].to != s->cycle[k].node)
+            return;
+        s->cycle[k].edge_in = edge;
+    }
+    s->steady = true;
+    s->cycle_phase = s->steady_phase = 0;
+    s->steady_visits = 0;
+}
+
+/* Writes what the steady visits not yet written changed, as record_path's fast path and visit would have,
+ * visit by visit: per cycle entry, the count of its visits and the position of the last one. */
+static void steady_write(otfx_structure *s)
+{
+    const uint64_t visits = s->steady_visits, start = s->visit_position;
+    const uint32_t period = s->period;
+    if (!visits)
+        return;
+    for (uint64_t i = 0; i < visits && i < period; i++) {
+        const uint32_t node = s->cycle[(s->steady_phase + i) % period].node;
+        const uint64_t count = (visits - 1 - i) / period + 1, position = start + i + (count - 1) * period;
+        node_state *state = &s->node_states[node];
+        s->nodes[node].visits += count;
+        s->paths[state->last_path].count += count;
+        state->last_visit = position + 1;
+        state->repeat_at = position + period;
+    }
+    for (uint64_t i = visits > OTFX_STRUCTURE_PATH_WINDOW ? visits - OTFX_STRUCTURE_PATH_WINDOW : 0;
+         i < visits; i++)
+        s->recent[(start + i) % OTFX_STRUCTURE_PATH_WINDOW] = s->cycle[(s->steady_phase + i) % period].node;
+    s->last_node = s->cycle[(s->steady_phase + visits - 1) % period].node;
+    s->period_run += visits;
+    s->fast_run += visits;
+    s->visit_position += visits;
+    s->steady_phase = s->cycle_phase;
+    s->steady_visits = 0;
 }
 
 /* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
 HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
 {
+    if (s->steady) {
+        if (node == s->cycle[s->cycle_phase].node) {
+            stat_add(&s->edges[s->cycle[s->cycle_phase].edge_in].compute,
+                     time > s->last_end ? time - s->last_end : 0);
+            s->steady_visits++;
+            s->cycle_phase = s->cycle_phase + 1 == s->period ? 0 : s->cycle_phase + 1;
+            s->last_end = time;
+            return;
+        }
+        steady_write(s);
+        s->steady = false;
+    }
     if (node == UINT32_MAX) {
         s->untracked++;
         return;
@@ -651,6 +728,8 @@ HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
     record_path(s, node);
     s->last_node = node;
     s->last_end = time;
+    if (s->fast_run && s->fast_run >= s->period)
+        steady_begin(s);
 }
 
 /* The identity of communicator `comm` across places (each place has its own refs): its name and members.
@@ -930,6 +1009,9 @@ void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_ev
         else
             feed_other(s, defs, event);
     }
+    /* readers see the graph between feeds */
+    if (s->steady)
+        steady_write(s);
 }
 
 void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)
