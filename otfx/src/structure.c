@@ -911,22 +911,31 @@ static void request_completed(otfx_structure *s, uint64_t request, bool cancelle
 HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
     region_info *info = region_of(s, defs, event->u.region.region);
+    /* Nothing inside an MPI call is a node, so the frames from the call's own up are never a node's
+     * context: only their depth is kept (frames [0, depth) are written whenever no call is open). */
+    if (s->call_depth) {
+        if (!info)
+            s->untracked++;
+        s->depth++;
+        return;
+    }
+    if (info && info->is_node) {
+        const uint32_t node = node_of(s, info->kind, info, 0);
+        visit(s, node, event->time);
+        if (info->kind == OTFX_STRUCTURE_MPI) {
+            s->call_depth = ++s->depth;
+            s->call_node = node;
+            s->call_start = event->time;
+            return;
+        }
+    } else if (!info) {
+        s->untracked++;
+    }
     if (!otfx_reserve((void **)&s->stack, &s->stack_capacity, s->depth + 1, sizeof *s->stack, 32)) {
         s->untracked++;
         return;
     }
     const uint64_t parent = current_context(s);
-    if (info && s->call_depth == 0 && info->is_node) {
-        const uint32_t node = node_of(s, info->kind, info, 0);
-        visit(s, node, event->time);
-        if (info->kind == OTFX_STRUCTURE_MPI) {
-            s->call_depth = s->depth + 1;
-            s->call_node = node;
-            s->call_start = event->time;
-        }
-    } else if (!info) {
-        s->untracked++;
-    }
     uint64_t context;
     if (info && info->frame_context && info->frame_parent == parent) {
         context = info->frame_context;
