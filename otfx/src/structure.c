@@ -672,19 +672,24 @@ static void steady_write(otfx_structure *s)
     const uint32_t period = s->period;
     if (!visits)
         return;
+    uint32_t phase = s->steady_phase;
     for (uint64_t i = 0; i < visits && i < period; i++) {
-        const uint32_t node = s->cycle[(s->steady_phase + i) % period].node;
+        const uint32_t node = s->cycle[phase].node;
         const uint64_t count = (visits - 1 - i) / period + 1, position = start + i + (count - 1) * period;
         node_state *state = &s->node_states[node];
         s->nodes[node].visits += count;
         s->paths[state->last_path].count += count;
         state->last_visit = position + 1;
         state->repeat_at = position + period;
+        phase = phase + 1 == period ? 0 : phase + 1;
     }
-    for (uint64_t i = visits > OTFX_STRUCTURE_PATH_WINDOW ? visits - OTFX_STRUCTURE_PATH_WINDOW : 0;
-         i < visits; i++)
-        s->recent[(start + i) % OTFX_STRUCTURE_PATH_WINDOW] = s->cycle[(s->steady_phase + i) % period].node;
-    s->last_node = s->cycle[(s->steady_phase + visits - 1) % period].node;
+    const uint64_t first = visits > OTFX_STRUCTURE_PATH_WINDOW ? visits - OTFX_STRUCTURE_PATH_WINDOW : 0;
+    phase = (uint32_t)((s->steady_phase + first) % period);
+    for (uint64_t i = first; i < visits; i++) {
+        s->recent[(start + i) % OTFX_STRUCTURE_PATH_WINDOW] = s->cycle[phase].node;
+        phase = phase + 1 == period ? 0 : phase + 1;
+    }
+    s->last_node = s->recent[(start + visits - 1) % OTFX_STRUCTURE_PATH_WINDOW];
     s->period_run += visits;
     s->fast_run += visits;
     s->visit_position += visits;
@@ -1001,7 +1006,7 @@ static void feed_other(otfx_structure *s, const otfx_defs *defs, const otfx_even
     }
 }
 
-void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_event *events, size_t count)
+void structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_event *events, size_t count)
 {
     if (!s || !events)
         return;
@@ -1018,9 +1023,18 @@ void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_ev
         else
             feed_other(s, defs, event);
     }
-    /* readers see the graph between feeds */
-    if (s->steady)
+}
+
+void structure_settle(otfx_structure *s)
+{
+    if (s && s->steady)
         steady_write(s);
+}
+
+void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_event *events, size_t count)
+{
+    structure_feed(s, defs, events, count);
+    structure_settle(s);
 }
 
 void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)
