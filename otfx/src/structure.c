@@ -139,6 +139,10 @@ struct otfx_structure {
     uint64_t steady_visits; /* visits not yet written, from position visit_position on */
     struct {
         uint32_t node, edge_in;
+        /* an MPI call's node: the region and context it was last entered as on the cycle (the region
+         * OTFX_REF_NONE until then), so that the same ENTER finds it without looking it up */
+        otfx_ref region;
+        uint64_t context;
     } cycle[OTFX_STRUCTURE_PATH_WINDOW];
     message_slot message_slots[MESSAGE_SLOTS];
     uint64_t visit_position;
@@ -658,6 +662,7 @@ static void steady_begin(otfx_structure *s)
         if (edge == UINT32_MAX || s->edges[edge].to != s->cycle[k].node)
             return;
         s->cycle[k].edge_in = edge;
+        s->cycle[k].region = OTFX_REF_NONE;
     }
     s->steady = true;
     s->cycle_phase = s->steady_phase = 0;
@@ -698,15 +703,21 @@ static void steady_write(otfx_structure *s)
 }
 
 /* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
+/* A steady visit of the node the cycle expects next. */
+HOT void steady_step(otfx_structure *s, uint64_t time)
+{
+    stat_add(&s->edges[s->cycle[s->cycle_phase].edge_in].compute,
+             time > s->last_end ? time - s->last_end : 0);
+    s->steady_visits++;
+    s->cycle_phase = s->cycle_phase + 1 == s->period ? 0 : s->cycle_phase + 1;
+    s->last_end = time;
+}
+
 HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
 {
     if (s->steady) {
         if (node == s->cycle[s->cycle_phase].node) {
-            stat_add(&s->edges[s->cycle[s->cycle_phase].edge_in].compute,
-                     time > s->last_end ? time - s->last_end : 0);
-            s->steady_visits++;
-            s->cycle_phase = s->cycle_phase + 1 == s->period ? 0 : s->cycle_phase + 1;
-            s->last_end = time;
+            steady_step(s, time);
             return;
         }
         steady_write(s);
@@ -913,24 +924,44 @@ static void request_completed(otfx_structure *s, uint64_t request, bool cancelle
     }
 }
 
+HOT void open_call(otfx_structure *s, uint32_t node, uint64_t time)
+{
+    s->call_depth = ++s->depth;
+    s->call_node = node;
+    s->call_start = time;
+}
+
 HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
-    region_info *info = region_of(s, defs, event->u.region.region);
+    const otfx_ref region = event->u.region.region;
     /* Nothing inside an MPI call is a node, so the frames from the call's own up are never a node's
      * context: only their depth is kept (frames [0, depth) are written whenever no call is open). */
     if (s->call_depth) {
-        if (!info)
+        if (!region_of(s, defs, region))
             s->untracked++;
         s->depth++;
         return;
     }
+    const uint64_t parent = current_context(s);
+    if (s->steady && region == s->cycle[s->cycle_phase].region &&
+        parent == s->cycle[s->cycle_phase].context) {
+        const uint32_t node = s->cycle[s->cycle_phase].node;
+        steady_step(s, event->time);
+        open_call(s, node, event->time);
+        return;
+    }
+    region_info *info = region_of(s, defs, region);
     if (info && info->is_node) {
         const uint32_t node = node_of(s, info->kind, info, 0);
+        const uint32_t phase = s->cycle_phase;
+        const bool expected = s->steady && node == s->cycle[phase].node;
         visit(s, node, event->time);
         if (info->kind == OTFX_STRUCTURE_MPI) {
-            s->call_depth = ++s->depth;
-            s->call_node = node;
-            s->call_start = event->time;
+            if (expected) {
+                s->cycle[phase].region = region;
+                s->cycle[phase].context = parent;
+            }
+            open_call(s, node, event->time);
             return;
         }
     } else if (!info) {
@@ -940,7 +971,6 @@ HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event
         s->untracked++;
         return;
     }
-    const uint64_t parent = current_context(s);
     uint64_t context;
     if (info && info->frame_context && info->frame_parent == parent) {
         context = info->frame_context;
@@ -951,7 +981,7 @@ HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event
             info->frame_context = context;
         }
     }
-    s->stack[s->depth++] = (frame){event->u.region.region, context};
+    s->stack[s->depth++] = (frame){region, context};
 }
 
 HOT void leave(otfx_structure *s, uint64_t time)

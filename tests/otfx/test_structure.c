@@ -552,6 +552,51 @@ static void test_long_cycles_count_every_visit_however_fed(void **state)
     world_close(&w);
 }
 
+/* Send, Recv 100 times, once Recv inside compute instead, then 100 times more: the call the cycle expects
+ * next, in another context, is another node (whole or event by event). */
+static void test_a_cycle_breaks_on_the_same_call_in_another_context(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 1, 1u << 20, OTFX_REDUCE_RING);
+    enum { ROUNDS = 100, EVENTS = 2 * (2 * (2 * ROUNDS + 1) + 1) };
+    otfx_event *events = malloc(EVENTS * sizeof *events);
+    assert_non_null(events);
+    size_t count = 0;
+    otfx_time now = 1000;
+    for (int i = 0; i < 2 * ROUNDS + 1; i++) {
+        count = stream_call(events, count, w.send, &now);
+        if (i == ROUNDS)
+            events[count++] = (otfx_event){.time = now, .type = OTFX_EV_ENTER, .u.region.region = w.compute};
+        count = stream_call(events, count, w.recv, &now);
+        if (i == ROUNDS)
+            events[count++] = (otfx_event){.time = now, .type = OTFX_EV_LEAVE, .u.region.region = w.compute};
+    }
+    assert_int_equal(count, EVENTS);
+    otfx_structure *whole = otfx_structure_create(1), *one_by_one = otfx_structure_create(1);
+    assert_non_null(whole);
+    assert_non_null(one_by_one);
+    otfx_structure_feed(whole, w.defs, events, count);
+    for (size_t i = 0; i < count; i++)
+        otfx_structure_feed(one_by_one, w.defs, events + i, 1);
+    otfx_structure_view view, other;
+    otfx_structure_view_get(whole, &view);
+    otfx_structure_view_get(one_by_one, &other);
+    assert_same_graph(&view, &other);
+    assert_int_equal(view.node_count, 3);
+    for (uint32_t i = 0; i < view.node_count; i++) {
+        const bool nested = strcmp(view.nodes[i].context, "compute") == 0;
+        assert_int_equal(view.nodes[i].visits, strcmp(view.nodes[i].name, "MPI_Send") == 0 ? 2 * ROUNDS + 1
+                                               : nested                                    ? 1
+                                                                                           : 2 * ROUNDS);
+    }
+    assert_int_equal(view.untracked, 0);
+    otfx_structure_destroy(whole);
+    otfx_structure_destroy(one_by_one);
+    free(events);
+    world_close(&w);
+}
+
 /* A trace configured without the graph (the benchmarks' comparison) keeps it empty. */
 static void test_graph_can_be_left_out(void **state)
 {
@@ -594,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_reset_drops_the_graph),
         cmocka_unit_test(test_graph_can_be_left_out),
         cmocka_unit_test(test_long_cycles_count_every_visit_however_fed),
+        cmocka_unit_test(test_a_cycle_breaks_on_the_same_call_in_another_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
