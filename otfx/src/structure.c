@@ -8,7 +8,10 @@
  * cheap: a program repeats itself, and a region remembers the node it was last found as (per context),
  * a node the edge it was last left by, the partner of its last message and the path of its last return;
  * only what differs from last time is looked up (for paths, one hash over the at most
- * OTFX_STRUCTURE_PATH_WINDOW nodes since the node's last visit).
+ * OTFX_STRUCTURE_PATH_WINDOW nodes since the node's last visit). Once the stream goes round a cycle of
+ * nodes, a visit of the next one costs its edge's statistic only: the counts and states the visits would
+ * change are written when the cycle breaks or the feed ends (steady_write), so a reader sees the same
+ * graph however the stream was cut into feeds.
  */
 /* strdup, and the POSIX rwlocks of the private header that declares structure_copy. */
 #define _POSIX_C_SOURCE 200809L
