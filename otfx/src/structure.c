@@ -705,7 +705,6 @@ static void steady_write(otfx_structure *s)
     s->steady_visits = 0;
 }
 
-/* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
 /* A steady visit of the node the cycle expects next. */
 HOT void steady_step(otfx_structure *s, uint64_t time)
 {
@@ -716,6 +715,7 @@ HOT void steady_step(otfx_structure *s, uint64_t time)
     s->last_end = time;
 }
 
+/* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
 HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
 {
     if (s->steady) {
@@ -946,7 +946,7 @@ HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event
         return;
     }
     const uint64_t parent = current_context(s);
-    if (s->steady && region == s->cycle[s->cycle_phase].region &&
+    if (s->steady && region == s->cycle[s->cycle_phase].region && region != OTFX_REF_NONE &&
         parent == s->cycle[s->cycle_phase].context) {
         const uint32_t node = s->cycle[s->cycle_phase].node;
         steady_step(s, event->time);
