@@ -1,6 +1,7 @@
 /* test_structure.c — the task activity graph a trace builds on append (otfx/structure.h): nodes,
  * edges and their statistics on synthetic streams, size independent of the iterations, survival of
- * reductions, peers, channel ends, completion edges, markers and causal paths; a reset drops it. */
+ * reductions, peers, channel ends, completion edges, markers and causal paths; a reset drops it; a
+ * stream going round a cycle gives the same graph fed whole or event by event. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
