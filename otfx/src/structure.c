@@ -8,7 +8,10 @@
  * cheap: a program repeats itself, and a region remembers the node it was last found as (per context),
  * a node the edge it was last left by, the partner of its last message and the path of its last return;
  * only what differs from last time is looked up (for paths, one hash over the at most
- * OTFX_STRUCTURE_PATH_WINDOW nodes since the node's last visit).
+ * OTFX_STRUCTURE_PATH_WINDOW nodes since the node's last visit). Once the stream goes round a cycle of
+ * nodes, a visit of the next one costs its edge's statistic only: the counts and states the visits would
+ * change are written when the cycle breaks or the feed ends (steady_write), so a reader sees the same
+ * graph however the stream was cut into feeds.
  */
 /* strdup, and the POSIX rwlocks of the private header that declares structure_copy. */
 #define _POSIX_C_SOURCE 200809L
@@ -128,6 +131,22 @@ struct otfx_structure {
     /* The stream's recent period: the last `period_run` visits each equal the one `period` before. */
     uint32_t period;
     uint64_t period_run;
+    uint64_t fast_run; /* the last visits that were counted as repeating their node's last return */
+    /* Steady: the stream goes round `cycle` (the period's nodes, each once, and the edge into each), and
+     * a visit of the node expected next costs its edge's statistic only. What else such a visit would
+     * change (the node's visits, its path's count, its state, the ring of recent visits, the positions)
+     * follows from how many there were, and is written when the cycle breaks or the feed returns. */
+    bool steady;
+    uint32_t cycle_phase;   /* the cycle entry expected next */
+    uint32_t steady_phase;  /* the entry of the first visit not yet written */
+    uint64_t steady_visits; /* visits not yet written, from position visit_position on */
+    struct {
+        uint32_t node, edge_in;
+        /* an MPI call's node: the region and context it was last entered as on the cycle (the region
+         * OTFX_REF_NONE until then), so that the same ENTER finds it without looking it up */
+        otfx_ref region;
+        uint64_t context;
+    } cycle[OTFX_STRUCTURE_PATH_WINDOW];
     message_slot message_slots[MESSAGE_SLOTS];
     uint64_t visit_position;
 };
@@ -367,6 +386,9 @@ void otfx_structure_reset(otfx_structure *s)
     s->visit_position = 0;
     s->period = 0;
     s->period_run = 0;
+    s->fast_run = 0;
+    s->steady = false;
+    s->steady_visits = 0;
     memset(s->message_slots, 0, sizeof s->message_slots);
     for (size_t r = 0; r < s->region_capacity; r++)
         s->regions[r].cached_node = UINT32_MAX;
@@ -601,6 +623,7 @@ HOT void record_path(otfx_structure *s, uint32_t node)
                 s->paths[state->last_path].count++;
                 state->repeat_at = position + length;
                 s->period_run++; /* the period goes on: this visit is the node's last, `length` ago */
+                s->fast_run++;
                 remember_visit(s, state, node, position);
                 return;
             }
@@ -624,12 +647,85 @@ HOT void record_path(otfx_structure *s, uint32_t node)
         s->period_run++;
     else
         s->period_run = 0;
+    s->fast_run = 0;
     remember_visit(s, state, node, position);
+}
+
+/* The last `period` visits were each counted on the fast path of record_path: they are `period` distinct
+ * nodes (a node's fast return is `period` long), every later visit of the one `period` before would be
+ * counted there too, and the edges between them are their last edges. Goes steady when those edges are
+ * kept. */
+static void steady_begin(otfx_structure *s)
+{
+    const uint32_t period = s->period;
+    for (uint32_t k = 0; k < period; k++)
+        s->cycle[k].node = s->recent[(s->visit_position - period + k) % OTFX_STRUCTURE_PATH_WINDOW];
+    for (uint32_t k = 0; k < period; k++) {
+        const uint32_t edge = s->node_states[s->cycle[(k + period - 1) % period].node].last_edge;
+        if (edge == UINT32_MAX || s->edges[edge].to != s->cycle[k].node)
+            return;
+        s->cycle[k].edge_in = edge;
+        s->cycle[k].region = OTFX_REF_NONE;
+    }
+    s->steady = true;
+    s->cycle_phase = s->steady_phase = 0;
+    s->steady_visits = 0;
+}
+
+/* Writes what the steady visits not yet written changed, as record_path's fast path and visit would have,
+ * visit by visit: per cycle entry, the count of its visits and the position of the last one. */
+static void steady_write(otfx_structure *s)
+{
+    const uint64_t visits = s->steady_visits, start = s->visit_position;
+    const uint32_t period = s->period;
+    if (!visits)
+        return;
+    uint32_t phase = s->steady_phase;
+    for (uint64_t i = 0; i < visits && i < period; i++) {
+        const uint32_t node = s->cycle[phase].node;
+        const uint64_t count = (visits - 1 - i) / period + 1, position = start + i + (count - 1) * period;
+        node_state *state = &s->node_states[node];
+        s->nodes[node].visits += count;
+        s->paths[state->last_path].count += count;
+        state->last_visit = position + 1;
+        state->repeat_at = position + period;
+        phase = phase + 1 == period ? 0 : phase + 1;
+    }
+    const uint64_t first = visits > OTFX_STRUCTURE_PATH_WINDOW ? visits - OTFX_STRUCTURE_PATH_WINDOW : 0;
+    phase = (uint32_t)((s->steady_phase + first) % period);
+    for (uint64_t i = first; i < visits; i++) {
+        s->recent[(start + i) % OTFX_STRUCTURE_PATH_WINDOW] = s->cycle[phase].node;
+        phase = phase + 1 == period ? 0 : phase + 1;
+    }
+    s->last_node = s->recent[(start + visits - 1) % OTFX_STRUCTURE_PATH_WINDOW];
+    s->period_run += visits;
+    s->fast_run += visits;
+    s->visit_position += visits;
+    s->steady_phase = s->cycle_phase;
+    s->steady_visits = 0;
+}
+
+/* A steady visit of the node the cycle expects next. */
+HOT void steady_step(otfx_structure *s, uint64_t time)
+{
+    stat_add(&s->edges[s->cycle[s->cycle_phase].edge_in].compute,
+             time > s->last_end ? time - s->last_end : 0);
+    s->steady_visits++;
+    s->cycle_phase = s->cycle_phase + 1 == s->period ? 0 : s->cycle_phase + 1;
+    s->last_end = time;
 }
 
 /* The stream reached `node` at `time`: the edge from the previous node gets the computation between. */
 HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
 {
+    if (s->steady) {
+        if (node == s->cycle[s->cycle_phase].node) {
+            steady_step(s, time);
+            return;
+        }
+        steady_write(s);
+        s->steady = false;
+    }
     if (node == UINT32_MAX) {
         s->untracked++;
         return;
@@ -651,6 +747,8 @@ HOT void visit(otfx_structure *s, uint32_t node, uint64_t time)
     record_path(s, node);
     s->last_node = node;
     s->last_end = time;
+    if (s->fast_run && s->fast_run >= s->period)
+        steady_begin(s);
 }
 
 /* The identity of communicator `comm` across places (each place has its own refs): its name and members.
@@ -829,24 +927,52 @@ static void request_completed(otfx_structure *s, uint64_t request, bool cancelle
     }
 }
 
+HOT void open_call(otfx_structure *s, uint32_t node, uint64_t time)
+{
+    s->call_depth = ++s->depth;
+    s->call_node = node;
+    s->call_start = time;
+}
+
 HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event)
 {
-    region_info *info = region_of(s, defs, event->u.region.region);
-    if (!otfx_reserve((void **)&s->stack, &s->stack_capacity, s->depth + 1, sizeof *s->stack, 32)) {
-        s->untracked++;
+    const otfx_ref region = event->u.region.region;
+    /* Nothing inside an MPI call is a node, so the frames from the call's own up are never a node's
+     * context: only their depth is kept (frames [0, depth) are written whenever no call is open). */
+    if (s->call_depth) {
+        if (!region_of(s, defs, region))
+            s->untracked++;
+        s->depth++;
         return;
     }
     const uint64_t parent = current_context(s);
-    if (info && s->call_depth == 0 && info->is_node) {
+    if (s->steady && region == s->cycle[s->cycle_phase].region && region != OTFX_REF_NONE &&
+        parent == s->cycle[s->cycle_phase].context) {
+        const uint32_t node = s->cycle[s->cycle_phase].node;
+        steady_step(s, event->time);
+        open_call(s, node, event->time);
+        return;
+    }
+    region_info *info = region_of(s, defs, region);
+    if (info && info->is_node) {
         const uint32_t node = node_of(s, info->kind, info, 0);
+        const uint32_t phase = s->cycle_phase;
+        const bool expected = s->steady && node == s->cycle[phase].node;
         visit(s, node, event->time);
         if (info->kind == OTFX_STRUCTURE_MPI) {
-            s->call_depth = s->depth + 1;
-            s->call_node = node;
-            s->call_start = event->time;
+            if (expected) {
+                s->cycle[phase].region = region;
+                s->cycle[phase].context = parent;
+            }
+            open_call(s, node, event->time);
+            return;
         }
     } else if (!info) {
         s->untracked++;
+    }
+    if (!otfx_reserve((void **)&s->stack, &s->stack_capacity, s->depth + 1, sizeof *s->stack, 32)) {
+        s->untracked++;
+        return;
     }
     uint64_t context;
     if (info && info->frame_context && info->frame_parent == parent) {
@@ -858,7 +984,7 @@ HOT void enter(otfx_structure *s, const otfx_defs *defs, const otfx_event *event
             info->frame_context = context;
         }
     }
-    s->stack[s->depth++] = (frame){event->u.region.region, context};
+    s->stack[s->depth++] = (frame){region, context};
 }
 
 HOT void leave(otfx_structure *s, uint64_t time)
@@ -913,7 +1039,7 @@ static void feed_other(otfx_structure *s, const otfx_defs *defs, const otfx_even
     }
 }
 
-void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_event *events, size_t count)
+void structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_event *events, size_t count)
 {
     if (!s || !events)
         return;
@@ -930,6 +1056,18 @@ void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_ev
         else
             feed_other(s, defs, event);
     }
+}
+
+void structure_settle(otfx_structure *s)
+{
+    if (s && s->steady)
+        steady_write(s);
+}
+
+void otfx_structure_feed(otfx_structure *s, const otfx_defs *defs, const otfx_event *events, size_t count)
+{
+    structure_feed(s, defs, events, count);
+    structure_settle(s);
 }
 
 void otfx_structure_view_get(const otfx_structure *s, otfx_structure_view *out)

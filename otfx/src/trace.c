@@ -645,9 +645,11 @@ otfx_status otfx_trace_append(otfx_trace *trace, const otfx_event *events, size_
         /* The graph takes every event the trace took (stored or refused by `stop`), a slice at a time while
          * the slice is still in the cache. */
         if (trace->config.structure)
-            otfx_structure_feed(trace->structure, trace->defs, events + fed, done - fed);
+            structure_feed(trace->structure, trace->defs, events + fed, done - fed);
         fed = done;
     }
+    if (trace->config.structure)
+        structure_settle(trace->structure);
     pthread_rwlock_unlock(&trace->lock);
     if (appended)
         *appended = done;

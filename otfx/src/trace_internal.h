@@ -168,6 +168,10 @@ otfx_status reduction_make_room_while_stopped(otfx_trace *trace, size_t needed);
 
 /* structure.c: a copy of a graph (without its builder's stack). NULL when out of memory. */
 otfx_structure *structure_copy(const otfx_structure *structure);
+/* structure.c: otfx_structure_feed in two steps, for an append that feeds its events in slices: the
+ * slices, then once what the graph defers while the stream goes round a cycle (before anyone reads it). */
+void structure_feed(otfx_structure *structure, const otfx_defs *defs, const otfx_event *events, size_t count);
+void structure_settle(otfx_structure *structure);
 
 /* Test hooks (tests link otfx_internal and include this header). */
 

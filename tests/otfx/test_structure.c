@@ -1,6 +1,7 @@
 /* test_structure.c — the task activity graph a trace builds on append (otfx/structure.h): nodes,
  * edges and their statistics on synthetic streams, size independent of the iterations, survival of
- * reductions, peers, channel ends, completion edges, markers and causal paths; a reset drops it. */
+ * reductions, peers, channel ends, completion edges, markers and causal paths; a reset drops it; a
+ * stream going round a cycle gives the same graph fed whole or event by event. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -430,6 +431,173 @@ static void test_channel_ends_keep_sums_and_tails(void **state)
     world_close(&w);
 }
 
+/* A call of `region` at `*now` taking 10 ns, 90 ns before the next. */
+static size_t stream_call(otfx_event *events, size_t at, otfx_ref region, otfx_time *now)
+{
+    events[at++] = (otfx_event){.time = *now, .type = OTFX_EV_ENTER, .u.region.region = region};
+    events[at++] = (otfx_event){.time = *now + 10, .type = OTFX_EV_LEAVE, .u.region.region = region};
+    *now += 100;
+    return at;
+}
+
+static void assert_same_stat(const otfx_structure_stat *a, const otfx_structure_stat *b)
+{
+    assert_int_equal(a->count, b->count);
+    assert_int_equal(a->sum_ns, b->sum_ns);
+    assert_int_equal(a->min_ns, b->min_ns);
+    assert_int_equal(a->max_ns, b->max_ns);
+    assert_memory_equal(&a->sum_squares, &b->sum_squares, sizeof a->sum_squares);
+}
+
+static void assert_same_graph(const otfx_structure_view *a, const otfx_structure_view *b)
+{
+    assert_int_equal(a->node_count, b->node_count);
+    for (uint32_t i = 0; i < a->node_count; i++) {
+        assert_string_equal(a->nodes[i].name, b->nodes[i].name);
+        assert_int_equal(a->nodes[i].visits, b->nodes[i].visits);
+        assert_int_equal(a->nodes[i].long_paths, b->nodes[i].long_paths);
+        assert_same_stat(&a->nodes[i].time, &b->nodes[i].time);
+    }
+    assert_int_equal(a->edge_count, b->edge_count);
+    for (uint32_t i = 0; i < a->edge_count; i++) {
+        assert_int_equal(a->edges[i].from, b->edges[i].from);
+        assert_int_equal(a->edges[i].to, b->edges[i].to);
+        assert_same_stat(&a->edges[i].compute, &b->edges[i].compute);
+    }
+    assert_int_equal(a->path_count, b->path_count);
+    for (uint32_t i = 0; i < a->path_count; i++) {
+        assert_int_equal(a->paths[i].anchor, b->paths[i].anchor);
+        assert_int_equal(a->paths[i].count, b->paths[i].count);
+        assert_int_equal(a->paths[i].length, b->paths[i].length);
+        assert_memory_equal(a->path_nodes + a->paths[i].first, b->path_nodes + b->paths[i].first,
+                            a->paths[i].length * sizeof *a->path_nodes);
+    }
+    assert_int_equal(a->events, b->events);
+    assert_int_equal(a->untracked, b->untracked);
+}
+
+static uint32_t path_count_of(const otfx_structure_view *view, const uint32_t *nodes, uint32_t length)
+{
+    for (uint32_t i = 0; i < view->path_count; i++)
+        if (view->paths[i].length == length &&
+            memcmp(view->path_nodes + view->paths[i].first, nodes, length * sizeof *nodes) == 0)
+            return (uint32_t)view->paths[i].count;
+    return 0;
+}
+
+/* A loop of three calls (Recv, Send, Wait) run 300 times, one iteration of it Recv, Wait instead (the
+ * cycle broken and taken up again), then 100 times more: whole in one feed or event by event, the same
+ * graph, with every visit and every return counted where it happened. */
+static void test_long_cycles_count_every_visit_however_fed(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 1, 1u << 20, OTFX_REDUCE_RING);
+    enum { BEFORE = 300, AFTER = 100, EVENTS = 2 * (3 * (BEFORE + AFTER) + 2) };
+    otfx_event *events = malloc(EVENTS * sizeof *events);
+    assert_non_null(events);
+    size_t count = 0;
+    otfx_time now = 1000;
+    for (int i = 0; i < BEFORE; i++) {
+        count = stream_call(events, count, w.recv, &now);
+        count = stream_call(events, count, w.send, &now);
+        count = stream_call(events, count, w.wait, &now);
+    }
+    count = stream_call(events, count, w.recv, &now);
+    count = stream_call(events, count, w.wait, &now);
+    for (int i = 0; i < AFTER; i++) {
+        count = stream_call(events, count, w.recv, &now);
+        count = stream_call(events, count, w.send, &now);
+        count = stream_call(events, count, w.wait, &now);
+    }
+    assert_int_equal(count, EVENTS);
+    otfx_structure *whole = otfx_structure_create(1), *one_by_one = otfx_structure_create(1);
+    assert_non_null(whole);
+    assert_non_null(one_by_one);
+    otfx_structure_feed(whole, w.defs, events, count);
+    for (size_t i = 0; i < count; i++)
+        otfx_structure_feed(one_by_one, w.defs, events + i, 1);
+    otfx_structure_view view, other;
+    otfx_structure_view_get(whole, &view);
+    otfx_structure_view_get(one_by_one, &other);
+    assert_same_graph(&view, &other);
+
+    const uint32_t recv = node_named(&view, "MPI_Recv"), send = node_named(&view, "MPI_Send"),
+                   wait = node_named(&view, "MPI_Wait");
+    assert_int_equal(view.nodes[recv].visits, BEFORE + AFTER + 1);
+    assert_int_equal(view.nodes[send].visits, BEFORE + AFTER);
+    assert_int_equal(view.nodes[wait].visits, BEFORE + AFTER + 1);
+    assert_int_equal(view.nodes[recv].time.count, BEFORE + AFTER + 1);
+    const otfx_structure_edge *recv_send = edge_between(&view, recv, send),
+                              *wait_recv = edge_between(&view, wait, recv);
+    assert_int_equal(recv_send->compute.count, BEFORE + AFTER);
+    assert_int_equal(recv_send->compute.sum_ns, (uint64_t)(BEFORE + AFTER) * 90);
+    assert_int_equal(wait_recv->compute.count, BEFORE + AFTER);
+    assert_int_equal(edge_between(&view, recv, wait)->compute.count, 1);
+    /* returns: Recv's and Wait's along the full iteration into the broken one too (BEFORE of them, then
+     * AFTER − 1), Send's not (BEFORE − 1 and AFTER − 1), Send → Wait → Recv → Wait → Recv around it */
+    const uint32_t full[3] = {recv, send, wait}, from_send[3] = {send, wait, recv},
+                   from_wait[3] = {wait, recv, send}, short_recv[2] = {recv, wait},
+                   short_wait[2] = {wait, recv}, around[5] = {send, wait, recv, wait, recv};
+    assert_int_equal(path_count_of(&view, full, 3), BEFORE + AFTER - 1);
+    assert_int_equal(path_count_of(&view, from_send, 3), BEFORE - 1 + AFTER - 1);
+    assert_int_equal(path_count_of(&view, from_wait, 3), BEFORE + AFTER - 1);
+    assert_int_equal(path_count_of(&view, short_recv, 2), 1);
+    assert_int_equal(path_count_of(&view, short_wait, 2), 1);
+    assert_int_equal(path_count_of(&view, around, 5), 1);
+    assert_int_equal(view.path_count, 6);
+    assert_int_equal(view.untracked, 0);
+    otfx_structure_destroy(whole);
+    otfx_structure_destroy(one_by_one);
+    free(events);
+    world_close(&w);
+}
+
+/* Send, Recv 100 times, once Recv inside compute instead, then 100 times more: the call the cycle expects
+ * next, in another context, is another node (whole or event by event). */
+static void test_a_cycle_breaks_on_the_same_call_in_another_context(void **state)
+{
+    (void)state;
+    world w;
+    world_open(&w, 1, 1u << 20, OTFX_REDUCE_RING);
+    enum { ROUNDS = 100, EVENTS = 2 * (2 * (2 * ROUNDS + 1) + 1) };
+    otfx_event *events = malloc(EVENTS * sizeof *events);
+    assert_non_null(events);
+    size_t count = 0;
+    otfx_time now = 1000;
+    for (int i = 0; i < 2 * ROUNDS + 1; i++) {
+        count = stream_call(events, count, w.send, &now);
+        if (i == ROUNDS)
+            events[count++] = (otfx_event){.time = now, .type = OTFX_EV_ENTER, .u.region.region = w.compute};
+        count = stream_call(events, count, w.recv, &now);
+        if (i == ROUNDS)
+            events[count++] = (otfx_event){.time = now, .type = OTFX_EV_LEAVE, .u.region.region = w.compute};
+    }
+    assert_int_equal(count, EVENTS);
+    otfx_structure *whole = otfx_structure_create(1), *one_by_one = otfx_structure_create(1);
+    assert_non_null(whole);
+    assert_non_null(one_by_one);
+    otfx_structure_feed(whole, w.defs, events, count);
+    for (size_t i = 0; i < count; i++)
+        otfx_structure_feed(one_by_one, w.defs, events + i, 1);
+    otfx_structure_view view, other;
+    otfx_structure_view_get(whole, &view);
+    otfx_structure_view_get(one_by_one, &other);
+    assert_same_graph(&view, &other);
+    assert_int_equal(view.node_count, 3);
+    for (uint32_t i = 0; i < view.node_count; i++) {
+        const bool nested = strcmp(view.nodes[i].context, "compute") == 0;
+        assert_int_equal(view.nodes[i].visits, strcmp(view.nodes[i].name, "MPI_Send") == 0 ? 2 * ROUNDS + 1
+                                               : nested                                    ? 1
+                                                                                           : 2 * ROUNDS);
+    }
+    assert_int_equal(view.untracked, 0);
+    otfx_structure_destroy(whole);
+    otfx_structure_destroy(one_by_one);
+    free(events);
+    world_close(&w);
+}
+
 /* A trace configured without the graph (the benchmarks' comparison) keeps it empty. */
 static void test_graph_can_be_left_out(void **state)
 {
@@ -471,6 +639,8 @@ int main(void)
         cmocka_unit_test(test_channel_ends_keep_sums_and_tails),
         cmocka_unit_test(test_reset_drops_the_graph),
         cmocka_unit_test(test_graph_can_be_left_out),
+        cmocka_unit_test(test_long_cycles_count_every_visit_however_fed),
+        cmocka_unit_test(test_a_cycle_breaks_on_the_same_call_in_another_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
