@@ -36,7 +36,6 @@
 #include "steered.h"
 #include "timer.h"
 #include "transport.h"
-#include "user_functions.h"
 #include "world.h"
 
 #include <sched.h>
@@ -172,7 +171,6 @@ static void block_other_threads(void)
 /* FLUSH on this thread (its batch now) and every other recording thread at its next check point. */
 static void flush_everyone(uint64_t now)
 {
-    capture_user_functions_report_skipped();
     capture_send_flushed();
     flushed_generation = atomic_fetch_add(&flush_generation, 1) + 1;
     atomic_store(&everyone_checks_until, now + 2 * poll_interval);
@@ -366,10 +364,8 @@ static void check(uint64_t now, bool mpi_call)
 
 static void check_inside(uint64_t now, bool mpi_call)
 {
-    if ((mpi_call || thread_level == MPI_THREAD_MULTIPLE) && capture_control_flush_due()) {
-        capture_user_functions_report_skipped();
+    if ((mpi_call || thread_level == MPI_THREAD_MULTIPLE) && capture_control_flush_due())
         capture_send_flushed();
-    }
     if (atomic_flag_test_and_set_explicit(&control_busy, memory_order_acquire)) {
         if (pause_deferred)
             return; /* a guard's barrier must go on (steered.h) */

@@ -83,6 +83,7 @@ static struct capture_recorder_hooks hooks = {
     .load_map_changed = no_load_map_change,
     .write_load_map = nothing,
     .check_at_flush = nothing,
+    .before_flushed_send = nothing,
 };
 
 enum { RECORD_CAPACITY = CAPTURE_BATCH_BYTES - sizeof(struct capture_batch_header) };
@@ -567,6 +568,7 @@ void capture_send_now(void)
 
 void capture_send_flushed(void)
 {
+    hooks.before_flushed_send();
     send_now(CAPTURE_BATCH_FLUSHED);
 }
 

@@ -117,6 +117,9 @@ struct capture_recorder_hooks {
     /* The batch send's check point (capture_control_check_at_flush; never blocks): it may write
      * RECORDING records before the record that did not fit. */
     void (*check_at_flush)(void);
+    /* Before a FLUSH's batch is sent (capture_send_flushed): what the thread owes the place with it, the
+     * throttled functions' counts (capture_user_functions_report_skipped). */
+    void (*before_flushed_send)(void);
 };
 
 /* Recorder life cycle: start after the world split (world_split.c), stop in MPI_Finalize by

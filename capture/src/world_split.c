@@ -90,6 +90,7 @@ static bool split_world(int init_function, uint64_t init_entered, const char *ti
         .load_map_changed = capture_load_map_changed,
         .write_load_map = capture_write_load_map,
         .check_at_flush = capture_control_check_at_flush,
+        .before_flushed_send = capture_user_functions_report_skipped,
     };
     capture_recorder_start(world_rank, configuration.recording, configuration.drop_when_full,
                            &recorder_hooks);
