@@ -70,7 +70,7 @@ typedef struct ws_request {
 typedef struct ws_stream {
     bool seen;
     uint32_t rank;
-    cpu_clock clock; /* only its stack */
+    cpu_clock clock; /* only its stack (cpu_clock_apply) */
     ws_pending *pending;
     size_t pending_count, pending_capacity;
     ws_request *requests; /* IRECV_REQUESTs not completed yet */
@@ -257,7 +257,7 @@ static inline void ws_event(ws_run *run, ws_stream *s, const otfx_event *event)
                 s->requests[i] = s->requests[--s->request_count];
                 break;
             }
-    cpu_clock_event(&s->clock, &run->facts, event, NULL, NULL);
+    cpu_clock_apply(&s->clock, &run->facts, event); /* its stack, not its CPU time */
 }
 
 static void ws_events(void *user, otfx_replay_stream *stream, const otfx_event *events, size_t count)
