@@ -721,9 +721,26 @@ static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
     return ahead.unresolved < before;
 }
 
+/* Whether the step does nothing with an event of this type but hand it to the pass (requests, metrics,
+ * phases): such events may go to a pass with `events` inside a run. */
+static inline bool replay_passes_over(otfx_event_type type)
+{
+    switch (type) {
+    case OTFX_EV_ISEND_COMPLETE:
+    case OTFX_EV_IRECV_REQUEST:
+    case OTFX_EV_REQUEST_CANCELLED:
+    case OTFX_EV_METRIC:
+    case OTFX_EV_PHASE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* For a pass with `events`: the events from pos that only move the region depth (ENTER, a LEAVE that
- * ends no held-back send), at most `limit`, are replayed at once; they and the event after them (the
- * one the step goes on with, announced here) go to the pass in one call. How many were replayed. */
+ * ends no held-back send) or that the replay passes over, at most `limit`, are replayed at once; they
+ * and the event after them (the one the step goes on with, announced here) go to the pass in one call.
+ * How many were replayed. */
 static inline __attribute__((always_inline)) size_t replay_depth_run(otfx_replay *replay,
                                                                      replay_stream *stream, size_t limit)
 {
@@ -738,10 +755,12 @@ static inline __attribute__((always_inline)) size_t replay_depth_run(otfx_replay
         const otfx_event *event = &first[n];
         if (event->type == OTFX_EV_ENTER) {
             depth++;
-        } else if (event->type == OTFX_EV_LEAVE && !(stream->send.active && depth == stream->send.depth)) {
+        } else if (event->type == OTFX_EV_LEAVE) {
+            if (stream->send.active && depth == stream->send.depth)
+                break;
             if (depth > 0)
                 depth--;
-        } else {
+        } else if (!replay_passes_over(event->type)) {
             break;
         }
         if (event->time > last)
