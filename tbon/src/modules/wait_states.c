@@ -75,6 +75,11 @@ typedef struct ws_stream {
     size_t pending_count, pending_capacity;
     ws_request *requests; /* IRECV_REQUESTs not completed yet */
     size_t request_count, request_capacity;
+    /* The function name of the last call that sent or arrived (a stream sends from few calls), as a
+     * ws_value carries it. */
+    bool call_known;
+    otfx_ref call_region;
+    char call_name[WS_FUNCTION_NAME];
 } ws_stream;
 
 typedef struct ws_function {
@@ -282,10 +287,16 @@ static void fill_value(ws_run *run, otfx_replay_stream *stream, const otfx_event
                   .rank = s->rank,
                   .blocking = event->type == OTFX_EV_SEND};
     if (frame) {
-        /* what snprintf("%s") would keep, without its cost at every send and arrival */
-        const char *name = region_name(&run->facts, frame->region);
-        for (size_t i = 0; i < sizeof v.function - 1 && name[i]; i++)
-            v.function[i] = name[i];
+        if (!s->call_known || s->call_region != frame->region) {
+            /* what snprintf("%s") would keep, without its cost at every send and arrival */
+            const char *name = region_name(&run->facts, frame->region);
+            memset(s->call_name, 0, sizeof s->call_name);
+            for (size_t i = 0; i < sizeof s->call_name - 1 && name[i]; i++)
+                s->call_name[i] = name[i];
+            s->call_known = true;
+            s->call_region = frame->region;
+        }
+        memcpy(v.function, s->call_name, sizeof v.function);
     }
     memcpy(value, &v, sizeof v);
 }
