@@ -191,6 +191,18 @@ void message_table_free(message_table *table)
     message_table_init(table, value_size);
 }
 
+/* hash_key for the four words of a message key, unrolled: one multiply per word and one final mix
+ * (the replay hashes every message twice). */
+static inline uint64_t hash_message_key(const uint64_t *key)
+{
+    uint64_t h = key[0] + key[1] * 0x9e3779b97f4a7c15ull + key[2] * 0xc2b2ae3d27d4eb4full +
+                 key[3] * 0x165667b19e3779f9ull;
+    h ^= h >> 32;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 29;
+    return h ? h : 1; /* 0 marks an empty slot */
+}
+
 static inline bool message_key_equal(const message_slot *slot, const uint64_t *key)
 {
     return slot->key[0] == key[0] && slot->key[1] == key[1] && slot->key[2] == key[2] &&
@@ -259,7 +271,7 @@ bool message_table_insert(message_table *table, const uint64_t *key, const void 
     /* At most half full: a new key (every message is one) probes about 2.5 slots. */
     if ((table->count + 1) * 2 > table->capacity && !message_grow(table))
         return false;
-    const uint64_t hash = hash_key(key, 4);
+    const uint64_t hash = hash_message_key(key);
     bool found;
     message_slot *slot = &table->slots[message_find(table, key, hash, &found)];
     if (!found) {
@@ -282,7 +294,7 @@ bool message_table_take(message_table *table, const uint64_t *key, uint32_t *val
         return false;
     const size_t mask = table->capacity - 1;
     bool found;
-    size_t hole = message_find(table, key, hash_key(key, 4), &found);
+    size_t hole = message_find(table, key, hash_message_key(key), &found);
     if (!found)
         return false;
     *value = table->slots[hole].value;
