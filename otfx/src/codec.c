@@ -666,13 +666,14 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
     const uint32_t count = cursor->count;
     size_t n = 0;
     *end = 1;
+    /* the region on top of the stack, changed only by ENTER and LEAVE */
+    otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
     for (; n < capacity; n++) {
         if (index == count) {
             *end = operands == operands_end ? 0 : -1;
             break;
         }
         otfx_event *event = &events[n];
-        otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
         if (!decode_event(state, tokens[index], top, &operands, operands_end, event)) {
             *end = -1;
             break;
@@ -684,6 +685,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
                 break;
             }
             frames[depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
+            top = event->u.region.region;
         } else if (event->type == OTFX_EV_LEAVE) {
             if (depth == 0) {
                 *end = -1;
@@ -691,6 +693,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
             }
             cursor->left = frames[--depth];
             event->u.region.region = cursor->left.region;
+            top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
         }
     }
     cursor->operands = operands;
