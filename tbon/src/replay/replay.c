@@ -725,16 +725,11 @@ static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
  * phases): such events may go to a pass with `events` inside a run. */
 static inline bool replay_passes_over(otfx_event_type type)
 {
-    switch (type) {
-    case OTFX_EV_ISEND_COMPLETE:
-    case OTFX_EV_IRECV_REQUEST:
-    case OTFX_EV_REQUEST_CANCELLED:
-    case OTFX_EV_METRIC:
-    case OTFX_EV_PHASE:
-        return true;
-    default:
-        return false;
-    }
+    enum {
+        PASSED_OVER = 1u << OTFX_EV_ISEND_COMPLETE | 1u << OTFX_EV_IRECV_REQUEST |
+                      1u << OTFX_EV_REQUEST_CANCELLED | 1u << OTFX_EV_METRIC | 1u << OTFX_EV_PHASE
+    };
+    return (unsigned)type < 32 && (PASSED_OVER >> type & 1u);
 }
 
 /* For a pass with `events`: the events from pos that only move the region depth (ENTER, a LEAVE that
