@@ -581,19 +581,21 @@ DECODE_INLINE bool decode_event(codec_state *state, uint8_t token, otfx_ref top,
     unsigned type = token & 0x0f, nibble = token >> 4;
     if (type >= OTFX_EV_TYPE_COUNT)
         return false;
-    /* A nibble a type does not use must be zero: keeps every event's encoding unique. */
-    if (nibble != 0 && (layouts[type].field_count == 0 || !is_packed(layouts[type].fields[0].kind)))
-        return false;
+    /* A nibble a type does not use must be zero: keeps every event's encoding unique. Each case below
+     * checks it (ENTER and the message types use it). */
     const uint8_t *in = *operands;
-    unsigned slot = prediction_slot(top, token);
     uint64_t value;
     if (!get_varint(&in, operands_end, &value))
         return false;
-    otfx_time delta =
-        state->predict_time ? state->predicted_delta[slot] + (uint64_t)zigzag_decode(value) : value;
+    otfx_time delta = value;
+    if (state->predict_time) {
+        /* the prediction table is read and kept only in a chunk of predicted times */
+        unsigned slot = prediction_slot(top, token);
+        delta = state->predicted_delta[slot] + (uint64_t)zigzag_decode(value);
+        state->predicted_delta[slot] = delta;
+    }
     if (delta > OTFX_TIME_MAX - state->time)
         return false;
-    state->predicted_delta[slot] = delta;
     memset(event, 0, sizeof *event);
     event->type = (otfx_event_type)type;
     event->time = state->time + delta;
@@ -603,6 +605,8 @@ DECODE_INLINE bool decode_event(codec_state *state, uint8_t token, otfx_ref top,
             return false;
         break;
     case OTFX_EV_LEAVE:
+        if (nibble != 0)
+            return false;
         event->u.region.region = OTFX_REF_NONE;
         break;
     case OTFX_EV_SEND:
@@ -620,10 +624,12 @@ DECODE_INLINE bool decode_event(codec_state *state, uint8_t token, otfx_ref top,
     case OTFX_EV_IRECV_REQUEST:
     case OTFX_EV_REQUEST_CANCELLED:
     case OTFX_EV_NBC_REQUEST:
-        if (!decode_request(state, &in, operands_end, &event->u.request.request))
+        if (nibble != 0 || !decode_request(state, &in, operands_end, &event->u.request.request))
             return false;
         break;
     default:
+        if (nibble != 0 && (layouts[type].field_count == 0 || !is_packed(layouts[type].fields[0].kind)))
+            return false;
         if (!decode_fields(state, &layouts[type], nibble, top, &in, operands_end, event))
             return false;
         break;
@@ -660,13 +666,14 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
     const uint32_t count = cursor->count;
     size_t n = 0;
     *end = 1;
+    /* the region on top of the stack, changed only by ENTER and LEAVE */
+    otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
     for (; n < capacity; n++) {
         if (index == count) {
             *end = operands == operands_end ? 0 : -1;
             break;
         }
         otfx_event *event = &events[n];
-        otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
         if (!decode_event(state, tokens[index], top, &operands, operands_end, event)) {
             *end = -1;
             break;
@@ -678,6 +685,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
                 break;
             }
             frames[depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
+            top = event->u.region.region;
         } else if (event->type == OTFX_EV_LEAVE) {
             if (depth == 0) {
                 *end = -1;
@@ -685,6 +693,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
             }
             cursor->left = frames[--depth];
             event->u.region.region = cursor->left.region;
+            top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
         }
     }
     cursor->operands = operands;

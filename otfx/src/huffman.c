@@ -72,21 +72,29 @@ static void code_lengths(const uint32_t counts[SYMBOLS], uint8_t lengths[SYMBOLS
     }
 }
 
-/* Canonical codes: by length, then symbol; stored bit-reversed for LSB-first output. */
+/* Canonical codes: by length, then symbol; stored bit-reversed for LSB-first output. The first code of
+ * each length from the counts of the shorter ones, then one pass over the symbols (every chunk's
+ * streams build their tables with it). */
 static void canonical_codes(const uint8_t lengths[SYMBOLS], uint16_t codes[SYMBOLS])
 {
-    uint16_t next = 0;
+    uint16_t count[16] = {0}, next[16]; /* lengths are nibbles, at most HUFFMAN_MAX_BITS here */
+    for (int s = 0; s < SYMBOLS; s++)
+        count[lengths[s]]++;
+    uint16_t code = 0;
+    count[0] = 0;
     for (int length = 1; length <= HUFFMAN_MAX_BITS; length++) {
-        for (int s = 0; s < SYMBOLS; s++) {
-            if (lengths[s] != length)
-                continue;
-            uint16_t reversed = 0;
-            for (int bit = 0; bit < length; bit++)
-                reversed |= (uint16_t)(((next >> bit) & 1) << (length - 1 - bit));
-            codes[s] = reversed;
-            next++;
-        }
-        next <<= 1;
+        code = (uint16_t)((code + count[length - 1]) << 1);
+        next[length] = code;
+    }
+    for (int s = 0; s < SYMBOLS; s++) {
+        const int length = lengths[s];
+        if (!length)
+            continue;
+        const uint16_t value = next[length]++;
+        uint16_t reversed = 0;
+        for (int bit = 0; bit < length; bit++)
+            reversed |= (uint16_t)(((value >> bit) & 1) << (length - 1 - bit));
+        codes[s] = reversed;
     }
 }
 

@@ -154,8 +154,9 @@ typedef struct otfx_replay_pass {
      * `receive`, `arrive` or `complete` for the same event. NULL: not needed. */
     void (*event)(void *user, otfx_replay_stream *stream, const otfx_event *event);
     /* Instead of `event`, when set: the same events in the same order, `count` consecutive ones of the
-     * stream at once (a run of ENTERs and LEAVEs, and the event after it), so a pass that only folds
-     * them pays one call per run rather than one per event. */
+     * stream at once (a run of events the replay only hands on: ENTERs, LEAVEs, ISEND_COMPLETEs,
+     * IRECV_REQUESTs, REQUEST_CANCELLEDs, METRICs and PHASEs; and the event after it), so a pass that
+     * only folds them pays one call per run rather than one per event. */
     void (*events)(void *user, otfx_replay_stream *stream, const otfx_event *events, size_t count);
     /* A SEND or ISEND: fill `value` (value_size bytes, zeroed) for its receive. */
     void (*send)(void *user, otfx_replay_stream *stream, const otfx_event *event, void *value);

@@ -151,41 +151,44 @@ static inline cp_stream *stream_of(cp_run *run, const otfx_replay_stream *stream
     return s;
 }
 
-/* The slot of a region in the per-region arrays (the last one: outside every region). */
-static uint64_t *region_slot(cp_run *run, uint64_t **array, otfx_ref region)
+/* The per-region arrays grown to hold `region` (and the slot outside every region); false when out of
+ * memory. */
+static bool region_slots_grow(cp_run *run, otfx_ref region)
 {
-    if (region != OTFX_REF_NONE && region >= run->region_capacity) {
-        size_t capacity = run->region_capacity ? run->region_capacity : 64;
-        while (capacity <= region)
-            capacity *= 2;
-        uint64_t *cpu = calloc(capacity + 1, sizeof *cpu), *cp = calloc(capacity + 1, sizeof *cp);
-        if (!cpu || !cp) {
-            free(cpu);
-            free(cp);
-            run->failed = true;
-            return NULL;
-        }
-        if (run->region_capacity) {
-            memcpy(cpu, run->cpu_by_region, run->region_capacity * sizeof *cpu);
-            memcpy(cp, run->cp_by_region, run->region_capacity * sizeof *cp);
-            cpu[capacity] = run->cpu_by_region[run->region_capacity];
-            cp[capacity] = run->cp_by_region[run->region_capacity];
-        }
-        free(run->cpu_by_region);
-        free(run->cp_by_region);
-        run->cpu_by_region = cpu;
-        run->cp_by_region = cp;
-        run->region_capacity = capacity;
+    size_t capacity = run->region_capacity ? run->region_capacity : 64;
+    while (region != OTFX_REF_NONE && capacity <= region)
+        capacity *= 2;
+    uint64_t *cpu = calloc(capacity + 1, sizeof *cpu), *cp = calloc(capacity + 1, sizeof *cp);
+    if (!cpu || !cp) {
+        free(cpu);
+        free(cp);
+        run->failed = true;
+        return false;
     }
-    if (!run->region_capacity && !region_slot(run, array, 0))
-        return NULL;
-    return &(*array)[region == OTFX_REF_NONE ? run->region_capacity : region];
+    if (run->region_capacity) {
+        memcpy(cpu, run->cpu_by_region, run->region_capacity * sizeof *cpu);
+        memcpy(cp, run->cp_by_region, run->region_capacity * sizeof *cp);
+        cpu[capacity] = run->cpu_by_region[run->region_capacity];
+        cp[capacity] = run->cp_by_region[run->region_capacity];
+    }
+    free(run->cpu_by_region);
+    free(run->cp_by_region);
+    run->cpu_by_region = cpu;
+    run->cp_by_region = cp;
+    run->region_capacity = capacity;
+    return true;
 }
 
-typedef struct forward_piece {
-    cp_run *run;
-    cp_stream *stream;
-} forward_piece;
+/* The slot of a region in the per-region arrays (the last one: outside every region). Inline: the
+ * forward pass asks at every piece of CPU time. */
+static inline uint64_t *region_slot(cp_run *run, uint64_t **array, otfx_ref region)
+{
+    if (region == OTFX_REF_NONE ? run->region_capacity == 0 : region >= run->region_capacity) {
+        if (!region_slots_grow(run, region))
+            return NULL;
+    }
+    return &(*array)[region == OTFX_REF_NONE ? run->region_capacity : region];
+}
 
 /* The name a segment of the function is listed under (pointers compare: one per name reference). */
 static const char *segment_name(cp_run *run, otfx_ref function)
@@ -237,7 +240,7 @@ static bool log_run(cp_stream *s, otfx_ref function)
 }
 
 /* Keeps the marks and the function log up to the piece. */
-static void mark_piece(cp_run *run, cp_stream *s, otfx_ref function, otfx_time begin, otfx_time end)
+static inline void mark_piece(cp_run *run, cp_stream *s, otfx_ref function, otfx_time begin, otfx_time end)
 {
     if ((!s->run_count || s->run_function != function) && !log_run(s, function)) {
         run->failed = true;
@@ -268,15 +271,15 @@ static cp_mark mark_of(const cp_stream *s, bool exact)
                      .exact = exact && s->run_count <= UINT32_MAX};
 }
 
-static void on_forward_piece(void *user, otfx_ref function, otfx_time begin, otfx_time end)
+/* A piece of the stream's CPU time: its length, its marks, the time per function. */
+static inline void forward_piece(cp_run *run, cp_stream *s, otfx_ref function, otfx_time begin, otfx_time end)
 {
-    forward_piece *p = user;
     uint64_t time = end - begin;
-    mark_piece(p->run, p->stream, function, begin, end);
-    p->stream->length += time;
-    if (!region_is_zeroed(&p->run->facts, function))
-        p->stream->zeroed += time;
-    uint64_t *slot = region_slot(p->run, &p->run->cpu_by_region, function);
+    mark_piece(run, s, function, begin, end);
+    s->length += time;
+    if (!region_is_zeroed(&run->facts, function))
+        s->zeroed += time;
+    uint64_t *slot = region_slot(run, &run->cpu_by_region, function);
     if (slot)
         *slot += time;
 }
@@ -288,9 +291,13 @@ static void cp_events(void *user, otfx_replay_stream *stream, const otfx_event *
     if (!s)
         return;
     s->ordinal += count;
-    forward_piece piece = {run, s};
-    for (size_t i = 0; i < count; i++)
-        cpu_clock_event(&s->clock, &run->facts, &events[i], on_forward_piece, &piece);
+    for (size_t i = 0; i < count; i++) {
+        otfx_ref function;
+        otfx_time begin, end;
+        if (cpu_clock_piece(&s->clock, &events[i], &function, &begin, &end))
+            forward_piece(run, s, function, begin, end);
+        cpu_clock_apply(&s->clock, &run->facts, &events[i]);
+    }
     if (s->clock.failed)
         run->failed = true;
 }

@@ -89,24 +89,34 @@ void cpu_clock_free(cpu_clock *clock);
 /* Room for one more frame; false (and failed) beyond OTFX_MAX_CALL_DEPTH or out of memory. */
 bool cpu_clock_grow(cpu_clock *clock);
 
-/* Accounts the time up to the event (pieces handed to `piece`), then applies it to the stack. Inline:
- * it runs at every event, and a pass's `piece` becomes a direct call. */
-static inline void cpu_clock_event(cpu_clock *clock, region_facts *facts, const otfx_event *event,
-                                   cpu_piece_fn piece, void *user)
+/* The two halves of an event on the clock, for a pass that inlines its own piece handling. First the
+ * time up to the event: true when it is a piece of CPU time (*function, [*begin, *end)); the clock is
+ * accounted up to the event either way. */
+static inline bool cpu_clock_piece(cpu_clock *clock, const otfx_event *event, otfx_ref *function,
+                                   otfx_time *begin, otfx_time *end)
 {
-    if (!clock->started && event->time >= clock->from) {
+    if (!clock->started) {
+        if (event->time < clock->from)
+            return false;
         clock->started = true;
         clock->last = event->time;
     }
-    if (clock->started) {
-        otfx_time time = event->time > clock->to ? clock->to : event->time;
-        if (time > clock->last) {
-            if (clock->mpi_depth == 0 && piece)
-                piece(user, clock->depth ? clock->stack[clock->depth - 1].region : OTFX_REF_NONE, clock->last,
-                      time);
-            clock->last = time;
-        }
-    }
+    otfx_time time = event->time > clock->to ? clock->to : event->time;
+    if (time <= clock->last)
+        return false;
+    const otfx_time last = clock->last;
+    clock->last = time;
+    if (clock->mpi_depth != 0)
+        return false;
+    *function = clock->depth ? clock->stack[clock->depth - 1].region : OTFX_REF_NONE;
+    *begin = last;
+    *end = time;
+    return true;
+}
+
+/* Then the event applied to the stack (the only half a pass that needs no CPU time calls). */
+static inline void cpu_clock_apply(cpu_clock *clock, region_facts *facts, const otfx_event *event)
+{
     switch (event->type) {
     case OTFX_EV_ENTER: {
         if (clock->depth >= clock->capacity && !cpu_clock_grow(clock))
@@ -130,6 +140,17 @@ static inline void cpu_clock_event(cpu_clock *clock, region_facts *facts, const 
     default:
         break;
     }
+}
+
+/* Accounts the time up to the event (pieces handed to `piece`), then applies it to the stack. */
+static inline void cpu_clock_event(cpu_clock *clock, region_facts *facts, const otfx_event *event,
+                                   cpu_piece_fn piece, void *user)
+{
+    otfx_ref function;
+    otfx_time begin, end;
+    if (cpu_clock_piece(clock, event, &function, &begin, &end) && piece)
+        piece(user, function, begin, end);
+    cpu_clock_apply(clock, facts, event);
 }
 
 /* The innermost open MPI region (NULL: none). */

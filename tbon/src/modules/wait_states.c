@@ -70,11 +70,16 @@ typedef struct ws_request {
 typedef struct ws_stream {
     bool seen;
     uint32_t rank;
-    cpu_clock clock; /* only its stack */
+    cpu_clock clock; /* only its stack (cpu_clock_apply) */
     ws_pending *pending;
     size_t pending_count, pending_capacity;
     ws_request *requests; /* IRECV_REQUESTs not completed yet */
     size_t request_count, request_capacity;
+    /* The function name of the last call that sent or arrived (a stream sends from few calls), as a
+     * ws_value carries it. */
+    bool call_known;
+    otfx_ref call_region;
+    char call_name[WS_FUNCTION_NAME];
 } ws_stream;
 
 typedef struct ws_function {
@@ -227,37 +232,50 @@ static void add_pending(ws_run *run, ws_stream *s, uint32_t kind, uint32_t cause
     s->pending[s->pending_count++] = (ws_pending){.frame = index, .kind = kind, .cause = cause, .wait = wait};
 }
 
+/* A call ends: the waits found inside it are taken, each clipped to the call. */
+static void take_pending(ws_run *run, ws_stream *s, const otfx_event *leave)
+{
+    uint32_t index = s->clock.depth - 1;
+    const stack_frame *frame = &s->clock.stack[index];
+    otfx_time duration = leave->time > frame->enter ? leave->time - frame->enter : 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->pending_count; i++) {
+        ws_pending p = s->pending[i];
+        if (p.frame != index) {
+            s->pending[kept++] = p;
+            continue;
+        }
+        commit(run, s->rank, p.cause, region_name(&run->facts, frame->region), p.kind,
+               p.wait < duration ? p.wait : duration);
+    }
+    s->pending_count = kept;
+}
+
 static inline void ws_event(ws_run *run, ws_stream *s, const otfx_event *event)
 {
-    if (event->type == OTFX_EV_LEAVE && s->clock.depth > 0 && s->clock.stack[s->clock.depth - 1].mpi) {
-        uint32_t index = s->clock.depth - 1;
-        const stack_frame *frame = &s->clock.stack[index];
-        otfx_time duration = event->time > frame->enter ? event->time - frame->enter : 0;
-        size_t kept = 0;
-        for (size_t i = 0; i < s->pending_count; i++) {
-            ws_pending p = s->pending[i];
-            if (p.frame != index) {
-                s->pending[kept++] = p;
-                continue;
-            }
-            commit(run, s->rank, p.cause, region_name(&run->facts, frame->region), p.kind,
-                   p.wait < duration ? p.wait : duration);
-        }
-        s->pending_count = kept;
-    }
-    if (event->type == OTFX_EV_IRECV_REQUEST) {
+    switch (event->type) {
+    case OTFX_EV_LEAVE:
+        /* (most calls end without a wait found inside) */
+        if (s->pending_count && s->clock.depth > 0 && s->clock.stack[s->clock.depth - 1].mpi)
+            take_pending(run, s, event);
+        break;
+    case OTFX_EV_IRECV_REQUEST:
         if (!grow((void **)&s->requests, &s->request_capacity, s->request_count, sizeof *s->requests))
             run->failed = true;
         else
             s->requests[s->request_count++] = (ws_request){event->u.request.request, event->time};
-    }
-    if (event->type == OTFX_EV_REQUEST_CANCELLED)
+        break;
+    case OTFX_EV_REQUEST_CANCELLED:
         for (size_t i = 0; i < s->request_count; i++)
             if (s->requests[i].request == event->u.request.request) {
                 s->requests[i] = s->requests[--s->request_count];
                 break;
             }
-    cpu_clock_event(&s->clock, &run->facts, event, NULL, NULL);
+        break;
+    default:
+        break;
+    }
+    cpu_clock_apply(&s->clock, &run->facts, event); /* its stack, not its CPU time */
 }
 
 static void ws_events(void *user, otfx_replay_stream *stream, const otfx_event *events, size_t count)
@@ -282,10 +300,16 @@ static void fill_value(ws_run *run, otfx_replay_stream *stream, const otfx_event
                   .rank = s->rank,
                   .blocking = event->type == OTFX_EV_SEND};
     if (frame) {
-        /* what snprintf("%s") would keep, without its cost at every send and arrival */
-        const char *name = region_name(&run->facts, frame->region);
-        for (size_t i = 0; i < sizeof v.function - 1 && name[i]; i++)
-            v.function[i] = name[i];
+        if (!s->call_known || s->call_region != frame->region) {
+            /* what snprintf("%s") would keep, without its cost at every send and arrival */
+            const char *name = region_name(&run->facts, frame->region);
+            memset(s->call_name, 0, sizeof s->call_name);
+            for (size_t i = 0; i < sizeof s->call_name - 1 && name[i]; i++)
+                s->call_name[i] = name[i];
+            s->call_known = true;
+            s->call_region = frame->region;
+        }
+        memcpy(v.function, s->call_name, sizeof v.function);
     }
     memcpy(value, &v, sizeof v);
 }

@@ -96,7 +96,7 @@ otfx_replay *otfx_replay_create(const otfx_replay_config *config, otfx_defs *def
         rank->absent = rank->selected ? OTFX_REPLAY_SEEN : OTFX_REPLAY_RANK_NOT_SERVED;
     }
     replay_table_init(&replay->comm_by_id, 1, sizeof(otfx_ref));
-    replay_table_init(&replay->messages, 4, offsetof(message_entry, value) + replay->value_size);
+    message_table_init(&replay->messages, replay->value_size);
     replay_table_init(&replay->instances, 2, sizeof(replay_instance *));
     return replay;
 }
@@ -135,7 +135,7 @@ void otfx_replay_destroy(otfx_replay *replay)
     free(replay->comms);
     replay_table_each(&replay->instances, free_instance, NULL);
     replay_table_free(&replay->instances);
-    replay_table_free(&replay->messages);
+    message_table_free(&replay->messages);
     replay_table_free(&replay->comm_by_id);
     free(replay->outgoing);
     for (uint32_t p = 0; p < replay->place_count; p++)
@@ -337,17 +337,6 @@ static bool never_comes(const otfx_replay *replay, const replay_stream *stream, 
     return false;
 }
 
-bool replay_store_message(otfx_replay *replay, const uint64_t *key, const void *value, bool remote)
-{
-    /* bytes, not a message_entry: the table's payload is shorter and less aligned than the struct */
-    unsigned char *entry = replay_table_insert(&replay->messages, key, NULL);
-    if (!entry)
-        return false;
-    memcpy(entry + offsetof(message_entry, remote), &remote, sizeof remote);
-    memcpy(entry + offsetof(message_entry, value), value, replay->value_size);
-    return true;
-}
-
 bool replay_store_arrival(otfx_replay *replay, uint64_t comm_id, uint64_t seq, uint32_t member, uint32_t size,
                           otfx_replay_missing missing, const void *value)
 {
@@ -402,7 +391,7 @@ static void publish_message(otfx_replay *replay, const uint64_t *key, uint32_t r
         return;
     }
     if (replay->ranks[receiver].stream_count > 0 || replay->ranks[receiver].absent != OTFX_REPLAY_SEEN) {
-        if (!replay_store_message(replay, key, value, false))
+        if (!message_table_insert(&replay->messages, key, value, false))
             out_of_memory(replay, "a message");
         return;
     }
@@ -503,16 +492,18 @@ static bool try_receive(otfx_replay *replay, replay_stream *stream, const otfx_e
         uint64_t key[4] = {comm_id_of(replay, event->u.msg.comm),
                            ((uint64_t)sender << 32) | stream->public.rank, event->u.msg.tag,
                            event->u.msg.seq};
-        message_entry taken;
-        if (replay_table_take(&replay->messages, key, &taken)) {
-            if (taken.remote)
+        uint32_t taken;
+        bool remote;
+        if (message_table_take(&replay->messages, key, &taken, &remote)) {
+            if (remote)
                 replay->stats.receives_matched_remote++;
             else
                 replay->stats.receives_matched_local++;
             replay->stats.receives++;
             if (replay->pass.receive)
-                replay->pass.receive(replay->config.pass_user, &stream->public, event, taken.value,
-                                     OTFX_REPLAY_SEEN);
+                replay->pass.receive(replay->config.pass_user, &stream->public, event,
+                                     message_table_value(&replay->messages, taken), OTFX_REPLAY_SEEN);
+            message_table_release(&replay->messages, taken);
             return true;
         }
         if (!never_comes(replay, stream, sender, event->time, &why))
@@ -730,9 +721,21 @@ static bool publish_started_nbcs(otfx_replay *replay, replay_stream *stream)
     return ahead.unresolved < before;
 }
 
+/* Whether the step does nothing with an event of this type but hand it to the pass (requests, metrics,
+ * phases): such events may go to a pass with `events` inside a run. */
+static inline bool replay_passes_over(otfx_event_type type)
+{
+    enum {
+        PASSED_OVER = 1u << OTFX_EV_ISEND_COMPLETE | 1u << OTFX_EV_IRECV_REQUEST |
+                      1u << OTFX_EV_REQUEST_CANCELLED | 1u << OTFX_EV_METRIC | 1u << OTFX_EV_PHASE
+    };
+    return (unsigned)type < 32 && (PASSED_OVER >> type & 1u);
+}
+
 /* For a pass with `events`: the events from pos that only move the region depth (ENTER, a LEAVE that
- * ends no held-back send), at most `limit`, are replayed at once; they and the event after them (the
- * one the step goes on with, announced here) go to the pass in one call. How many were replayed. */
+ * ends no held-back send) or that the replay passes over, at most `limit`, are replayed at once; they
+ * and the event after them (the one the step goes on with, announced here) go to the pass in one call.
+ * How many were replayed. */
 static inline __attribute__((always_inline)) size_t replay_depth_run(otfx_replay *replay,
                                                                      replay_stream *stream, size_t limit)
 {
@@ -747,10 +750,12 @@ static inline __attribute__((always_inline)) size_t replay_depth_run(otfx_replay
         const otfx_event *event = &first[n];
         if (event->type == OTFX_EV_ENTER) {
             depth++;
-        } else if (event->type == OTFX_EV_LEAVE && !(stream->send.active && depth == stream->send.depth)) {
+        } else if (event->type == OTFX_EV_LEAVE) {
+            if (stream->send.active && depth == stream->send.depth)
+                break;
             if (depth > 0)
                 depth--;
-        } else {
+        } else if (!replay_passes_over(event->type)) {
             break;
         }
         if (event->time > last)

@@ -25,12 +25,44 @@ void *replay_table_find(const replay_table *table, const uint64_t *key);
 /* The payload of `key`, inserted zeroed when new (*inserted); NULL when out of memory. */
 void *replay_table_insert(replay_table *table, const uint64_t *key, bool *inserted);
 void replay_table_remove(replay_table *table, const uint64_t *key);
-/* Copies the payload of `key` to `payload` and removes it (one probe instead of find and remove); false
- * when absent. */
-bool replay_table_take(replay_table *table, const uint64_t *key, void *payload);
 /* Visits every payload (with its key); the table must not change meanwhile. */
 void replay_table_each(const replay_table *table, void (*fn)(void *user, const uint64_t *key, void *payload),
                        void *user);
+
+/* ---- the messages in flight: message key (4 words) → the send's value ------------------------------
+ * Every message is inserted once and taken once, so the table is built for that: slots of 48 bytes
+ * (hash, key, the value's index) that backward-shift deletion moves cheaply, and the values apart in a
+ * pool whose places are reused, so a value is written once and read in place. */
+typedef struct message_slot {
+    uint64_t hash; /* 0: empty */
+    uint64_t key[4];
+    uint32_t value; /* its place in the pool */
+    uint32_t remote;
+} message_slot;
+
+typedef struct message_table {
+    size_t value_size, value_stride; /* stride: a multiple of REPLAY_VALUE_ALIGN */
+    size_t capacity, count;          /* capacity a power of two (0: nothing allocated) */
+    message_slot *slots;
+    unsigned char *pool; /* pool_capacity values */
+    uint32_t pool_capacity, pool_used;
+    uint32_t *free_values; /* places of the pool given back, reused first */
+    uint32_t free_count, free_capacity;
+} message_table;
+
+void message_table_init(message_table *table, size_t value_size);
+void message_table_free(message_table *table);
+/* Stores the value of `key` (replacing it when the key is there already). False when out of memory. */
+bool message_table_insert(message_table *table, const uint64_t *key, const void *value, bool remote);
+/* Removes `key` and says where its value is (*value, valid until message_table_release and no insert
+ * meanwhile) and whether it came from another place; false when absent. */
+bool message_table_take(message_table *table, const uint64_t *key, uint32_t *value, bool *remote);
+static inline const void *message_table_value(const message_table *table, uint32_t value)
+{
+    return table->pool + (size_t)value * table->value_stride;
+}
+/* Gives a taken value's place back. */
+void message_table_release(message_table *table, uint32_t value);
 
 /* ---- streams ------------------------------------------------------------------------------------- */
 
@@ -173,7 +205,7 @@ struct otfx_replay {
     replay_comm *comms;
     uint32_t comm_count;
     replay_table comm_by_id; /* id → local ref */
-    replay_table messages;   /* message key (4 words) → message_entry */
+    message_table messages;  /* message key (4 words) → the send's value */
     replay_table instances;  /* (comm id, seq) → replay_instance * */
     uint64_t sends_unserved; /* sends whose receiver no place serves or the query does not select */
 
@@ -200,14 +232,6 @@ struct otfx_replay {
     otfx_replay_stats stats;
 };
 
-/* A message's value in the table: the table stores only the first offsetof(value) + value_size bytes, so
- * that small values make small entries (they are inserted, probed and moved once per message). */
-typedef struct message_entry {
-    bool remote;
-    _Alignas(REPLAY_VALUE_ALIGN) unsigned char value[OTFX_REPLAY_MAX_VALUE]; /* aligned for the pass in a
-                                                                              * copy, not in the table */
-} message_entry;
-
 /* streams.c */
 /* Makes events[pos] available: reads the next slice when the buffer is used up. False: the stream has
  * no more events (exhausted) or the read failed (replay->failed). */
@@ -232,7 +256,6 @@ otfx_ref replay_comm_by_id(otfx_replay *replay, uint64_t id);
 /* Stores an arrival (a member's value or why it has none) in the instance table. */
 bool replay_store_arrival(otfx_replay *replay, uint64_t comm_id, uint64_t seq, uint32_t member, uint32_t size,
                           otfx_replay_missing missing, const void *value);
-bool replay_store_message(otfx_replay *replay, const uint64_t *key, const void *value, bool remote);
 void replay_fail(otfx_replay *replay, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* wire.c */

@@ -268,7 +268,7 @@ static bool walk_batch(otfx_replay *replay, const unsigned char *bytes, size_t l
                 return false;
             if (apply) {
                 uint64_t key[4] = {comm, ((uint64_t)sender << 32) | receiver, tag, seq};
-                if (!replay_store_message(replay, key, p + MESSAGE_FIELDS, true))
+                if (!message_table_insert(&replay->messages, key, p + MESSAGE_FIELDS, true))
                     return false;
             }
             (*values)++;
