@@ -485,6 +485,25 @@ static uint32_t path_count_of(const otfx_structure_view *view, const uint32_t *n
     return 0;
 }
 
+/* The graph of `events` fed whole (returned, its view in *view), checked to be the graph the same events
+ * give fed one at a time. */
+static otfx_structure *fed_whole_and_one_by_one(const world *w, const otfx_event *events, size_t count,
+                                                otfx_structure_view *view)
+{
+    otfx_structure *whole = otfx_structure_create(1), *one_by_one = otfx_structure_create(1);
+    assert_non_null(whole);
+    assert_non_null(one_by_one);
+    otfx_structure_feed(whole, w->defs, events, count);
+    for (size_t i = 0; i < count; i++)
+        otfx_structure_feed(one_by_one, w->defs, events + i, 1);
+    otfx_structure_view other;
+    otfx_structure_view_get(whole, view);
+    otfx_structure_view_get(one_by_one, &other);
+    assert_same_graph(view, &other);
+    otfx_structure_destroy(one_by_one);
+    return whole;
+}
+
 /* A loop of three calls (Recv, Send, Wait) run 300 times, one iteration of it Recv, Wait instead (the
  * cycle broken and taken up again), then 100 times more: whole in one feed or event by event, the same
  * graph, with every visit and every return counted where it happened. */
@@ -511,16 +530,8 @@ static void test_long_cycles_count_every_visit_however_fed(void **state)
         count = stream_call(events, count, w.wait, &now);
     }
     assert_int_equal(count, EVENTS);
-    otfx_structure *whole = otfx_structure_create(1), *one_by_one = otfx_structure_create(1);
-    assert_non_null(whole);
-    assert_non_null(one_by_one);
-    otfx_structure_feed(whole, w.defs, events, count);
-    for (size_t i = 0; i < count; i++)
-        otfx_structure_feed(one_by_one, w.defs, events + i, 1);
-    otfx_structure_view view, other;
-    otfx_structure_view_get(whole, &view);
-    otfx_structure_view_get(one_by_one, &other);
-    assert_same_graph(&view, &other);
+    otfx_structure_view view;
+    otfx_structure *whole = fed_whole_and_one_by_one(&w, events, count, &view);
 
     const uint32_t recv = node_named(&view, "MPI_Recv"), send = node_named(&view, "MPI_Send"),
                    wait = node_named(&view, "MPI_Wait");
@@ -548,7 +559,6 @@ static void test_long_cycles_count_every_visit_however_fed(void **state)
     assert_int_equal(view.path_count, 6);
     assert_int_equal(view.untracked, 0);
     otfx_structure_destroy(whole);
-    otfx_structure_destroy(one_by_one);
     free(events);
     world_close(&w);
 }
@@ -574,16 +584,8 @@ static void test_a_cycle_breaks_on_the_same_call_in_another_context(void **state
             events[count++] = (otfx_event){.time = now, .type = OTFX_EV_LEAVE, .u.region.region = w.compute};
     }
     assert_int_equal(count, EVENTS);
-    otfx_structure *whole = otfx_structure_create(1), *one_by_one = otfx_structure_create(1);
-    assert_non_null(whole);
-    assert_non_null(one_by_one);
-    otfx_structure_feed(whole, w.defs, events, count);
-    for (size_t i = 0; i < count; i++)
-        otfx_structure_feed(one_by_one, w.defs, events + i, 1);
-    otfx_structure_view view, other;
-    otfx_structure_view_get(whole, &view);
-    otfx_structure_view_get(one_by_one, &other);
-    assert_same_graph(&view, &other);
+    otfx_structure_view view;
+    otfx_structure *whole = fed_whole_and_one_by_one(&w, events, count, &view);
     assert_int_equal(view.node_count, 3);
     for (uint32_t i = 0; i < view.node_count; i++) {
         const bool nested = strcmp(view.nodes[i].context, "compute") == 0;
@@ -593,7 +595,6 @@ static void test_a_cycle_breaks_on_the_same_call_in_another_context(void **state
     }
     assert_int_equal(view.untracked, 0);
     otfx_structure_destroy(whole);
-    otfx_structure_destroy(one_by_one);
     free(events);
     world_close(&w);
 }
