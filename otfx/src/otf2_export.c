@@ -585,6 +585,8 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
         status = otfx_otf2_fail_call(OTF2_ERROR_FILE_CAN_NOT_OPEN, "OTF2 export: creating the archive");
     else if (!x.attributes)
         status = out_of_memory();
+    else if (status == OTFX_OK)
+        status = export_pool_chunks(&x);
     status = write_shared_archive(&x, &run, status, traces, trace_count, options);
     if (x.archive) {
         OTF2_ErrorCode code = OTF2_Archive_Close(x.archive);
@@ -593,6 +595,7 @@ otfx_status otfx_otf2_export_shared(const char *directory, const char *name, otf
         if (status == OTFX_OK)
             status = system_error_of("closing the archive"); /* the anchor file */
     }
+    export_chunk_pool_free(&x.chunks);
     if (x.attributes)
         OTF2_AttributeList_Delete(x.attributes);
 

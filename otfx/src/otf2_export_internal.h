@@ -85,6 +85,13 @@ typedef struct exported_location {
     bool placeholder; /* not exported; completes the MPI location group */
 } exported_location;
 
+/* Chunks of the archive's event chunk size that OTF2's buffers gave back, for the next buffer to take
+ * (otf2_export_archive.c says why). */
+typedef struct export_chunk_pool {
+    void **free;
+    size_t free_count, free_capacity;
+} export_chunk_pool;
+
 typedef struct exporter {
     otfx_defs *defs;           /* this process's definitions: what its events refer to */
     otfx_defs *global_defs;    /* the union of every process's: what the global definitions hold */
@@ -93,6 +100,7 @@ typedef struct exporter {
     bool master;               /* writes the anchor, the global definitions and the placeholders */
     uint64_t definition_chunk; /* the archive's definition chunk size */
     OTF2_Archive *archive;
+    export_chunk_pool chunks; /* outlives the archive */
     OTF2_AttributeList *attributes;
     OTF2_GlobalDefWriter *global;
     OTF2_StringRef next_string;
@@ -245,6 +253,10 @@ void export_archive_paths_free(archive_paths *paths);
 otfx_status export_prepare_directory(const archive_paths *paths, const char *directory, bool overwrite);
 /* After a failure: nothing half-written is left behind, and the failure's message is kept. */
 void export_discard_partial_archive(const archive_paths *paths, otfx_status failure);
+/* The archive's buffers take their chunks from x->chunks and give them back to it (right after
+ * OTF2_Archive_Open); export_chunk_pool_free after OTF2_Archive_Close. */
+otfx_status export_pool_chunks(exporter *x);
+void export_chunk_pool_free(export_chunk_pool *pool);
 
 /* ---- otf2_export_trace.c ---- */
 
