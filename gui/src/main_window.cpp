@@ -176,7 +176,27 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     m_profileView->setSelectionMode(QAbstractItemView::SingleSelection);
     m_profileView->horizontalHeader()->setSectionResizeMode(ProfileModel::Region, QHeaderView::Stretch);
     m_profileView->verticalHeader()->hide();
-    tabs->addTab(m_profileView, tr("Profile (visible window and ranks)"));
+    m_findFunction = new QLineEdit;
+    m_findFunction->setObjectName(QStringLiteral("findFunction"));
+    m_findFunction->setPlaceholderText(tr("Find function…"));
+    m_findFunction->setToolTip(tr("Shows only the functions whose name contains the text (any case); Enter "
+                                  "highlights the first of them in the timeline"));
+    m_findFunction->setClearButtonEnabled(true);
+    m_findFunction->setMaximumWidth(260);
+    m_findCount = new QLabel;
+    m_findCount->setObjectName(QStringLiteral("findCount"));
+    auto *profileBar = new QHBoxLayout;
+    profileBar->setContentsMargins(0, 0, 0, 0);
+    profileBar->addWidget(m_findFunction);
+    profileBar->addWidget(m_findCount);
+    profileBar->addStretch(1);
+    auto *profileTab = new QWidget;
+    auto *profileLayout = new QVBoxLayout(profileTab);
+    profileLayout->setContentsMargins(0, 2, 0, 0);
+    profileLayout->setSpacing(2);
+    profileLayout->addLayout(profileBar);
+    profileLayout->addWidget(m_profileView, 1);
+    tabs->addTab(profileTab, tr("Profile (visible window and ranks)"));
     m_placesView = new QTableView;
     m_placesView->setObjectName(QStringLiteral("places"));
     m_placesView->setModel(viewer->status());
@@ -295,9 +315,17 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
         if (value != timeline->rankFirst())
             timeline->setRankWindow(value, timeline->rankCount(), false);
     });
-    connect(m_profileView, &QTableView::clicked, this, [this](const QModelIndex &index) {
-        m_timelineView->setHighlight(m_viewer->profile()->regionAt(index.row()));
+    connect(m_profileView, &QTableView::clicked, this,
+            [this](const QModelIndex &index) { highlightProfileRow(index.row()); });
+    connect(m_findFunction, &QLineEdit::textChanged, this, &MainWindow::filterProfile);
+    connect(m_findFunction, &QLineEdit::returnPressed, this, [this] {
+        const int row = m_viewer->profile()->firstMatch(m_findFunction->text());
+        if (row >= 0)
+            highlightProfileRow(row);
     });
+    // new answers and sorting reorder the rows: the rows hidden are the ones that do not match now
+    connect(viewer->profile(), &QAbstractItemModel::modelReset, this, &MainWindow::filterProfile);
+    connect(viewer->profile(), &QAbstractItemModel::layoutChanged, this, &MainWindow::filterProfile);
     connect(timeline, &TimelineModel::viewportChanged, this, &MainWindow::updateWindowLabel);
     connect(timeline, &TimelineModel::dataChanged, this, &MainWindow::updateWindowLabel);
     connect(timeline, &TimelineModel::dataChanged, this, &MainWindow::updateLegend);
@@ -735,6 +763,30 @@ void MainWindow::updateRankScroll()
                                    .arg(first)
                                    .arg(last)
                                    .arg(t->totalRanks()));
+}
+
+void MainWindow::filterProfile()
+{
+    const ProfileModel *profile = m_viewer->profile();
+    const QString text = m_findFunction->text();
+    int shown = 0;
+    for (int row = 0; row < profile->rowCount(); row++) {
+        const bool match = profile->matches(row, text);
+        m_profileView->setRowHidden(row, !match);
+        shown += match;
+    }
+    if (text.trimmed().isEmpty())
+        m_findCount->clear();
+    else
+        m_findCount->setText(shown ? tr("%1 of %2 functions").arg(shown).arg(profile->rowCount())
+                                   : tr("no function matches"));
+}
+
+void MainWindow::highlightProfileRow(int row)
+{
+    m_timelineView->setHighlight(m_viewer->profile()->regionAt(row));
+    m_profileView->selectRow(row);
+    m_profileView->scrollTo(m_viewer->profile()->index(row, ProfileModel::Region));
 }
 
 void MainWindow::updateLegend()

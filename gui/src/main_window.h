@@ -1,7 +1,7 @@
 // main_window.h — otfx-gui's window: connection banner, the overview strip and the timeline (with its
-// rank filter, vertical scroll bar and history), profile / places / server log tabs, the controls dock
-// (scrollable; its controls show the job's state and are disabled while not connected) and the status
-// bar, all showing one Viewer.
+// rank filter, vertical scroll bar and history), profile (with its function search) / places / server
+// log tabs, the controls dock (scrollable; its controls show the job's state and are disabled while not
+// connected) and the status bar, all showing one Viewer.
 #pragma once
 
 #include "viewer.h"
@@ -64,6 +64,10 @@ class MainWindow : public QMainWindow
     void updateWindowLabel();
     void updateRankScroll();
     void updateLegend();
+    // Hides the profile's rows whose function does not match the "Find function…" field.
+    void filterProfile();
+    // What clicking a profile row does: its function highlighted in the timeline, the row selected.
+    void highlightProfileRow(int row);
     void onAnswer(quint32 id, const QString &line, bool ok, const QString &answer);
     void applyClasses();
     void saveScreenshotInteractive();
@@ -78,7 +82,8 @@ class MainWindow : public QMainWindow
     QPlainTextEdit *m_log, *m_answer;
     QLabel *m_banner, *m_windowLabel, *m_modeLabel, *m_partialLabel, *m_legend, *m_rankLabel,
         *m_filterMessage;
-    QLineEdit *m_rankFilter;
+    QLineEdit *m_rankFilter, *m_findFunction;
+    QLabel *m_findCount;
     QScrollBar *m_rankScroll;
     QComboBox *m_colourBy;
     QPushButton *m_reconnectButton, *m_backButton, *m_forwardButton;

@@ -108,6 +108,24 @@ QVariant ProfileModel::headerData(int section, Qt::Orientation orientation, int 
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 
+bool ProfileModel::matches(int row, const QString &text) const
+{
+    if (row < 0 || row >= m_entries.size())
+        return false;
+    const QString wanted = text.trimmed();
+    return wanted.isEmpty() || m_entries[row].name.contains(wanted, Qt::CaseInsensitive);
+}
+
+int ProfileModel::firstMatch(const QString &text) const
+{
+    if (text.trimmed().isEmpty())
+        return -1;
+    for (int row = 0; row < m_entries.size(); row++)
+        if (matches(row, text))
+            return row;
+    return -1;
+}
+
 void ProfileModel::sort(int column, Qt::SortOrder order)
 {
     if (column < 0 || column >= ColumnCount)

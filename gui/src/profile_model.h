@@ -1,6 +1,7 @@
 // profile_model.h — the `profile` query's answer for the visible window: one row per region, sortable
 // by every column (visits, inclusive, exclusive time, share, ...), kept sorted across updates. A partial
 // answer (not every place answered yet) is taken only while no rows are shown; partialText() marks it.
+// The search for a function (matches, firstMatch) is here too, so the view only hides what it says.
 #pragma once
 
 #include "records.h"
@@ -42,6 +43,11 @@ class ProfileModel : public QAbstractTableModel
     {
         return row >= 0 && row < m_entries.size() ? m_entries[row].name : QString();
     }
+    // Whether row's region name contains `text` (spaces around it ignored), whatever the case; every row
+    // matches an empty text.
+    bool matches(int row, const QString &text) const;
+    // The first row, in the current order, that matches `text` (-1 when none does or `text` is empty).
+    int firstMatch(const QString &text) const;
     int sortColumn() const
     {
         return m_sortColumn;

@@ -599,6 +599,31 @@ class TestModels : public QObject
         model.sort(ProfileModel::Share, Qt::DescendingOrder);
         QCOMPARE(model.regionAt(0), QStringLiteral("MPI_Allreduce"));
     }
+
+    // "Find function…": a name containing the text, whatever the case; the first match follows the order.
+    void profileFindsFunctions()
+    {
+        ProfileModel model;
+        QVERIFY(model.applyReply(reply("profile")));
+        QVERIFY(model.matches(0, QString())); // an empty field shows every row
+        QCOMPARE(model.firstMatch(QString()), -1);
+        QCOMPARE(model.firstMatch(QStringLiteral("  ")), -1);
+        QVERIFY(!model.matches(-1, QString()));
+        QVERIFY(!model.matches(model.rowCount(), QString()));
+        int comm = 0;
+        for (int row = 0; row < model.rowCount(); row++)
+            comm += model.matches(row, QStringLiteral(" COMM_ ")); // MPI_Comm_rank, MPI_Comm_size
+        QCOMPARE(comm, 2);
+        QCOMPARE(model.firstMatch(QStringLiteral("nothing like it")), -1);
+        // MPI_Init (3.6 s exclusive), MPI_Isend (66 ms), MPI_Irecv (12 ms): the first in each order
+        QCOMPARE(model.regionAt(model.firstMatch(QStringLiteral("mpi_i"))), QStringLiteral("MPI_Init"));
+        model.sort(ProfileModel::Region, Qt::DescendingOrder);
+        QCOMPARE(model.regionAt(model.firstMatch(QStringLiteral("mpi_i"))), QStringLiteral("MPI_Isend"));
+        model.sort(ProfileModel::Exclusive, Qt::AscendingOrder);
+        QCOMPARE(model.regionAt(model.firstMatch(QStringLiteral("mpi_i"))), QStringLiteral("MPI_Irecv"));
+        QVERIFY(model.matches(model.firstMatch(QStringLiteral("WAITALL")), QStringLiteral("waitall")));
+        QCOMPARE(model.regionAt(model.firstMatch(QStringLiteral("WAITALL"))), QStringLiteral("MPI_Waitall"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestModels)

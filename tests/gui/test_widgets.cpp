@@ -1,7 +1,7 @@
 // The widgets on the Xvfb screen, fed with recorded replies: the timeline asks for its pixel size,
 // wheel / drag / right-drag / double-click change the window as documented, it draws the role colours
-// and single events, hover text; the main window's status bar and the profile click that highlights a
-// region in the timeline.
+// and single events, hover text; the main window's status bar, the profile click that highlights a
+// region in the timeline and the profile's function search.
 #include "connect_dialog.h"
 #include "format.h"
 #include "main_window.h"
@@ -179,6 +179,57 @@ class TestWidgets : public QObject
         // sorting by a header click keeps working on the model
         profile->sortByColumn(ProfileModel::Visits, Qt::DescendingOrder);
         QVERIFY(viewer.profile()->entries()[0].visits >= viewer.profile()->entries()[1].visits);
+    }
+
+    // "Find function…" hides the profile's other rows (kept so across sorting and new answers), and Enter
+    // highlights the first match as a click on its row does.
+    void profileFindsAFunction()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1400, 860);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(viewer.profile()->applyReply(reply("profile")));
+        auto *profile = window.findChild<QTableView *>(QStringLiteral("profile"));
+        auto *find = window.findChild<QLineEdit *>(QStringLiteral("findFunction"));
+        auto *count = window.findChild<QLabel *>(QStringLiteral("findCount"));
+        QVERIFY(profile && find && count);
+        QVERIFY(find->isClearButtonEnabled());
+        ProfileModel *model = viewer.profile();
+        auto shownRegions = [&] {
+            QStringList shown;
+            for (int row = 0; row < model->rowCount(); row++)
+                if (!profile->isRowHidden(row))
+                    shown << model->regionAt(row);
+            return shown;
+        };
+        QCOMPARE(shownRegions().size(), model->rowCount());
+
+        find->setFocus();
+        QTest::keyClicks(find, QStringLiteral("mpi_i"));
+        QCOMPARE(shownRegions(), (QStringList{"MPI_Init", "MPI_Isend", "MPI_Irecv"}));
+        QCOMPARE(count->text(), QStringLiteral("3 of 9 functions"));
+        profile->sortByColumn(ProfileModel::Exclusive, Qt::AscendingOrder);
+        QCOMPARE(shownRegions(), (QStringList{"MPI_Irecv", "MPI_Isend", "MPI_Init"}));
+        QVERIFY(model->applyReply(reply("profile"))); // a new answer: the rows are new, the search stays
+        QCOMPARE(shownRegions(), (QStringList{"MPI_Irecv", "MPI_Isend", "MPI_Init"}));
+
+        QTest::keyClick(find, Qt::Key_Return);
+        QCOMPARE(window.timelineView()->highlight(), QStringLiteral("MPI_Irecv"));
+        const QModelIndexList selected = profile->selectionModel()->selectedRows();
+        QCOMPARE(selected.size(), 1);
+        QCOMPARE(model->regionAt(selected[0].row()), QStringLiteral("MPI_Irecv"));
+
+        find->clear();
+        QTest::keyClicks(find, QStringLiteral("no such function"));
+        QVERIFY(shownRegions().isEmpty());
+        QCOMPARE(count->text(), QStringLiteral("no function matches"));
+        QTest::keyClick(find, Qt::Key_Return); // nothing to highlight: the last highlight stays
+        QCOMPARE(window.timelineView()->highlight(), QStringLiteral("MPI_Irecv"));
+        find->clear(); // what the clear button does
+        QCOMPARE(shownRegions().size(), model->rowCount());
+        QVERIFY(count->text().isEmpty());
     }
 
     // "--session FILE" (as documented) reaches otfx-gui: Qt's own "-session" option must not take it.
