@@ -652,14 +652,16 @@ bool TimelineModel::applyEvents(const Records &records)
     return true;
 }
 
+QString TimelineModel::hoverTime(quint64 time, quint64 later) const
+{
+    // to the width of a pixel of the window it is hovered in, in the unit of the later of two times
+    const double resolution = std::max(1.0, double(m_to - m_from) / std::max(1, m_bins));
+    return formatTime(double(time) - double(m_origin), resolution, double(later) - double(m_origin));
+}
+
 QString TimelineModel::intervalText(const Interval &interval) const
 {
-    // Start and end to the width of a pixel of the window they are hovered in.
-    const double resolution = std::max(1.0, double(m_to - m_from) / std::max(1, m_bins));
-    const double magnitude = double(interval.end) - double(m_origin);
-    const auto at = [&](quint64 t) {
-        return formatTime(double(t) - double(m_origin), resolution, magnitude);
-    };
+    const auto at = [&](quint64 t) { return hoverTime(t, interval.end); };
     if (interval.reduced)
         return QStringLiteral("rank %1: reduced range (%2)\n%3 … %4")
             .arg(interval.rank)
@@ -670,6 +672,20 @@ QString TimelineModel::intervalText(const Interval &interval) const
         .arg(interval.thread)
         .arg(interval.depth)
         .arg(at(interval.start), at(interval.end), formatDuration(double(interval.end - interval.start)));
+}
+
+QString TimelineModel::messageText(const Message &message) const
+{
+    const quint64 later = std::max(message.sent, message.received);
+    const auto at = [&](quint64 t) { return hoverTime(t, later); };
+    const double took = message.received >= message.sent ? double(message.received - message.sent)
+                                                         : -double(message.sent - message.received);
+    return QStringLiteral("message rank %1 → rank %2, tag %3, %4\nsent %5, received %6 (%7)")
+        .arg(message.src)
+        .arg(message.dst)
+        .arg(message.tag)
+        .arg(formatBytes(double(message.bytes)), at(message.sent), at(message.received),
+             formatDuration(took));
 }
 
 void TimelineModel::observeSteering(quint64 now, quint64 lastEvent, bool appPaused, bool notRecording,

@@ -260,6 +260,9 @@ class TimelineModel : public QObject
         return m_eventsTruncated;
     }
     QString intervalText(const Interval &interval) const;
+    // A matched message as hovering its line shows it: sender and receiver rank, tag, size, when it was
+    // sent and received and how long it took.
+    QString messageText(const Message &message) const;
     // ---- steering periods: what the viewer saw of the application pause and of recording ----
     struct Period {
         enum Kind { AppPaused, NotRecording } kind = AppPaused;
@@ -304,6 +307,7 @@ class TimelineModel : public QObject
     void restore(const Window &window);
     void clampRankWindow();
     QVector<QPair<int, int>> selectedRanges() const; // the filter within the job's ranks
+    QString hoverTime(quint64 time, quint64 later) const;
     bool m_hasViewport = false, m_follow = false;
     bool m_all = true; // showing everything held: ask without a window
     quint64 m_from = 0, m_to = 0, m_liveTime = 0, m_origin = 0;

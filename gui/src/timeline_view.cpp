@@ -14,6 +14,8 @@
 #include <cmath>
 
 static const int Gutter = 84, AxisHeight = 22, MinRowHeight = 12;
+// A message's arrow head, and how near its line the pointer must be to show the message.
+static const double ArrowLength = 7.0, MessageHoverPixels = 3.0;
 
 // Reduced stretches are hatched in a colour well apart from the plot's background, light or dark.
 static QColor reducedHatch(const QPalette &palette)
@@ -323,7 +325,6 @@ QRectF TimelineView::intervalRect(const TimelineModel::Interval &interval, const
 
 void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
 {
-    const double rowHeight = slotHeight(plot);
     const QBrush hatch(reducedHatch(palette()), Qt::BDiagPattern);
     for (const auto &interval : m_model->intervals()) {
         const QRectF rect = intervalRect(interval, plot);
@@ -349,16 +350,63 @@ void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
             }
         }
     }
-    painter.setPen(QPen(theme::text(palette()), 1));
+    const QColor ink = theme::text(palette());
+    painter.setPen(QPen(ink, 1));
+    painter.setBrush(ink);
     for (const auto &message : m_model->messages()) {
-        const int a = slotOfRank(message.src), b = slotOfRank(message.dst);
-        if (a < 0 || b < 0 || !message.sent || !message.received)
+        const QLineF line = messageLine(message);
+        if (line.isNull())
             continue;
-        const QPointF from(xOf(message.sent), plot.top() + (a + 0.5) * rowHeight);
-        const QPointF to(xOf(message.received), plot.top() + (b + 0.5) * rowHeight);
-        painter.drawLine(from, to);
-        painter.drawEllipse(to, 1.5, 1.5);
+        painter.drawLine(line);
+        if (line.length() >= ArrowLength)
+            painter.drawPolygon(arrowHead(line));
+        else // too short for a head to show which way: a dot at the receive end
+            painter.drawEllipse(line.p2(), 1.5, 1.5);
     }
+    painter.setBrush(Qt::NoBrush);
+}
+
+QLineF TimelineView::messageLine(const TimelineModel::Message &message) const
+{
+    const int a = slotOfRank(message.src), b = slotOfRank(message.dst);
+    if (a < 0 || b < 0 || !message.sent || !message.received)
+        return QLineF();
+    const QRect plot = plotRect();
+    const double rowHeight = slotHeight(plot);
+    return QLineF(QPointF(xOf(message.sent), plot.top() + (a + 0.5) * rowHeight),
+                  QPointF(xOf(message.received), plot.top() + (b + 0.5) * rowHeight));
+}
+
+QPolygonF TimelineView::arrowHead(const QLineF &line)
+{
+    if (line.length() <= 0)
+        return QPolygonF();
+    const QPointF along = (line.p2() - line.p1()) / line.length(), across(-along.y(), along.x());
+    const QPointF base = line.p2() - along * ArrowLength;
+    return QPolygonF({line.p2(), base + across * (ArrowLength / 2.5), base - across * (ArrowLength / 2.5)});
+}
+
+// The message whose line passes nearest `pos`, within a few pixels (null when none does).
+const TimelineModel::Message *TimelineView::messageNear(const QPointF &pos) const
+{
+    const TimelineModel::Message *best = nullptr;
+    double bestDistance = MessageHoverPixels;
+    for (const auto &message : m_model->messages()) {
+        const QLineF line = messageLine(message);
+        if (line.isNull())
+            continue;
+        const QPointF d = line.p2() - line.p1();
+        const double squared = QPointF::dotProduct(d, d);
+        const double t =
+            squared > 0 ? std::clamp(QPointF::dotProduct(pos - line.p1(), d) / squared, 0.0, 1.0) : 0.0;
+        const QPointF offset = pos - (line.p1() + d * t);
+        const double distance = std::hypot(offset.x(), offset.y());
+        if (distance <= bestDistance) {
+            bestDistance = distance;
+            best = &message;
+        }
+    }
+    return best;
 }
 
 QVector<TimelineView::Tick> TimelineView::ticks() const
@@ -526,6 +574,9 @@ QString TimelineView::tooltipAt(const QPoint &pos) const
 QString TimelineView::tooltipOfData(const QPoint &pos, int slot, int row, quint64 time) const
 {
     if (m_model->hasEvents() && m_model->wantsEvents()) {
+        // Message lines are drawn over the regions, so they are what the pointer is over first.
+        if (const TimelineModel::Message *message = messageNear(pos))
+            return m_model->messageText(*message);
         // The instance drawn under the pointer: the deepest whose (inset) strip holds the point, so a
         // parent's strip above or below its child shows the parent.
         const QRect plot = plotRect();

@@ -3,13 +3,16 @@
 // dragged range with the right button (or Shift + left) zooms to it, dragging with the left button
 // pans, a double click shows everything held. Keys: + / − zoom, ← → pan, ↑ ↓ PgUp PgDn scroll the
 // ranks, Ctrl + + / − zoom the ranks, Home shows everything, Alt + ← / → (or Backspace) go back and
-// forward in the history of windows. Hover shows region, rank and times. Over the data only the
+// forward in the history of windows. Hover shows region, rank and times, or over a message's line (an
+// arrow from send to receive, on single events) its ranks, tag, size and times. Over the data only the
 // steering periods (application paused, recording off: a veil over every row) and the selection being
 // dragged are drawn; modeText() says what is shown, for a label beside it.
 #pragma once
 
 #include "timeline_model.h"
 
+#include <QLineF>
+#include <QPolygonF>
 #include <QWidget>
 
 class TimelineView : public QWidget
@@ -44,6 +47,10 @@ class TimelineView : public QWidget
     }
     // What hovering at `pos` shows (empty outside the plot).
     QString tooltipAt(const QPoint &pos) const;
+    // Where a message's line is drawn, from send to receive (null while one of its ranks is not shown).
+    QLineF messageLine(const TimelineModel::Message &message) const;
+    // The arrow head drawn at a message line's receive end: its tip at line.p2(), pointing along the line.
+    static QPolygonF arrowHead(const QLineF &line);
     // The plot area (right of the rank labels, below the time axis).
     QRect plotRect() const;
     // What the ruler shows: one tick per 1, 2 or 5 × 10^k ns step, x in pixels and its label.
@@ -73,6 +80,7 @@ class TimelineView : public QWidget
     quint64 timeAt(int x) const;
     int slotAt(int y) const;
     QString tooltipOfData(const QPoint &pos, int slot, int row, quint64 time) const;
+    const TimelineModel::Message *messageNear(const QPointF &pos) const;
     int slotOfRank(int rank) const;
     double slotHeight(const QRect &plot) const;
     QRectF intervalRect(const TimelineModel::Interval &interval, const QRect &plot) const;

@@ -320,6 +320,22 @@ class TestModels : public QObject
         }
         QCOMPARE(model.roleOf(QStringLiteral("MPI_Allreduce")), QStringLiteral("collective"));
         QVERIFY(model.intervalText(model.intervals().first()).contains(QLatin1String("rank")));
+        // a message's hover text: who sent it to whom, tag, size, both times and how long it took
+        const TimelineModel::Message &message = model.messages().first();
+        const QString text = model.messageText(message);
+        QVERIFY2(text.startsWith(QStringLiteral("message rank %1 → rank %2, tag %3, %4\nsent ")
+                                     .arg(message.src)
+                                     .arg(message.dst)
+                                     .arg(message.tag)
+                                     .arg(formatBytes(double(message.bytes)))),
+                 qPrintable(text));
+        QVERIFY2(text.endsWith(
+                     QStringLiteral("(%1)").arg(formatDuration(double(message.received - message.sent)))),
+                 qPrintable(text));
+        TimelineModel::Message skewed = message; // clocks apart: received "before" it was sent
+        skewed.received = message.sent - 1000;
+        QVERIFY2(model.messageText(skewed).endsWith(QStringLiteral("(%1)").arg(formatDuration(-1000.0))),
+                 qPrintable(model.messageText(skewed)));
         model.setEventsNsPerPixel(1); // zoomed out again: single events are not shown any more
         QVERIFY(!model.wantsEvents());
         QVERIFY(model.eventsCommand().isEmpty());

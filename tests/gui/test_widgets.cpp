@@ -150,6 +150,38 @@ class TestWidgets : public QObject
         for (int x = plot.left(); x < plot.right() && !named; x += 10)
             named = view.tooltipAt(QPoint(x, plot.top() + 5)).contains(QLatin1String("MPI_"));
         QVERIFY(named);
+
+        // every message's line runs from its sender's row to its receiver's, and hovering on it names it
+        QVERIFY(!model.messages().isEmpty());
+        int hovered = 0;
+        for (const auto &message : model.messages()) {
+            const QLineF line = view.messageLine(message);
+            QVERIFY(!line.isNull());
+            QVERIFY(line.p1().y() != line.p2().y()); // src != dst: different rows
+            QCOMPARE(line.p1().y() < line.p2().y(), message.src < message.dst);
+            const QString text = view.tooltipAt(line.center().toPoint());
+            QVERIFY2(text.startsWith(QLatin1String("message rank ")), qPrintable(text));
+            hovered += text == model.messageText(message); // unless another line crosses it there
+        }
+        QVERIFY(hovered > 0);
+    }
+
+    // The arrow head sits on the receive end and points along the line, whatever its direction.
+    void messageArrowHeadPointsToTheReceiver()
+    {
+        const QPolygonF right = TimelineView::arrowHead(QLineF(10, 50, 110, 50));
+        QCOMPARE(right.size(), 3);
+        QCOMPARE(right[0], QPointF(110, 50));
+        for (int i = 1; i < 3; i++) {
+            QVERIFY(right[i].x() < 110 && right[i].x() > 100);
+            QVERIFY(std::abs(right[i].y() - 50) > 1 && std::abs(right[i].y() - 50) < 5);
+        }
+        const QLineF down(40, 10, 40, 90); // sent on an upper row, received on a lower one
+        const QPolygonF head = TimelineView::arrowHead(down);
+        QCOMPARE(head[0], down.p2());
+        const QPointF base = (head[1] + head[2]) / 2;
+        QVERIFY(base.y() < down.p2().y() && std::abs(base.x() - 40) < 1e-9);
+        QVERIFY(TimelineView::arrowHead(QLineF(5, 5, 5, 5)).isEmpty());
     }
 
     void mainWindowShowsStatusAndHighlightsFromProfile()
