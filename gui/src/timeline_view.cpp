@@ -354,23 +354,23 @@ void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
     painter.setPen(QPen(ink, 1));
     painter.setBrush(ink);
     for (const auto &message : m_model->messages()) {
-        const QLineF line = messageLine(message);
-        if (line.isNull())
+        const std::optional<QLineF> line = messageLine(message);
+        if (!line)
             continue;
-        painter.drawLine(line);
-        if (line.length() >= ArrowLength)
-            painter.drawPolygon(arrowHead(line));
+        painter.drawLine(*line);
+        if (line->length() >= ArrowLength)
+            painter.drawPolygon(arrowHead(*line));
         else // too short for a head to show which way: a dot at the receive end
-            painter.drawEllipse(line.p2(), 1.5, 1.5);
+            painter.drawEllipse(line->p2(), 1.5, 1.5);
     }
     painter.setBrush(Qt::NoBrush);
 }
 
-QLineF TimelineView::messageLine(const TimelineModel::Message &message) const
+std::optional<QLineF> TimelineView::messageLine(const TimelineModel::Message &message) const
 {
     const int a = slotOfRank(message.src), b = slotOfRank(message.dst);
     if (a < 0 || b < 0 || !message.sent || !message.received)
-        return QLineF();
+        return std::nullopt;
     const QRect plot = plotRect();
     const double rowHeight = slotHeight(plot);
     return QLineF(QPointF(xOf(message.sent), plot.top() + (a + 0.5) * rowHeight),
@@ -392,14 +392,14 @@ const TimelineModel::Message *TimelineView::messageNear(const QPointF &pos) cons
     const TimelineModel::Message *best = nullptr;
     double bestDistance = MessageHoverPixels;
     for (const auto &message : m_model->messages()) {
-        const QLineF line = messageLine(message);
-        if (line.isNull())
+        const std::optional<QLineF> line = messageLine(message);
+        if (!line)
             continue;
-        const QPointF d = line.p2() - line.p1();
+        const QPointF d = line->p2() - line->p1();
         const double squared = QPointF::dotProduct(d, d);
         const double t =
-            squared > 0 ? std::clamp(QPointF::dotProduct(pos - line.p1(), d) / squared, 0.0, 1.0) : 0.0;
-        const QPointF offset = pos - (line.p1() + d * t);
+            squared > 0 ? std::clamp(QPointF::dotProduct(pos - line->p1(), d) / squared, 0.0, 1.0) : 0.0;
+        const QPointF offset = pos - (line->p1() + d * t);
         const double distance = std::hypot(offset.x(), offset.y());
         if (distance <= bestDistance) {
             bestDistance = distance;

@@ -15,6 +15,8 @@
 #include <QPolygonF>
 #include <QWidget>
 
+#include <optional>
+
 class TimelineView : public QWidget
 {
     Q_OBJECT
@@ -47,8 +49,8 @@ class TimelineView : public QWidget
     }
     // What hovering at `pos` shows (empty outside the plot).
     QString tooltipAt(const QPoint &pos) const;
-    // Where a message's line is drawn, from send to receive (null while one of its ranks is not shown).
-    QLineF messageLine(const TimelineModel::Message &message) const;
+    // Where a message's line is drawn, from send to receive (none while one of its ranks is not shown).
+    std::optional<QLineF> messageLine(const TimelineModel::Message &message) const;
     // The arrow head drawn at a message line's receive end: its tip at line.p2(), pointing along the line.
     static QPolygonF arrowHead(const QLineF &line);
     // The plot area (right of the rank labels, below the time axis).

@@ -155,11 +155,11 @@ class TestWidgets : public QObject
         QVERIFY(!model.messages().isEmpty());
         int hovered = 0;
         for (const auto &message : model.messages()) {
-            const QLineF line = view.messageLine(message);
-            QVERIFY(!line.isNull());
-            QVERIFY(line.p1().y() != line.p2().y()); // src != dst: different rows
-            QCOMPARE(line.p1().y() < line.p2().y(), message.src < message.dst);
-            const QString text = view.tooltipAt(line.center().toPoint());
+            const std::optional<QLineF> line = view.messageLine(message);
+            QVERIFY(line);
+            QVERIFY(line->p1().y() != line->p2().y()); // src != dst: different rows
+            QCOMPARE(line->p1().y() < line->p2().y(), message.src < message.dst);
+            const QString text = view.tooltipAt(line->center().toPoint());
             QVERIFY2(text.startsWith(QLatin1String("message rank ")), qPrintable(text));
             hovered += text == model.messageText(message); // unless another line crosses it there
         }
