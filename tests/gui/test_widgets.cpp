@@ -164,6 +164,9 @@ class TestWidgets : public QObject
             hovered += text == model.messageText(message); // unless another line crosses it there
         }
         QVERIFY(hovered > 0);
+        TimelineModel::Message offScreen = model.messages().first(); // to a rank not shown: not drawn
+        offScreen.dst = 99;
+        QVERIFY(!view.messageLine(offScreen));
     }
 
     // The arrow head sits on the receive end and points along the line, whatever its direction.
