@@ -96,13 +96,20 @@ static double drift_since_last_accepted_ns(uint64_t now_ticks)
     return (rate < 0 ? -rate : rate) * (double)(now_ticks - accepted[1].ticks);
 }
 
-/* Whether a round trip is short enough to trust; one that is becomes the new shortest. */
-static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
+/* The longest round trip trusted after `doublings` rejections: twice the shortest seen plus some slack
+ * (before any is known, FIRST_ROUND_TRIP_NS), doubled that many times; saturating. */
+static uint64_t trusted_round_trip_ns(unsigned doublings)
 {
     const uint64_t base = shortest_round_trip_ns == UINT64_MAX
                               ? (uint64_t)FIRST_ROUND_TRIP_NS
                               : 2 * shortest_round_trip_ns + ROUND_TRIP_SLACK_NS;
-    if (round_trip_ns > base << (doublings < MAX_DOUBLINGS ? doublings : MAX_DOUBLINGS))
+    return doublings < 64 && base <= (UINT64_MAX >> doublings) ? base << doublings : UINT64_MAX;
+}
+
+/* Whether a round trip is short enough to trust; one that is becomes the new shortest. */
+static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
+{
+    if (round_trip_ns > trusted_round_trip_ns(doublings < MAX_DOUBLINGS ? doublings : MAX_DOUBLINGS))
         return false;
     if (round_trip_ns < shortest_round_trip_ns)
         shortest_round_trip_ns = round_trip_ns;
@@ -110,17 +117,15 @@ static bool round_trip_acceptable(uint64_t round_trip_ns, unsigned doublings)
 }
 
 /* A re-synchronisation's round trip: acceptable as above, or because the drift it corrects is larger
- * than its error, or (the drift not known yet) after enough doublings. */
+ * than its error, or (the drift not known yet) after more doublings than the cap. */
 static bool correction_acceptable(uint64_t round_trip_ns, uint64_t now_ticks)
 {
     if (round_trip_acceptable(round_trip_ns, rejected_in_a_row))
         return true;
     if (accepted_count >= 2)
         return 0.5 * (double)round_trip_ns < drift_since_last_accepted_ns(now_ticks);
-    const unsigned doublings = rejected_in_a_row < 40 ? rejected_in_a_row : 40;
-    const uint64_t base = 2 * shortest_round_trip_ns + ROUND_TRIP_SLACK_NS;
-    return shortest_round_trip_ns != UINT64_MAX && doublings > MAX_DOUBLINGS && base < (UINT64_MAX >> 41) &&
-           round_trip_ns <= base << doublings;
+    return shortest_round_trip_ns != UINT64_MAX && rejected_in_a_row > MAX_DOUBLINGS &&
+           round_trip_ns <= trusted_round_trip_ns(rejected_in_a_row);
 }
 
 /* The place's CLOCK_MONOTONIC minus this rank's: of bursts of 10 ping-pongs with the place (up to 8, until
