@@ -4,9 +4,11 @@
  * block of application ranks the layout (otfx/tbon.h) gives them; analysis places serve none and run
  * only their part of the tree; the root also serves clients.
  */
+#define _POSIX_C_SOURCE 200809L /* quiet_abort.h: open, dup2 */
 #include "place_start.h"
 
 #include <otfx/place.h>
+#include <otfx/support/quiet_abort.h>
 
 #include <stdlib.h>
 
@@ -28,8 +30,10 @@ void capture_run_place(const struct capture_place_start *start)
     };
     otfx_place_settings_from_env(&setup.settings);
     int result = otfx_event_place_run(&setup);
-    if (result != 0)
-        PMPI_Abort(MPI_COMM_WORLD, result); /* a wrong setting: the whole job stops, as it said why */
+    if (result != 0) { /* a wrong setting: the whole job stops, as it said why */
+        otfx_quiet_stderr_before_abort();
+        PMPI_Abort(MPI_COMM_WORLD, result);
+    }
     MPI_Comm places_comm = start->places_comm;
     if (places_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&places_comm);

@@ -17,6 +17,7 @@
 #include "world.h"
 
 #include <otfx/settings.h>
+#include <otfx/support/quiet_abort.h>
 #include <otfx/testpoint.h>
 
 #include <errno.h>
@@ -39,6 +40,7 @@ static _Noreturn void abort_job(MPI_Comm comm, bool printed)
         nanosleep(&forward_output, NULL);
     }
     PMPI_Barrier(comm);
+    otfx_quiet_stderr_before_abort();
     PMPI_Abort(MPI_COMM_WORLD, 2);
     abort(); /* not reached: PMPI_Abort does not return */
 }

@@ -1,12 +1,16 @@
-/* test_support.c — the shared helpers: otfx/support/growth.h and otfx/support/hash.h. */
+/* test_support.c — the shared helpers: otfx/support/growth.h, hash.h and quiet_abort.h. */
+#define _POSIX_C_SOURCE 200809L /* quiet_abort.h; fork, pipe, waitpid */
 #include <otfx/support/growth.h>
 #include <otfx/support/hash.h>
+#include <otfx/support/quiet_abort.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -168,12 +172,52 @@ static void test_hash_mix_spreads(void **state)
     assert_int_not_equal(otfx_hash_mix(1), otfx_hash_mix(2));
 }
 
+/* What was printed before reaches the reader, buffered or not; nothing printed after does. */
+static void test_quiet_stderr_keeps_what_came_before(void **state)
+{
+    (void)state;
+    int out[2];
+    assert_int_equal(pipe(out), 0);
+    const pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(out[0]);
+        dup2(out[1], STDOUT_FILENO);
+        dup2(out[1], STDERR_FILENO);
+        close(out[1]);
+        setvbuf(stdout, NULL, _IOFBF, 4096); /* still in the buffer when silenced */
+        printf("out-before\n");
+        fprintf(stderr, "err-before\n");
+        otfx_quiet_stderr_before_abort();
+        fprintf(stderr, "err-after\n");
+        fflush(stderr);
+        _exit(0);
+    }
+    close(out[1]);
+    char text[256] = {0};
+    size_t used = 0;
+    ssize_t got;
+    while (used < sizeof text - 1 && (got = read(out[0], text + used, sizeof text - 1 - used)) > 0)
+        used += (size_t)got;
+    close(out[0]);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_non_null(strstr(text, "out-before\n"));
+    assert_non_null(strstr(text, "err-before\n"));
+    assert_null(strstr(text, "err-after"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reserve_doubles),   cmocka_unit_test(test_reserve_refuses_overflow),
-        cmocka_unit_test(test_reserve_u32_limit), cmocka_unit_test(test_grow_to_stops_at_limit),
-        cmocka_unit_test(test_hash_many_keys),    cmocka_unit_test(test_hash_mix_spreads),
+        cmocka_unit_test(test_reserve_doubles),
+        cmocka_unit_test(test_reserve_refuses_overflow),
+        cmocka_unit_test(test_reserve_u32_limit),
+        cmocka_unit_test(test_grow_to_stops_at_limit),
+        cmocka_unit_test(test_hash_many_keys),
+        cmocka_unit_test(test_hash_mix_spreads),
+        cmocka_unit_test(test_quiet_stderr_keeps_what_came_before),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

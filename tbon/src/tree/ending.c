@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tree_internal.h"
 
+#include <otfx/support/quiet_abort.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,8 +81,7 @@ static void end_if_root_did_not(otfx_tree *tree)
         return;
     fprintf(stderr, "otfx-place %d: the failed job was not ended by the root: ending it\n",
             tree_place_rank(tree));
-    fflush(stdout);
-    fflush(stderr);
+    otfx_quiet_stderr_before_abort();
     PMPI_Abort(MPI_COMM_WORLD, tree->failure.exit_code ? (int)tree->failure.exit_code : 1);
 }
 
@@ -198,6 +199,7 @@ void tree_end_failed_job(otfx_tree *tree, const struct tree_request *request)
     /* mpiexec's proxies stop forwarding output when the abort reaches them (manual_wrappers.c, abort_job) */
     const struct timespec forward_output = {0, 250 * 1000 * 1000};
     nanosleep(&forward_output, NULL);
+    otfx_quiet_stderr_before_abort();
     PMPI_Abort(MPI_COMM_WORLD, (int)failure->exit_code);
 }
 
