@@ -169,6 +169,67 @@ class TestWidgets : public QObject
         QVERIFY(!view.messageLine(offScreen));
     }
 
+    // Messages the model's filter hides have no line: neither drawn nor hovered; the others keep theirs,
+    // and the mode text says how many of how many are shown.
+    void filteredMessagesAreNeitherDrawnNorHovered()
+    {
+        TimelineModel model;
+        TimelineView view(&model);
+        view.resize(900, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(model.applyTimeline(reply("timeline")));
+        const Records events = reply("events");
+        const Record &h = *findRecord(events, "events");
+        model.setViewport(h.u64("from"), h.u64("to"));
+        model.setEventsNsPerPixel(1000000);
+        QVERIFY(model.applyEvents(events));
+        QVERIFY(!view.modeText().contains(QLatin1String("messages shown"))); // no filter: nothing said
+        // a message hovered on its line, unfiltered
+        const TimelineModel::Message *hidden = nullptr;
+        QPoint where;
+        for (const auto &message : model.messages()) {
+            const QPoint centre = view.messageLine(message)->center().toPoint();
+            if (view.tooltipAt(centre) == model.messageText(message)) {
+                hidden = &message;
+                where = centre;
+                break;
+            }
+        }
+        QVERIFY(hidden);
+        // hide its sender's messages
+        const QString senders =
+            hidden->src > 0 ? QStringLiteral("0-%1").arg(hidden->src - 1) : QStringLiteral("1-100000");
+        QSignalSpy repainted(&model, &TimelineModel::dataChanged);
+        QVERIFY(model.setMessageFilter(QStringLiteral("src=") + senders));
+        QCOMPARE(repainted.count(), 1);
+        QVERIFY(!model.messageShown(*hidden));
+        QVERIFY(!view.messageLine(*hidden));
+        QVERIFY(view.tooltipAt(where) != model.messageText(*hidden));
+        int lines = 0;
+        for (const auto &message : model.messages()) {
+            QCOMPARE(bool(view.messageLine(message)), model.messageShown(message));
+            lines += model.messageShown(message);
+            if (message.src == hidden->src)
+                QVERIFY(!view.messageLine(message));
+        }
+        QCOMPARE(lines, model.shownMessages());
+        QVERIFY2(view.modeText().contains(QStringLiteral("%1 of %2 messages shown (%3)")
+                                              .arg(model.shownMessages())
+                                              .arg(model.messages().size())
+                                              .arg(model.messageFilter().text())),
+                 qPrintable(view.modeText()));
+        // no message passes: no line at all, nothing hovered as a message
+        QVERIFY(model.setMessageFilter(QStringLiteral("tag=65000")));
+        QCOMPARE(model.shownMessages(), 0);
+        for (const auto &message : model.messages())
+            QVERIFY(!view.messageLine(message));
+        QVERIFY(!view.tooltipAt(where).startsWith(QLatin1String("message rank ")));
+        // cleared: every line back
+        QVERIFY(model.setMessageFilter(QString()));
+        QCOMPARE(view.tooltipAt(where), model.messageText(*hidden));
+    }
+
     // The arrow head sits on the receive end and points along the line, whatever its direction.
     void messageArrowHeadPointsToTheReceiver()
     {
@@ -265,6 +326,41 @@ class TestWidgets : public QObject
         find->clear(); // what the clear button does
         QCOMPARE(shownRegions().size(), model->rowCount());
         QVERIFY(count->text().isEmpty());
+    }
+
+    // The "Messages:" field edits the timeline's message filter: Enter applies it (shown canonical), bad
+    // input is refused with the reason beside it and the filter in force stays, clearing shows all.
+    void messageFilterField()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1400, 860);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *field = window.findChild<QLineEdit *>(QStringLiteral("messageFilter"));
+        auto *error = window.findChild<QLabel *>(QStringLiteral("filterError"));
+        QVERIFY(field && error && field->isVisible());
+        TimelineModel *timeline = viewer.timeline();
+        field->setFocus();
+        QTest::keyClicks(field, QStringLiteral("src=0-3  tag=42,0-9"));
+        QTest::keyClick(field, Qt::Key_Return);
+        QCOMPARE(timeline->messageFilter().text(), QStringLiteral("tag=0-9,42 src=0-3"));
+        QCOMPARE(field->text(), QStringLiteral("tag=0-9,42 src=0-3"));
+        QVERIFY(error->text().isEmpty());
+        for (const auto &[bad, reason] :
+             {std::pair{"tag=5-", "'5-' is not a list"}, {"abc", "'abc' is not a term"}}) {
+            field->clear(); // (the clear button: every message again)
+            QVERIFY(timeline->messageFilter().isEmpty());
+            QVERIFY(window.applyMessageFilter(QStringLiteral("tag=0-9,42")));
+            field->selectAll(); // typed over: the field never empty on the way
+            QTest::keyClicks(field, QLatin1String(bad));
+            QTest::keyClick(field, Qt::Key_Return);
+            QVERIFY2(error->text().contains(QLatin1String(reason)), qPrintable(error->text()));
+            QCOMPARE(timeline->messageFilter().text(), QStringLiteral("tag=0-9,42")); // kept
+        }
+        QVERIFY(window.applyMessageFilter(QStringLiteral("min=1")));
+        QVERIFY(error->text().isEmpty()); // a filter taken clears the last refusal
+        QCOMPARE(field->text(), QStringLiteral("min=1"));
     }
 
     // "--session FILE" (as documented) reaches otfx-gui: Qt's own "-session" option must not take it.
