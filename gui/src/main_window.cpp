@@ -340,11 +340,7 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     connect(m_profileView, &QTableView::clicked, this,
             [this](const QModelIndex &index) { highlightProfileRow(index.row()); });
     connect(m_findFunction, &QLineEdit::textChanged, this, &MainWindow::filterProfile);
-    connect(m_findFunction, &QLineEdit::returnPressed, this, [this] {
-        const int row = m_viewer->profile()->firstMatch(m_findFunction->text());
-        if (row >= 0)
-            highlightProfileRow(row);
-    });
+    connect(m_findFunction, &QLineEdit::returnPressed, this, &MainWindow::highlightFirstMatch);
     // new answers and sorting reorder the rows: the rows hidden are the ones that do not match now
     connect(viewer->profile(), &QAbstractItemModel::modelReset, this, &MainWindow::filterProfile);
     connect(viewer->profile(), &QAbstractItemModel::layoutChanged, this, &MainWindow::filterProfile);
@@ -637,6 +633,33 @@ bool MainWindow::applyMessageFilter(const QString &text)
         return false;
     }
     return true;
+}
+
+QString MainWindow::findFunction(const QString &text)
+{
+    m_findFunction->setText(text); // lists only the matching functions (textChanged)
+    return highlightFirstMatch();
+}
+
+QString MainWindow::highlightFirstMatch()
+{
+    const int row = m_viewer->profile()->firstMatch(m_findFunction->text());
+    if (row < 0)
+        return QString();
+    highlightProfileRow(row);
+    return m_viewer->profile()->regionAt(row);
+}
+
+QMap<QString, QString> MainWindow::state() const
+{
+    QMap<QString, QString> s;
+    s[QStringLiteral("filter_error")] = m_filterMessage->text();
+    int shown = 0;
+    for (int row = 0; row < m_viewer->profile()->rowCount(); row++)
+        shown += !m_profileView->isRowHidden(row);
+    s[QStringLiteral("profile_shown")] = QString::number(shown);
+    s[QStringLiteral("highlight")] = m_timelineView->highlight();
+    return s;
 }
 
 bool MainWindow::saveScreenshot(const QString &path)

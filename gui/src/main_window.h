@@ -59,6 +59,11 @@ class MainWindow : public QMainWindow
     // Applies a message filter typed by the user ("tag=0-9,42 src=0-3 dst=4 min=64 max=4096"); false (and
     // says why beside the field, the filter in force staying) when it is refused.
     bool applyMessageFilter(const QString &text);
+    // Types `text` into the profile's "Find function…" field and presses Enter: only the matching functions
+    // are listed, the first of them highlighted in the timeline. Returns that function (empty: none).
+    QString findFunction(const QString &text);
+    // The window's own state keys, for scripts: filter_error, profile_shown, highlight.
+    QMap<QString, QString> state() const;
 
   private:
     QWidget *buildControls();
@@ -71,6 +76,8 @@ class MainWindow : public QMainWindow
     void filterProfile();
     // What clicking a profile row does: its function highlighted in the timeline, the row selected.
     void highlightProfileRow(int row);
+    // What Enter in "Find function…" does: the first matching function highlighted (returned; empty: none).
+    QString highlightFirstMatch();
     void onAnswer(quint32 id, const QString &line, bool ok, const QString &answer);
     void applyClasses();
     void saveScreenshotInteractive();

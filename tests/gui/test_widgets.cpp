@@ -2,11 +2,13 @@
 // wheel / drag / right-drag / double-click change the window as documented, it draws the role colours
 // and single events, hover text; the main window's status bar, the profile click that highlights a
 // region in the timeline and the profile's function search.
+#include "analyses_panel.h"
 #include "connect_dialog.h"
 #include "format.h"
 #include "main_window.h"
 #include "mini_server.h"
 #include "overview_view.h"
+#include "script_runner.h"
 #include "snapshot_dialog.h"
 #include "timeline_view.h"
 #include "viewer.h"
@@ -361,6 +363,76 @@ class TestWidgets : public QObject
         QVERIFY(window.applyMessageFilter(QStringLiteral("min=1")));
         QVERIFY(error->text().isEmpty()); // a filter taken clears the last refusal
         QCOMPARE(field->text(), QStringLiteral("min=1"));
+    }
+
+    // Script mode's steps for the message filter, a structure group's ranks and the profile's search, run
+    // by ScriptRunner on a window holding recorded answers; a refused filter fails its step.
+    void scriptStepsForFiltersGroupsAndSearch()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1400, 860);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        TimelineModel *timeline = viewer.timeline();
+        timeline->setTotalRanks(16);
+        QVERIFY(timeline->applyEvents(reply("events")));
+        QVERIFY(viewer.profile()->applyReply(reply("profile")));
+        QVERIFY(window.analysesPanel()->analyses()->structure()->applyReply(parseRecords(
+            "structure ranks=all selected=16 groups=2 tolerance_pct=2 places_answered=1 places_total=1\n"
+            "group group=0 members=8 ranks=0-3,8-11 representative=0 nodes=0 edges=0 spread_pct=0 "
+            "signature=a\n"
+            "group group=1 members=8 ranks=4-7,12-15 representative=4 nodes=0 edges=0 spread_pct=0 "
+            "signature=b\n")));
+        const TimelineModel::Message first = timeline->messages().first();
+        int sameTag = 0;
+        for (const auto &m : timeline->messages())
+            sameTag += m.tag == first.tag;
+        const int total = int(timeline->messages().size());
+
+        const auto run = [&](const QString &steps) {
+            QTemporaryDir dir;
+            QFile file(dir.filePath(QStringLiteral("steps.script")));
+            if (!file.open(QIODevice::WriteOnly))
+                return -1;
+            file.write(steps.toUtf8());
+            file.close();
+            ScriptRunner runner(&viewer, &window);
+            QString error;
+            if (!runner.load(file.fileName(), &error))
+                return -1;
+            QSignalSpy finished(&runner, &ScriptRunner::finished);
+            runner.start();
+            if (!finished.wait(20000))
+                return -1;
+            return finished.first().first().toInt();
+        };
+        QCOMPARE(run(QStringLiteral("messages tag=%1\n"
+                                    "assert messages_filter == tag=%1\n"
+                                    "assert messages_shown == %2\n"
+                                    "messages all\n"
+                                    "assert messages_shown == %3\n"
+                                    "group-ranks 1\n"
+                                    "assert rank_filter == 4-7,12-15\n"
+                                    "assert rank_count == 8\n"
+                                    "find-function mpi_i\n"
+                                    "assert profile_shown == 3\n"
+                                    "assert highlight == MPI_Init\n"
+                                    "find-function\n"
+                                    "assert profile_shown == 9\n")
+                         .arg(first.tag)
+                         .arg(sameTag)
+                         .arg(total)),
+                 0);
+        QCOMPARE(timeline->rankFilter(), QStringLiteral("4-7,12-15"));
+        QCOMPARE(window.timelineView()->highlight(), QStringLiteral("MPI_Init"));
+        // each refused: the step fails the script, the state before stays
+        QVERIFY(window.applyMessageFilter(QStringLiteral("min=1")));
+        QCOMPARE(run(QStringLiteral("messages tag=5-\n")), 1);
+        QCOMPARE(timeline->messageFilter().text(), QStringLiteral("min=1"));
+        QCOMPARE(run(QStringLiteral("group-ranks 7\n")), 1);
+        QCOMPARE(run(QStringLiteral("find-function no such function\n")), 1);
+        QCOMPARE(timeline->rankFilter(), QStringLiteral("4-7,12-15"));
     }
 
     // "--session FILE" (as documented) reaches otfx-gui: Qt's own "-session" option must not take it.
