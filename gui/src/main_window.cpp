@@ -127,11 +127,12 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     auto *allRanks = new QPushButton(tr("All ranks"));
     m_messageFilter = new QLineEdit;
     m_messageFilter->setObjectName(QStringLiteral("messageFilter"));
-    m_messageFilter->setPlaceholderText(tr("all messages, or e.g. tag=0-9,42 src=0-3 min=64"));
+    m_messageFilter->setPlaceholderText(tr("all, or e.g. tag=0-9,42 src=0-3 min=64"));
     m_messageFilter->setToolTip(
         tr("The message lines to draw (on single events): tag=, src= (sender ranks) and dst= (receiver "
            "ranks) take lists like 0-9,42; min= and max= a size in bytes. Enter applies; empty shows all"));
     m_messageFilter->setClearButtonEnabled(true);
+    m_messageFilter->setMinimumWidth(m_messageFilter->fontMetrics().horizontalAdvance(QLatin1Char('m')) * 14);
     m_messageFilter->setMaximumWidth(260);
     m_filterMessage = new QLabel;
     m_filterMessage->setObjectName(QStringLiteral("filterError"));
