@@ -277,7 +277,7 @@ void ScriptRunner::next()
             fail(QStringLiteral("the rank filter '%1' was refused").arg(args[0]));
     } else if (verb == QLatin1String("messages") && !args.isEmpty()) {
         const QString filter = args.join(QLatin1Char(' '));
-        if (m_window->applyMessageFilter(filter == QLatin1String("all") ? QString() : filter))
+        if (m_window->applyMessageFilter(filter)) // ("all" clears it, as in the field)
             pass(QStringLiteral("%1 of %2 messages shown")
                      .arg(m_viewer->timeline()->shownMessages())
                      .arg(m_viewer->timeline()->messages().size()));
