@@ -151,6 +151,25 @@ bool AnalysesPanel::ask(const QString &name, const QString &argument)
     return m_analyses.ask(name, argument);
 }
 
+bool AnalysesPanel::showGroupRanks(int group, QString *why)
+{
+    const auto &groups = m_analyses.structure()->groups();
+    int row = 0;
+    while (row < groups.size() && groups[row].group != group)
+        row++;
+    if (row == groups.size()) {
+        *why = tr("no structure group %1 (%2 groups shown)").arg(group).arg(groups.size());
+        return false;
+    }
+    m_structureTable->selectRow(row);
+    if (!m_showGroupRanks->isEnabled()) {
+        *why = m_showGroupRanks->toolTip();
+        return false;
+    }
+    m_showGroupRanks->trigger();
+    return true;
+}
+
 QMap<QString, QString> AnalysesPanel::state() const
 {
     QMap<QString, QString> s = m_analyses.state();

@@ -56,6 +56,10 @@ class AnalysesPanel : public QTabWidget
     // matrix, metrics, metric-timeline NAME) and asks for it, as its button does; false for an unknown name
     // or when not connected.
     bool ask(const QString &name, const QString &argument = QString());
+    // "Show these ranks in the timeline" on structure group `group` (its number in the answer), as the
+    // user does it: the group's row chosen, the action triggered. False with *why when there is no such
+    // group or its ranks do not fit a rank filter.
+    bool showGroupRanks(int group, QString *why);
     // The analyses' state keys and the archive's (archive_open, archive_error, overlay_*), for scripts.
     QMap<QString, QString> state() const;
 

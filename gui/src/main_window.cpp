@@ -125,7 +125,17 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     m_rankFilter->setToolTip(tr("The ranks to show: a list of ranks and ranges (at most 32), Enter applies"));
     m_rankFilter->setMaximumWidth(220);
     auto *allRanks = new QPushButton(tr("All ranks"));
+    m_messageFilter = new QLineEdit;
+    m_messageFilter->setObjectName(QStringLiteral("messageFilter"));
+    m_messageFilter->setPlaceholderText(tr("all, or e.g. tag=0-9,42 src=0-3 min=64"));
+    m_messageFilter->setToolTip(
+        tr("The message lines to draw (on single events): tag=, src= (sender ranks) and dst= (receiver "
+           "ranks) take lists like 0-9,42; min= and max= a size in bytes. Enter applies; empty shows all"));
+    m_messageFilter->setClearButtonEnabled(true);
+    m_messageFilter->setMinimumWidth(m_messageFilter->fontMetrics().horizontalAdvance(QLatin1Char('m')) * 14);
+    m_messageFilter->setMaximumWidth(260);
     m_filterMessage = new QLabel;
+    m_filterMessage->setObjectName(QStringLiteral("filterError"));
     m_filterMessage->setStyleSheet(QStringLiteral("color: #b00020"));
     m_rankLabel = new QLabel;
     m_rankLabel->setObjectName(QStringLiteral("ranks"));
@@ -138,6 +148,8 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     rankBar->addWidget(new QLabel(tr("Ranks:")));
     rankBar->addWidget(m_rankFilter);
     rankBar->addWidget(allRanks);
+    rankBar->addWidget(new QLabel(tr("Messages:")));
+    rankBar->addWidget(m_messageFilter);
     rankBar->addWidget(m_filterMessage);
     rankBar->addWidget(m_rankLabel);
     rankBar->addStretch(1);
@@ -311,6 +323,17 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
         m_filterMessage->clear();
     });
     connect(allRanks, &QPushButton::clicked, this, [this] { applyRankFilter(QString()); });
+    connect(m_messageFilter, &QLineEdit::returnPressed, this,
+            [this] { applyMessageFilter(m_messageFilter->text()); });
+    // the clear button shows every message again, as an empty field and Enter would
+    connect(m_messageFilter, &QLineEdit::textChanged, this, [this](const QString &text) {
+        if (text.isEmpty() && !m_viewer->timeline()->messageFilter().isEmpty())
+            applyMessageFilter(QString());
+    });
+    connect(timeline, &TimelineModel::messageFilterChanged, this, [this] {
+        m_messageFilter->setText(m_viewer->timeline()->messageFilter().text());
+        m_filterMessage->clear();
+    });
     connect(m_rankScroll, &QScrollBar::valueChanged, this, [timeline](int value) {
         if (value != timeline->rankFirst())
             timeline->setRankWindow(value, timeline->rankCount(), false);
@@ -318,11 +341,7 @@ MainWindow::MainWindow(Viewer *viewer, QWidget *parent) : QMainWindow(parent), m
     connect(m_profileView, &QTableView::clicked, this,
             [this](const QModelIndex &index) { highlightProfileRow(index.row()); });
     connect(m_findFunction, &QLineEdit::textChanged, this, &MainWindow::filterProfile);
-    connect(m_findFunction, &QLineEdit::returnPressed, this, [this] {
-        const int row = m_viewer->profile()->firstMatch(m_findFunction->text());
-        if (row >= 0)
-            highlightProfileRow(row);
-    });
+    connect(m_findFunction, &QLineEdit::returnPressed, this, &MainWindow::highlightFirstMatch);
     // new answers and sorting reorder the rows: the rows hidden are the ones that do not match now
     connect(viewer->profile(), &QAbstractItemModel::modelReset, this, &MainWindow::filterProfile);
     connect(viewer->profile(), &QAbstractItemModel::layoutChanged, this, &MainWindow::filterProfile);
@@ -605,6 +624,43 @@ bool MainWindow::applyRankFilter(const QString &text)
         return false;
     }
     return true;
+}
+
+bool MainWindow::applyMessageFilter(const QString &text)
+{
+    QString error;
+    if (!m_viewer->timeline()->setMessageFilter(text, &error)) {
+        m_filterMessage->setText(error);
+        return false;
+    }
+    return true;
+}
+
+QString MainWindow::findFunction(const QString &text)
+{
+    m_findFunction->setText(text); // lists only the matching functions (textChanged)
+    return highlightFirstMatch();
+}
+
+QString MainWindow::highlightFirstMatch()
+{
+    const int row = m_viewer->profile()->firstMatch(m_findFunction->text());
+    if (row < 0)
+        return QString();
+    highlightProfileRow(row);
+    return m_viewer->profile()->regionAt(row);
+}
+
+QMap<QString, QString> MainWindow::state() const
+{
+    QMap<QString, QString> s;
+    s[QStringLiteral("filter_error")] = m_filterMessage->text();
+    int shown = 0;
+    for (int row = 0; row < m_viewer->profile()->rowCount(); row++)
+        shown += !m_profileView->isRowHidden(row);
+    s[QStringLiteral("profile_shown")] = QString::number(shown);
+    s[QStringLiteral("highlight")] = m_timelineView->highlight();
+    return s;
 }
 
 bool MainWindow::saveScreenshot(const QString &path)

@@ -1,7 +1,7 @@
 // main_window.h — otfx-gui's window: connection banner, the overview strip and the timeline (with its
-// rank filter, vertical scroll bar and history), profile (with its function search) / places / server
-// log tabs, the controls dock (scrollable; its controls show the job's state and are disabled while not
-// connected) and the status bar, all showing one Viewer.
+// rank and message filters, vertical scroll bar and history), profile (with its function search) / places /
+// server log tabs, the controls dock (scrollable; its controls show the job's state and are disabled while
+// not connected) and the status bar, all showing one Viewer.
 #pragma once
 
 #include "viewer.h"
@@ -56,6 +56,14 @@ class MainWindow : public QMainWindow
     // Applies a rank filter typed by the user (or a structure group's ranks); false (and says why beside the
     // field) when it is refused.
     bool applyRankFilter(const QString &text);
+    // Applies a message filter typed by the user ("tag=0-9,42 src=0-3 dst=4 min=64 max=4096"); false (and
+    // says why beside the field, the filter in force staying) when it is refused.
+    bool applyMessageFilter(const QString &text);
+    // Types `text` into the profile's "Find function…" field and presses Enter: only the matching functions
+    // are listed, the first of them highlighted in the timeline. Returns that function (empty: none).
+    QString findFunction(const QString &text);
+    // The window's own state keys, for scripts: filter_error, profile_shown, highlight.
+    QMap<QString, QString> state() const;
 
   private:
     QWidget *buildControls();
@@ -68,6 +76,8 @@ class MainWindow : public QMainWindow
     void filterProfile();
     // What clicking a profile row does: its function highlighted in the timeline, the row selected.
     void highlightProfileRow(int row);
+    // What Enter in "Find function…" does: the first matching function highlighted (returned; empty: none).
+    QString highlightFirstMatch();
     void onAnswer(quint32 id, const QString &line, bool ok, const QString &answer);
     void applyClasses();
     void saveScreenshotInteractive();
@@ -82,7 +92,7 @@ class MainWindow : public QMainWindow
     QPlainTextEdit *m_log, *m_answer;
     QLabel *m_banner, *m_windowLabel, *m_modeLabel, *m_partialLabel, *m_legend, *m_rankLabel,
         *m_filterMessage;
-    QLineEdit *m_rankFilter, *m_findFunction;
+    QLineEdit *m_rankFilter, *m_messageFilter, *m_findFunction;
     QLabel *m_findCount;
     QScrollBar *m_rankScroll;
     QComboBox *m_colourBy;

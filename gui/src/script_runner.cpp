@@ -60,9 +60,9 @@ static void say(const QString &text)
 QMap<QString, QString> ScriptRunner::state() const
 {
     QMap<QString, QString> all = m_viewer->state();
-    const QMap<QString, QString> analyses = m_window->analysesPanel()->state();
-    for (auto it = analyses.constBegin(); it != analyses.constEnd(); ++it)
-        all.insert(it.key(), it.value());
+    for (const auto &more : {m_window->analysesPanel()->state(), m_window->state()})
+        for (auto it = more.constBegin(); it != more.constEnd(); ++it)
+            all.insert(it.key(), it.value());
     return all;
 }
 
@@ -275,6 +275,40 @@ void ScriptRunner::next()
             pass(m_viewer->timeline()->visibleRankSet());
         else
             fail(QStringLiteral("the rank filter '%1' was refused").arg(args[0]));
+    } else if (verb == QLatin1String("messages") && !args.isEmpty()) {
+        const QString filter = args.join(QLatin1Char(' '));
+        if (m_window->applyMessageFilter(filter)) // ("all" clears it, as in the field)
+            pass(QStringLiteral("%1 of %2 messages shown")
+                     .arg(m_viewer->timeline()->shownMessages())
+                     .arg(m_viewer->timeline()->messages().size()));
+        else
+            fail(QStringLiteral("the message filter '%1' was refused: %2")
+                     .arg(filter, state().value(QStringLiteral("filter_error"))));
+    } else if (verb == QLatin1String("group-ranks") && args.size() == 1) {
+        // "Show these ranks in the timeline" on a structure group (after `analysis structure`)
+        bool ok = false;
+        const int group = args[0].toInt(&ok);
+        QString why;
+        if (!ok)
+            fail(QStringLiteral("group-ranks needs a group number, not '%1'").arg(args[0]));
+        else if (!m_window->analysesPanel()->showGroupRanks(group, &why))
+            fail(why);
+        else if (!state().value(QStringLiteral("filter_error")).isEmpty())
+            fail(QStringLiteral("the timeline refused group %1's ranks: %2")
+                     .arg(group)
+                     .arg(state().value(QStringLiteral("filter_error"))));
+        else
+            pass(m_viewer->timeline()->rankFilter());
+    } else if (verb == QLatin1String("find-function")) {
+        // the profile's "Find function…": typed, then Enter (no text: the search cleared)
+        const QString text = args.join(QLatin1Char(' '));
+        const QString first = m_window->findFunction(text);
+        const QString shown = state().value(QStringLiteral("profile_shown"));
+        if (!text.isEmpty() && first.isEmpty())
+            fail(QStringLiteral("no function matches '%1'").arg(text));
+        else
+            pass(text.isEmpty() ? QStringLiteral("%1 functions").arg(shown)
+                                : QStringLiteral("%1 functions match, %2 highlighted").arg(shown, first));
     } else if (verb == QLatin1String("rank-window") && args.size() == 2) {
         bool a = false, b = false;
         const int first = args[0].toInt(&a), count = args[1].toInt(&b);

@@ -216,28 +216,49 @@ static QString formatRanges(const QVector<QPair<int, int>> &ranges)
     return items.join(QLatin1Char(','));
 }
 
+// A list of numbers and ranges like "0-3,17" (spaces ignored), sorted and merged: the rank filter's
+// syntax, read by the protocol's parser; the message filter's tags and ranks take it too.
+static bool parseRanges(const QString &text, QVector<QPair<int, int>> *out)
+{
+    const QString trimmed = QString(text).remove(QLatin1Char(' '));
+    otfx_rank_set set;
+    if (trimmed == QLatin1String("all") || !otfx_rank_set_parse(trimmed.toUtf8().constData(), &set) ||
+        set.count == 0)
+        return false;
+    QVector<QPair<int, int>> ranges;
+    for (uint32_t i = 0; i < set.count; i++)
+        ranges.append(qMakePair(int(std::min<uint32_t>(set.ranges[i].first, INT32_MAX)),
+                                int(std::min<uint32_t>(set.ranges[i].last, INT32_MAX))));
+    std::sort(ranges.begin(), ranges.end());
+    out->clear();
+    for (const auto &range : ranges)
+        if (!out->isEmpty() && range.first <= out->last().second + 1)
+            out->last().second = std::max(out->last().second, range.second);
+        else
+            out->append(range);
+    return true;
+}
+
+static bool inRanges(const QVector<QPair<int, int>> &ranges, int value)
+{
+    if (ranges.isEmpty())
+        return true;
+    for (const auto &range : ranges)
+        if (value >= range.first && value <= range.second)
+            return true;
+    return false;
+}
+
 bool TimelineModel::setRankFilter(const QString &text, QString *error)
 {
     const QString trimmed = QString(text).remove(QLatin1Char(' '));
     QVector<QPair<int, int>> ranges;
     if (!trimmed.isEmpty() && trimmed != QLatin1String("all")) {
-        otfx_rank_set set;
-        if (!otfx_rank_set_parse(trimmed.toUtf8().constData(), &set) || set.count == 0) {
+        if (!parseRanges(trimmed, &ranges)) {
             if (error)
                 *error = tr("'%1' is not a rank list like 0-3,17 (at most 32 ranges)").arg(text);
             return false;
         }
-        for (uint32_t i = 0; i < set.count; i++)
-            ranges.append(qMakePair(int(std::min<uint32_t>(set.ranges[i].first, INT32_MAX)),
-                                    int(std::min<uint32_t>(set.ranges[i].last, INT32_MAX))));
-        std::sort(ranges.begin(), ranges.end());
-        QVector<QPair<int, int>> merged;
-        for (const auto &range : ranges)
-            if (!merged.isEmpty() && range.first <= merged.last().second + 1)
-                merged.last().second = std::max(merged.last().second, range.second);
-            else
-                merged.append(range);
-        ranges = merged;
         if (m_totalRanks > 0 && ranges.first().first >= m_totalRanks) {
             if (error)
                 *error = tr("the job has ranks 0-%1 only").arg(m_totalRanks - 1);
@@ -650,6 +671,95 @@ bool TimelineModel::applyEvents(const Records &records)
     m_hasEvents = true;
     emit dataChanged();
     return true;
+}
+
+bool TimelineModel::MessageFilter::matches(const Message &message) const
+{
+    return inRanges(tags, message.tag) && inRanges(senders, message.src) &&
+           inRanges(receivers, message.dst) && message.bytes >= minBytes && message.bytes <= maxBytes;
+}
+
+bool TimelineModel::MessageFilter::isEmpty() const
+{
+    return tags.isEmpty() && senders.isEmpty() && receivers.isEmpty() && minBytes == 0 &&
+           maxBytes == UINT64_MAX;
+}
+
+bool TimelineModel::MessageFilter::parse(const QString &text, MessageFilter *out, QString *error)
+{
+    const auto refuse = [error](const QString &why) {
+        if (error)
+            *error = why;
+        return false;
+    };
+    MessageFilter filter;
+    QStringList terms = text.simplified().split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    if (terms == QStringList{QStringLiteral("all")})
+        terms.clear();
+    QStringList seen;
+    for (const QString &term : terms) {
+        const int equals = term.indexOf(QLatin1Char('='));
+        const QString key = term.left(equals), value = term.mid(equals + 1);
+        if (equals <= 0)
+            return refuse(
+                tr("'%1' is not a term like tag=0-9,42, src=0-3, dst=4, min=64 or max=4096").arg(term));
+        if (seen.contains(key))
+            return refuse(tr("'%1=' is given twice").arg(key));
+        seen << key;
+        QVector<QPair<int, int>> *ranges = key == QLatin1String("tag")   ? &filter.tags
+                                           : key == QLatin1String("src") ? &filter.senders
+                                           : key == QLatin1String("dst") ? &filter.receivers
+                                                                         : nullptr;
+        if (ranges) {
+            if (!parseRanges(value, ranges))
+                return refuse(tr("%1='%2' is not a list like 0-9,42 (at most 32 ranges)").arg(key, value));
+        } else if (key == QLatin1String("min") || key == QLatin1String("max")) {
+            bool ok = false;
+            const quint64 bytes = value.toULongLong(&ok);
+            if (!ok || value.startsWith(QLatin1Char('+')))
+                return refuse(tr("%1='%2' is not a size in bytes").arg(key, value));
+            (key == QLatin1String("min") ? filter.minBytes : filter.maxBytes) = bytes;
+        } else {
+            return refuse(tr("'%1=' is none of tag=, src=, dst=, min=, max=").arg(key));
+        }
+    }
+    if (filter.minBytes > filter.maxBytes)
+        return refuse(tr("min=%1 is more than max=%2").arg(filter.minBytes).arg(filter.maxBytes));
+    *out = filter;
+    return true;
+}
+
+QString TimelineModel::MessageFilter::text() const
+{
+    QStringList terms;
+    if (!tags.isEmpty())
+        terms << QStringLiteral("tag=") + formatRanges(tags);
+    if (!senders.isEmpty())
+        terms << QStringLiteral("src=") + formatRanges(senders);
+    if (!receivers.isEmpty())
+        terms << QStringLiteral("dst=") + formatRanges(receivers);
+    if (minBytes)
+        terms << QStringLiteral("min=%1").arg(minBytes);
+    if (maxBytes != UINT64_MAX)
+        terms << QStringLiteral("max=%1").arg(maxBytes);
+    return terms.join(QLatin1Char(' '));
+}
+
+bool TimelineModel::setMessageFilter(const QString &text, QString *error)
+{
+    MessageFilter filter;
+    if (!MessageFilter::parse(text, &filter, error))
+        return false;
+    m_messageFilter = filter;
+    emit messageFilterChanged();
+    emit dataChanged();
+    return true;
+}
+
+int TimelineModel::shownMessages() const
+{
+    return int(std::count_if(m_messages.begin(), m_messages.end(),
+                             [this](const Message &message) { return messageShown(message); }));
 }
 
 QString TimelineModel::hoverTime(quint64 time, quint64 later) const

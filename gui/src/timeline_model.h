@@ -17,14 +17,19 @@
 // leaves its slot empty instead of stretching the others.
 //
 // The user's windows (time and ranks) are remembered: back() and forward() walk that history.
+//
+// A message filter (tags, sizes, sender and receiver ranks) chooses which of the single events' messages
+// are shown; it changes what is drawn, never what is asked.
 #pragma once
 
 #include "records.h"
 
 #include <QHash>
 #include <QObject>
+#include <QPair>
 #include <QVector>
 
+#include <cstdint>
 #include <vector>
 
 class TimelineModel : public QObject
@@ -52,6 +57,19 @@ class TimelineModel : public QObject
         int src = 0, dst = 0;
         quint64 sent = 0, received = 0, bytes = 0;
         int tag = 0;
+    };
+    // Which messages the timeline draws and hovers: tags, sender and receiver ranks as lists of numbers
+    // and ranges in the rank filter's syntax ("0-9,42", at most 32 ranges; empty: any) and a size in
+    // bytes from minBytes to maxBytes. The empty filter keeps every message.
+    struct MessageFilter {
+        QVector<QPair<int, int>> tags, senders, receivers; // sorted, merged
+        quint64 minBytes = 0, maxBytes = UINT64_MAX;
+        bool matches(const Message &message) const;
+        bool isEmpty() const;
+        // Terms "tag=0-9,42 src=0-3 dst=4 min=64 max=4096" (bytes), in any order, each at most once;
+        // empty or "all": every message. False with *error saying which term is wrong and why.
+        static bool parse(const QString &text, MessageFilter *out, QString *error = nullptr);
+        QString text() const; // canonical, as parse() reads it; empty for the empty filter
     };
 
     // One state of the view, as kept in the history.
@@ -260,6 +278,18 @@ class TimelineModel : public QObject
         return m_eventsTruncated;
     }
     QString intervalText(const Interval &interval) const;
+    // The message filter ("tag=0-9,42 src=0-3 dst=4 min=64 max=4096", MessageFilter::parse); false with
+    // *error when it does not parse, and then the filter in force stays.
+    bool setMessageFilter(const QString &text, QString *error = nullptr);
+    const MessageFilter &messageFilter() const
+    {
+        return m_messageFilter;
+    }
+    bool messageShown(const Message &message) const
+    {
+        return m_messageFilter.matches(message);
+    }
+    int shownMessages() const; // of messages(): those the filter keeps
     // A matched message as hovering its line shows it: sender and receiver rank, tag, size, when it was
     // sent and received and how long it took.
     QString messageText(const Message &message) const;
@@ -298,6 +328,8 @@ class TimelineModel : public QObject
     void viewportChanged();
     // The rank filter was set or cleared (rankFilter() is its canonical text).
     void rankFilterChanged();
+    // The message filter was set or cleared (messageFilter().text() is its canonical text).
+    void messageFilterChanged();
     void followLiveChanged(bool follow);
     void dataChanged();
 
@@ -335,4 +367,5 @@ class TimelineModel : public QObject
     quint64 m_eventsFrom = 0, m_eventsTo = 0;
     QVector<Interval> m_intervals;
     QVector<Message> m_messages;
+    MessageFilter m_messageFilter;
 };

@@ -151,9 +151,14 @@ QString TimelineView::modeText() const
     if (!m_model->hasViewport() || m_model->rows().isEmpty())
         return QString();
     QString text;
-    if (m_model->hasEvents() && m_model->wantsEvents())
+    if (m_model->hasEvents() && m_model->wantsEvents()) {
         text = tr("single events%1").arg(m_model->eventsTruncated() ? tr(" (truncated)") : QString());
-    else if (m_model->grouped())
+        if (!m_model->messageFilter().isEmpty())
+            text += tr(" · %1 of %2 messages shown (%3)")
+                        .arg(m_model->shownMessages())
+                        .arg(m_model->messages().size())
+                        .arg(m_model->messageFilter().text());
+    } else if (m_model->grouped())
         text = tr("%1 bins × %2 rows, ranks grouped: mean of %3 (Ctrl + wheel or a rank filter shows "
                   "single ranks)")
                    .arg(m_model->columns())
@@ -369,7 +374,7 @@ void TimelineView::drawEvents(QPainter &painter, const QRect &plot)
 std::optional<QLineF> TimelineView::messageLine(const TimelineModel::Message &message) const
 {
     const int a = slotOfRank(message.src), b = slotOfRank(message.dst);
-    if (a < 0 || b < 0 || !message.sent || !message.received)
+    if (a < 0 || b < 0 || !message.sent || !message.received || !m_model->messageShown(message))
         return std::nullopt;
     const QRect plot = plotRect();
     const double rowHeight = slotHeight(plot);

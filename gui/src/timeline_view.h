@@ -4,7 +4,8 @@
 // pans, a double click shows everything held. Keys: + / − zoom, ← → pan, ↑ ↓ PgUp PgDn scroll the
 // ranks, Ctrl + + / − zoom the ranks, Home shows everything, Alt + ← / → (or Backspace) go back and
 // forward in the history of windows. Hover shows region, rank and times, or over a message's line (an
-// arrow from send to receive, on single events) its ranks, tag, size and times. Over the data only the
+// arrow from send to receive, on single events; those the model's message filter keeps) its ranks, tag,
+// size and times. Over the data only the
 // steering periods (application paused, recording off: a veil over every row) and the selection being
 // dragged are drawn; modeText() says what is shown, for a label beside it.
 #pragma once
@@ -49,7 +50,8 @@ class TimelineView : public QWidget
     }
     // What hovering at `pos` shows (empty outside the plot).
     QString tooltipAt(const QPoint &pos) const;
-    // Where a message's line is drawn, from send to receive (none while one of its ranks is not shown).
+    // Where a message's line is drawn, from send to receive (none while one of its ranks is not shown or
+    // the model's message filter hides it: then it is neither drawn nor hovered).
     std::optional<QLineF> messageLine(const TimelineModel::Message &message) const;
     // The arrow head drawn at a message line's receive end: its tip at line.p2(), pointing along the line.
     static QPolygonF arrowHead(const QLineF &line);

@@ -352,6 +352,8 @@ QMap<QString, QString> Viewer::state() const
     s[QStringLiteral("events_shown")] = num(m_timeline.hasEvents());
     s[QStringLiteral("event_intervals")] = num(m_timeline.intervals().size());
     s[QStringLiteral("event_messages")] = num(m_timeline.messages().size());
+    s[QStringLiteral("messages_shown")] = num(m_timeline.shownMessages());
+    s[QStringLiteral("messages_filter")] = m_timeline.messageFilter().text();
     s[QStringLiteral("events_replies")] = num(m_eventsReplies);
     s[QStringLiteral("profile_replies")] = num(m_profileReplies);
     s[QStringLiteral("profile_rows")] = num(m_profile.rowCount());

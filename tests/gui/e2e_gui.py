@@ -7,7 +7,9 @@ window, and writes PNG screenshots of its window into the build tree. The screen
 structure, not its pixels: every row drawn, the ruler's and the rank labels distinct. Then otf2-print
 must read both snapshots (the window's holding fewer events), and the job must end with exit 0 once the
 stop file exists. After the run, the viewer opens the snapshot of everything as an archive (--archive:
-served in-process, the same views) and runs every analysis on it, and otfxctl --archive asks it too.
+served in-process, the same views) and runs every analysis on it (a structure group's ranks becoming the
+rank filter, the profile's function search and a message filter on the way), and otfxctl --archive asks it
+too.
 """
 import argparse
 import os
@@ -111,6 +113,18 @@ analysis wait-states
 assert ws_slices_answered > 0
 analysis structure
 assert structure_groups >= 1
+# a group's ranks as the rank filter, the profile's function search, a message filter
+group-ranks 0
+assert rank_count >= 1
+wait-timeline-nonempty
+find-function mpi_
+assert highlight contains MPI_
+find-function
+messages tag=0-1000000 min=0
+assert messages_filter == tag=0-1000000
+messages all
+ranks all
+wait-timeline-nonempty
 analysis compensated
 assert rank_profile_compensated == 1
 analysis critical-path

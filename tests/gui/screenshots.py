@@ -69,7 +69,8 @@ def main():
         script = os.path.join(job.work, "shots.script")
         with open(script, "w") as handle:
             handle.write(SCRIPT.format(out=out))
-        viewer = subprocess.run([args.gui, "--session-dir", job.work, "--events-below", args.events_below,
+        gui = os.path.abspath(args.gui)  # the viewer runs in the job's directory
+        viewer = subprocess.run([gui, "--session-dir", job.work, "--events-below", args.events_below,
                                  "--script", script], cwd=job.work, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, timeout=600)
         print(viewer.stdout, flush=True)

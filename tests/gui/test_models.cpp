@@ -473,6 +473,137 @@ class TestModels : public QObject
         QVERIFY(model.visibleRankSet().isEmpty());
     }
 
+    // The message filter keeps the messages whose tag, sender, receiver and size it allows; the empty
+    // filter keeps every one.
+    void messageFilterMatches()
+    {
+        using Filter = TimelineModel::MessageFilter;
+        const auto message = [](int src, int dst, int tag, quint64 bytes) {
+            TimelineModel::Message m;
+            m.src = src;
+            m.dst = dst;
+            m.tag = tag;
+            m.bytes = bytes;
+            m.sent = 10;
+            m.received = 20;
+            return m;
+        };
+        Filter filter;
+        QVERIFY(filter.isEmpty());
+        QVERIFY(filter.text().isEmpty());
+        QVERIFY(filter.matches(message(0, 1, 0, 0)));
+        QVERIFY(filter.matches(message(70000, 3, 2147483647, UINT64_MAX)));
+        for (const char *everything : {"", "  ", "all"}) {
+            QVERIFY(Filter::parse(QLatin1String(everything), &filter));
+            QVERIFY(filter.isEmpty());
+        }
+        // tags: a list of tags and ranges
+        QVERIFY(Filter::parse(QStringLiteral("tag=42,0-9"), &filter));
+        QCOMPARE(filter.text(), QStringLiteral("tag=0-9,42"));
+        QVERIFY(!filter.isEmpty());
+        QVERIFY(filter.matches(message(0, 1, 0, 8)));
+        QVERIFY(filter.matches(message(0, 1, 9, 8)));
+        QVERIFY(filter.matches(message(0, 1, 42, 8)));
+        QVERIFY(!filter.matches(message(0, 1, 10, 8)));
+        QVERIFY(!filter.matches(message(0, 1, 41, 8)));
+        // sizes: from min to max bytes, both included
+        QVERIFY(Filter::parse(QStringLiteral("min=64 max=4096"), &filter));
+        QVERIFY(!filter.matches(message(0, 1, 0, 63)));
+        QVERIFY(filter.matches(message(0, 1, 0, 64)));
+        QVERIFY(filter.matches(message(0, 1, 0, 4096)));
+        QVERIFY(!filter.matches(message(0, 1, 0, 4097)));
+        QVERIFY(Filter::parse(QStringLiteral("max=0"), &filter)); // the empty messages only
+        QVERIFY(filter.matches(message(0, 1, 0, 0)));
+        QVERIFY(!filter.matches(message(0, 1, 0, 1)));
+        // sender and receiver ranks: a pair of rank sets
+        QVERIFY(Filter::parse(QStringLiteral("src=0-3 dst=4,6"), &filter));
+        QVERIFY(filter.matches(message(3, 4, 5, 8)));
+        QVERIFY(filter.matches(message(0, 6, 5, 8)));
+        QVERIFY(!filter.matches(message(4, 3, 5, 8))); // the other direction
+        QVERIFY(!filter.matches(message(3, 5, 5, 8)));
+        QVERIFY(!filter.matches(message(7, 4, 5, 8)));
+        // every term at once, in any order, spaces around
+        QVERIFY(Filter::parse(QStringLiteral("  max=100 dst=1   tag=7 src=0 min=10 "), &filter));
+        QCOMPARE(filter.text(), QStringLiteral("tag=7 src=0 dst=1 min=10 max=100"));
+        QVERIFY(filter.matches(message(0, 1, 7, 50)));
+        QVERIFY(!filter.matches(message(0, 1, 8, 50)));
+        QVERIFY(!filter.matches(message(0, 2, 7, 50)));
+        QVERIFY(!filter.matches(message(1, 1, 7, 50)));
+        QVERIFY(!filter.matches(message(0, 1, 7, 101)));
+        Filter again;
+        QVERIFY(Filter::parse(filter.text(), &again)); // the canonical text reads back as the same filter
+        QCOMPARE(again.text(), filter.text());
+    }
+
+    // A filter that does not parse is refused with the reason, and the filter in force stays.
+    void messageFilterRefusesBadInput()
+    {
+        using Filter = TimelineModel::MessageFilter;
+        const struct {
+            const char *text, *reason;
+        } bad[] = {
+            {"tag=5-", "tag='5-' is not a list"},
+            {"tag=abc", "tag='abc' is not a list"},
+            {"src=3-1", "src='3-1' is not a list"},
+            {"dst=", "dst='' is not a list"},
+            {"abc", "'abc' is not a term"},
+            {"=4", "'=4' is not a term"},
+            {"size=4", "'size=' is none of"},
+            {"min=-1", "min='-1' is not a size in bytes"},
+            {"max=4k", "max='4k' is not a size in bytes"},
+            {"min=+4", "min='+4' is not a size in bytes"},
+            {"min=100 max=10", "min=100 is more than max=10"},
+            {"tag=1 tag=2", "'tag=' is given twice"},
+        };
+        for (const auto &b : bad) {
+            Filter filter;
+            QString error;
+            QVERIFY2(!Filter::parse(QLatin1String(b.text), &filter, &error), b.text);
+            QVERIFY2(error.contains(QLatin1String(b.reason)), qPrintable(error));
+        }
+        QStringList many; // a tag list holds at most 32 ranges, as a rank set
+        for (int i = 0; i < 33; i++)
+            many << QString::number(i * 10);
+        Filter filter;
+        QVERIFY(!Filter::parse(QStringLiteral("tag=") + many.join(QLatin1Char(',')), &filter));
+
+        TimelineModel model;
+        QSignalSpy changed(&model, &TimelineModel::messageFilterChanged);
+        QString error;
+        QVERIFY(model.setMessageFilter(QStringLiteral("tag=0-9,42"), &error));
+        QCOMPARE(changed.count(), 1);
+        QVERIFY(!model.setMessageFilter(QStringLiteral("tag=5-"), &error));
+        QVERIFY(error.contains(QLatin1String("'5-'")));
+        QCOMPARE(model.messageFilter().text(), QStringLiteral("tag=0-9,42")); // unchanged
+        QCOMPARE(changed.count(), 1);
+        QVERIFY(model.setMessageFilter(QString()));
+        QVERIFY(model.messageFilter().isEmpty());
+    }
+
+    // The messages of a recorded events answer: the filter says how many of them are shown.
+    void messageFilterCountsShownMessages()
+    {
+        TimelineModel model;
+        QVERIFY(model.applyEvents(reply("events")));
+        const int total = int(model.messages().size());
+        QVERIFY(total > 0);
+        QCOMPARE(model.shownMessages(), total);
+        const TimelineModel::Message first = model.messages().first();
+        QVERIFY(model.setMessageFilter(
+            QStringLiteral("src=%1 dst=%2 tag=%3").arg(first.src).arg(first.dst).arg(first.tag)));
+        int expected = 0;
+        for (const auto &m : model.messages())
+            expected += m.src == first.src && m.dst == first.dst && m.tag == first.tag;
+        QVERIFY(expected >= 1);
+        QCOMPARE(model.shownMessages(), expected);
+        QVERIFY(model.messageShown(first));
+        QVERIFY(model.setMessageFilter(QStringLiteral("min=%1").arg(first.bytes + 1)));
+        QVERIFY(!model.messageShown(first));
+        QVERIFY(model.shownMessages() < total);
+        QVERIFY(model.setMessageFilter(QStringLiteral("all")));
+        QCOMPARE(model.shownMessages(), total);
+    }
+
     // Grouped rows show no single events; picking fewer ranks than rows fit shows them for any subset.
     void singleEventsForASelectedSubset()
     {

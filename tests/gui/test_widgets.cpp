@@ -2,11 +2,13 @@
 // wheel / drag / right-drag / double-click change the window as documented, it draws the role colours
 // and single events, hover text; the main window's status bar, the profile click that highlights a
 // region in the timeline and the profile's function search.
+#include "analyses_panel.h"
 #include "connect_dialog.h"
 #include "format.h"
 #include "main_window.h"
 #include "mini_server.h"
 #include "overview_view.h"
+#include "script_runner.h"
 #include "snapshot_dialog.h"
 #include "timeline_view.h"
 #include "viewer.h"
@@ -169,6 +171,67 @@ class TestWidgets : public QObject
         QVERIFY(!view.messageLine(offScreen));
     }
 
+    // Messages the model's filter hides have no line: neither drawn nor hovered; the others keep theirs,
+    // and the mode text says how many of how many are shown.
+    void filteredMessagesAreNeitherDrawnNorHovered()
+    {
+        TimelineModel model;
+        TimelineView view(&model);
+        view.resize(900, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(model.applyTimeline(reply("timeline")));
+        const Records events = reply("events");
+        const Record &h = *findRecord(events, "events");
+        model.setViewport(h.u64("from"), h.u64("to"));
+        model.setEventsNsPerPixel(1000000);
+        QVERIFY(model.applyEvents(events));
+        QVERIFY(!view.modeText().contains(QLatin1String("messages shown"))); // no filter: nothing said
+        // a message hovered on its line, unfiltered
+        const TimelineModel::Message *hidden = nullptr;
+        QPoint where;
+        for (const auto &message : model.messages()) {
+            const QPoint centre = view.messageLine(message)->center().toPoint();
+            if (view.tooltipAt(centre) == model.messageText(message)) {
+                hidden = &message;
+                where = centre;
+                break;
+            }
+        }
+        QVERIFY(hidden);
+        // hide its sender's messages
+        const QString senders =
+            hidden->src > 0 ? QStringLiteral("0-%1").arg(hidden->src - 1) : QStringLiteral("1-100000");
+        QSignalSpy repainted(&model, &TimelineModel::dataChanged);
+        QVERIFY(model.setMessageFilter(QStringLiteral("src=") + senders));
+        QCOMPARE(repainted.count(), 1);
+        QVERIFY(!model.messageShown(*hidden));
+        QVERIFY(!view.messageLine(*hidden));
+        QVERIFY(view.tooltipAt(where) != model.messageText(*hidden));
+        int lines = 0;
+        for (const auto &message : model.messages()) {
+            QCOMPARE(bool(view.messageLine(message)), model.messageShown(message));
+            lines += model.messageShown(message);
+            if (message.src == hidden->src)
+                QVERIFY(!view.messageLine(message));
+        }
+        QCOMPARE(lines, model.shownMessages());
+        QVERIFY2(view.modeText().contains(QStringLiteral("%1 of %2 messages shown (%3)")
+                                              .arg(model.shownMessages())
+                                              .arg(model.messages().size())
+                                              .arg(model.messageFilter().text())),
+                 qPrintable(view.modeText()));
+        // no message passes: no line at all, nothing hovered as a message
+        QVERIFY(model.setMessageFilter(QStringLiteral("tag=65000")));
+        QCOMPARE(model.shownMessages(), 0);
+        for (const auto &message : model.messages())
+            QVERIFY(!view.messageLine(message));
+        QVERIFY(!view.tooltipAt(where).startsWith(QLatin1String("message rank ")));
+        // cleared: every line back
+        QVERIFY(model.setMessageFilter(QString()));
+        QCOMPARE(view.tooltipAt(where), model.messageText(*hidden));
+    }
+
     // The arrow head sits on the receive end and points along the line, whatever its direction.
     void messageArrowHeadPointsToTheReceiver()
     {
@@ -265,6 +328,111 @@ class TestWidgets : public QObject
         find->clear(); // what the clear button does
         QCOMPARE(shownRegions().size(), model->rowCount());
         QVERIFY(count->text().isEmpty());
+    }
+
+    // The "Messages:" field edits the timeline's message filter: Enter applies it (shown canonical), bad
+    // input is refused with the reason beside it and the filter in force stays, clearing shows all.
+    void messageFilterField()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1400, 860);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *field = window.findChild<QLineEdit *>(QStringLiteral("messageFilter"));
+        auto *error = window.findChild<QLabel *>(QStringLiteral("filterError"));
+        QVERIFY(field && error && field->isVisible());
+        TimelineModel *timeline = viewer.timeline();
+        field->setFocus();
+        QTest::keyClicks(field, QStringLiteral("src=0-3  tag=42,0-9"));
+        QTest::keyClick(field, Qt::Key_Return);
+        QCOMPARE(timeline->messageFilter().text(), QStringLiteral("tag=0-9,42 src=0-3"));
+        QCOMPARE(field->text(), QStringLiteral("tag=0-9,42 src=0-3"));
+        QVERIFY(error->text().isEmpty());
+        for (const auto &[bad, reason] :
+             {std::pair{"tag=5-", "'5-' is not a list"}, {"abc", "'abc' is not a term"}}) {
+            field->clear(); // (the clear button: every message again)
+            QVERIFY(timeline->messageFilter().isEmpty());
+            QVERIFY(window.applyMessageFilter(QStringLiteral("tag=0-9,42")));
+            field->selectAll(); // typed over: the field never empty on the way
+            QTest::keyClicks(field, QLatin1String(bad));
+            QTest::keyClick(field, Qt::Key_Return);
+            QVERIFY2(error->text().contains(QLatin1String(reason)), qPrintable(error->text()));
+            QCOMPARE(timeline->messageFilter().text(), QStringLiteral("tag=0-9,42")); // kept
+        }
+        QVERIFY(window.applyMessageFilter(QStringLiteral("min=1")));
+        QVERIFY(error->text().isEmpty()); // a filter taken clears the last refusal
+        QCOMPARE(field->text(), QStringLiteral("min=1"));
+    }
+
+    // Script mode's steps for the message filter, a structure group's ranks and the profile's search, run
+    // by ScriptRunner on a window holding recorded answers; a refused filter fails its step.
+    void scriptStepsForFiltersGroupsAndSearch()
+    {
+        Viewer viewer;
+        MainWindow window(&viewer);
+        window.resize(1400, 860);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        TimelineModel *timeline = viewer.timeline();
+        timeline->setTotalRanks(16);
+        QVERIFY(timeline->applyEvents(reply("events")));
+        QVERIFY(viewer.profile()->applyReply(reply("profile")));
+        QVERIFY(window.analysesPanel()->analyses()->structure()->applyReply(parseRecords(
+            "structure ranks=all selected=16 groups=2 tolerance_pct=2 places_answered=1 places_total=1\n"
+            "group group=0 members=8 ranks=0-3,8-11 representative=0 nodes=0 edges=0 spread_pct=0 "
+            "signature=a\n"
+            "group group=1 members=8 ranks=4-7,12-15 representative=4 nodes=0 edges=0 spread_pct=0 "
+            "signature=b\n")));
+        const TimelineModel::Message first = timeline->messages().first();
+        int sameTag = 0;
+        for (const auto &m : timeline->messages())
+            sameTag += m.tag == first.tag;
+        const int total = int(timeline->messages().size());
+
+        const auto run = [&](const QString &steps) {
+            QTemporaryDir dir;
+            QFile file(dir.filePath(QStringLiteral("steps.script")));
+            if (!file.open(QIODevice::WriteOnly))
+                return -1;
+            file.write(steps.toUtf8());
+            file.close();
+            ScriptRunner runner(&viewer, &window);
+            QString error;
+            if (!runner.load(file.fileName(), &error))
+                return -1;
+            QSignalSpy finished(&runner, &ScriptRunner::finished);
+            runner.start();
+            if (!finished.wait(20000))
+                return -1;
+            return finished.first().first().toInt();
+        };
+        QCOMPARE(run(QStringLiteral("messages tag=%1\n"
+                                    "assert messages_filter == tag=%1\n"
+                                    "assert messages_shown == %2\n"
+                                    "messages all\n"
+                                    "assert messages_shown == %3\n"
+                                    "group-ranks 1\n"
+                                    "assert rank_filter == 4-7,12-15\n"
+                                    "assert rank_count == 8\n"
+                                    "find-function mpi_i\n"
+                                    "assert profile_shown == 3\n"
+                                    "assert highlight == MPI_Init\n"
+                                    "find-function\n"
+                                    "assert profile_shown == 9\n")
+                         .arg(first.tag)
+                         .arg(sameTag)
+                         .arg(total)),
+                 0);
+        QCOMPARE(timeline->rankFilter(), QStringLiteral("4-7,12-15"));
+        QCOMPARE(window.timelineView()->highlight(), QStringLiteral("MPI_Init"));
+        // each refused: the step fails the script, the state before stays
+        QVERIFY(window.applyMessageFilter(QStringLiteral("min=1")));
+        QCOMPARE(run(QStringLiteral("messages tag=5-\n")), 1);
+        QCOMPARE(timeline->messageFilter().text(), QStringLiteral("min=1"));
+        QCOMPARE(run(QStringLiteral("group-ranks 7\n")), 1);
+        QCOMPARE(run(QStringLiteral("find-function no such function\n")), 1);
+        QCOMPARE(timeline->rankFilter(), QStringLiteral("4-7,12-15"));
     }
 
     // "--session FILE" (as documented) reaches otfx-gui: Qt's own "-session" option must not take it.
