@@ -605,7 +605,10 @@ bool TimelineModel::applyEvents(const Records &records)
     m_intervals.clear();
     m_messages.clear();
     QHash<QPair<int, int>, QVector<Interval>> stacks; // open regions per (rank, thread)
-    using Key = std::tuple<int, int, int>;            // (src, dst, tag)
+    // (src, dst, tag, seq): the place numbers each end's messages per channel from the start of the run,
+    // so a send and its receive share `seq` whatever the window cut off before them; without it (an
+    // archive that does not say), the ends of one (src, dst, tag) are paired in order.
+    using Key = std::tuple<int, int, int, qint64>;
     QMap<Key, QQueue<Message>> sends, receives;
     for (const Record &record : records) {
         if (record.type != "event")
@@ -646,10 +649,11 @@ bool TimelineModel::applyEvents(const Records &records)
             message.dst = isSend ? int(record.u64("peer")) : rank;
             message.tag = int(record.u64("tag"));
             message.bytes = record.u64("bytes");
-            const Key key{message.src, message.dst, message.tag};
+            const Key key{message.src, message.dst, message.tag,
+                          record.has("seq") ? qint64(record.u64("seq")) : qint64(-1)};
             auto &mine = isSend ? sends[key] : receives[key];
             auto &other = isSend ? receives[key] : sends[key];
-            if (!other.isEmpty()) { // messages of one (src, dst, tag) arrive in order
+            if (!other.isEmpty()) { // messages of one channel arrive in order
                 Message match = other.dequeue();
                 (isSend ? match.sent : match.received) = time;
                 m_messages.append(match);

@@ -341,6 +341,37 @@ class TestModels : public QObject
         QVERIFY(model.eventsCommand().isEmpty());
     }
 
+    // A receive whose send came before the window is not paired with a later send of the same channel:
+    // both ends carry their ordinal on the channel (seq), and only equal ordinals make a message. Ends
+    // without one (an archive that does not say) are paired in order, as before.
+    void messagesPairedByTheirOrdinals()
+    {
+        TimelineModel model;
+        QVERIFY(model.applyEvents(
+            parseRecords("events from=1000 to=5000 ranks=all limit=100 locations=2 events=5 truncated=0\n"
+                         "event rank=1 thread=0 time=1100 type=recv peer=0 tag=7 bytes=8 seq=4\n"
+                         "event rank=0 thread=0 time=1200 type=send peer=1 tag=7 bytes=8 seq=5\n"
+                         "event rank=1 thread=0 time=1300 type=recv peer=0 tag=7 bytes=8 seq=5\n"
+                         "event rank=0 thread=0 time=1400 type=send peer=1 tag=7 bytes=16 seq=6\n")));
+        QCOMPARE(model.messages().size(), 1);
+        const TimelineModel::Message &message = model.messages().first();
+        QCOMPARE(message.sent, quint64(1200));
+        QCOMPARE(message.received, quint64(1300));
+        QCOMPARE(message.bytes, quint64(8));
+
+        QVERIFY(model.applyEvents(
+            parseRecords("events from=1000 to=5000 ranks=all limit=100 locations=2 events=4 truncated=0\n"
+                         "event rank=0 thread=0 time=1200 type=send peer=1 tag=7 bytes=8\n"
+                         "event rank=0 thread=0 time=1250 type=send peer=1 tag=7 bytes=8\n"
+                         "event rank=1 thread=0 time=1300 type=recv peer=0 tag=7 bytes=8\n"
+                         "event rank=1 thread=0 time=1350 type=recv peer=0 tag=7 bytes=8\n")));
+        QCOMPARE(model.messages().size(), 2);
+        QCOMPARE(model.messages()[0].sent, quint64(1200));
+        QCOMPARE(model.messages()[0].received, quint64(1300));
+        QCOMPARE(model.messages()[1].sent, quint64(1250));
+        QCOMPARE(model.messages()[1].received, quint64(1350));
+    }
+
     // A PARTIAL frame (some places have not answered within 200 ms) never replaces rows all places gave:
     // the rows, the profile's visits and the status stay, and the answer is marked partial.
     void partialAnswersNeverReplaceKnownRows()
