@@ -623,31 +623,29 @@ void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time,
     cursor->count = count;
     cursor->frames = frames;
     cursor->depth = depth;
-    memset(&cursor->left, 0, sizeof cursor->left);
 }
 
 size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end)
 {
     codec_state *state = &cursor->codec;
-    const uint8_t *tokens = cursor->tokens, *in = cursor->operands;
+    const uint8_t *in = cursor->operands;
     const uint8_t *const operands_end = cursor->operands_end;
     call_frame *frames = cursor->frames;
-    uint32_t index = cursor->index, depth = cursor->depth;
-    const uint32_t count = cursor->count;
+    uint32_t depth = cursor->depth;
     const bool predict_time = state->predict_time;
     otfx_time time = state->time;
-    size_t n = 0;
+    /* One pointer walks the tokens up to the payload's end or the caller's capacity, whichever comes
+     * first: the loop keeps fewer values live (its helpers are inlined into it). */
+    const uint8_t *const tokens_end = cursor->tokens + cursor->count;
+    const uint8_t *token_at = cursor->tokens + cursor->index;
+    const uint8_t *const stop = capacity < (size_t)(tokens_end - token_at) ? token_at + capacity : tokens_end;
+    otfx_event *event = events;
     *end = 1;
     /* the region on top of the stack, changed only by ENTER and LEAVE */
     otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
-    for (; n < capacity; n++) {
-        if (index == count) {
-            *end = in == operands_end ? 0 : -1;
-            break;
-        }
-        const unsigned token = tokens[index], nibble = token >> 4;
+    for (; token_at != stop; token_at++, event++) {
+        const unsigned token = *token_at, nibble = token >> 4;
         const uint8_t action = token_actions[token];
-        otfx_event *event = &events[n];
         uint64_t delta;
         if (action == ACTION_INVALID || !get_varint(&in, operands_end, &delta))
             goto malformed;
@@ -673,8 +671,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
         case ACTION_LEAVE:
             if (depth == 0)
                 goto malformed;
-            cursor->left = frames[--depth];
-            event->u.region.region = cursor->left.region;
+            event->u.region.region = frames[--depth].region;
             top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
             break;
         case ACTION_MESSAGE:
@@ -697,16 +694,19 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
         default:
             __builtin_unreachable(); /* ACTION_INVALID left above */
         }
-        index++;
         continue;
     malformed:
         *end = -1;
         break;
     }
+    const size_t n = (size_t)(event - events);
+    if (*end == 1 && token_at == tokens_end && n < capacity)
+        *end = in == operands_end ? 0 : -1;
     /* a rejected event leaves the time and position of the last one handed out */
-    state->time = n ? events[n - 1].time : state->time;
+    if (n)
+        state->time = events[n - 1].time;
     cursor->operands = in;
-    cursor->index = index;
+    cursor->index = (uint32_t)(token_at - cursor->tokens);
     cursor->depth = depth;
     return n;
 }

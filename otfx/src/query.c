@@ -533,7 +533,7 @@ static otfx_status add_decoded(timeline *line, event_cursor *cursor, otfx_time b
     while ((next = event_cursor_next(cursor, &event)) > 0 && now < line->to) {
         otfx_ref top = OTFX_REF_NONE;
         if (event.type == OTFX_EV_LEAVE)
-            top = cursor->left.region;
+            top = event_cursor_left(cursor)->region;
         else if (event.type == OTFX_EV_ENTER && cursor->depth >= 2)
             top = cursor->frames[cursor->depth - 2].region;
         else if (event.type != OTFX_EV_ENTER && cursor->depth >= 1)
@@ -869,7 +869,7 @@ static otfx_status initial_context(piece_walk walk, query_scratch *scratch, call
             open--; /* that ENTER belongs to the window */
         memcpy(frames, cursor.frames, open * sizeof *frames);
         if (next > 0 && event.type == OTFX_EV_LEAVE)
-            frames[open++] = cursor.left; /* that LEAVE closes a region open at the start */
+            frames[open++] = *event_cursor_left(&cursor); /* that LEAVE closes a region open at the start */
         *depth = open;
         return OTFX_OK;
     }
