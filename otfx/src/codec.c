@@ -644,7 +644,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
     /* the region on top of the stack, changed only by ENTER and LEAVE */
     otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
     for (; token_at != stop; token_at++, event++) {
-        const unsigned token = *token_at, nibble = token >> 4;
+        const unsigned token = *token_at;
         const uint8_t action = token_actions[token];
         uint64_t delta;
         if (action == ACTION_INVALID || !get_varint(&in, operands_end, &delta))
@@ -662,7 +662,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
         event->time = time;
         switch ((token_action)action) {
         case ACTION_ENTER:
-            if (!decode_region(state, top, nibble, &in, operands_end, &event->u.region.region) ||
+            if (!decode_region(state, top, token >> 4, &in, operands_end, &event->u.region.region) ||
                 depth == OTFX_MAX_CALL_DEPTH)
                 goto malformed;
             top = event->u.region.region;
@@ -675,11 +675,11 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
             top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
             break;
         case ACTION_MESSAGE:
-            if (!decode_message(state, nibble, &in, operands_end, event))
+            if (!decode_message(state, token >> 4, &in, operands_end, event))
                 goto malformed;
             break;
         case ACTION_MESSAGE_REQUEST:
-            if (!decode_message(state, nibble, &in, operands_end, event) ||
+            if (!decode_message(state, token >> 4, &in, operands_end, event) ||
                 !decode_request(state, &in, operands_end, &event->u.msg.request))
                 goto malformed;
             break;
@@ -688,7 +688,7 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
                 goto malformed;
             break;
         case ACTION_FIELDS:
-            if (!decode_fields(state, &layouts[token & 0x0f], nibble, top, &in, operands_end, event))
+            if (!decode_fields(state, &layouts[token & 0x0f], token >> 4, top, &in, operands_end, event))
                 goto malformed;
             break;
         default:
