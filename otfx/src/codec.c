@@ -625,7 +625,9 @@ void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time,
     cursor->depth = depth;
 }
 
-size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end)
+/* The cursor's loop, inlined into both entry points: with a capacity of one (event_cursor_next, the
+ * walkers' one event at a time) the compiler drops the loop's setup. */
+DECODE_INLINE size_t cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end)
 {
     codec_state *state = &cursor->codec;
     const uint8_t *in = cursor->operands;
@@ -711,8 +713,13 @@ size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capa
     return n;
 }
 
+size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end)
+{
+    return cursor_decode(cursor, events, capacity, end);
+}
+
 int event_cursor_next(event_cursor *cursor, otfx_event *event)
 {
     int end;
-    return event_cursor_decode(cursor, event, 1, &end) ? 1 : end;
+    return cursor_decode(cursor, event, 1, &end) ? 1 : end;
 }
