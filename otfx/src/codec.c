@@ -43,10 +43,10 @@ typedef struct event_layout {
 /* The token keeps the type in its low nibble: a 17th type needs a new token layout (and format version). */
 _Static_assert(OTFX_EV_TYPE_COUNT <= 16, "event types must fit the token's low nibble");
 
-/* The record table: everything the encoder and decoder know about event types. decode_event reads the
- * fields of ENTER, LEAVE, the four message types and the four request types without it, in the
- * table's order: a change to those layouts changes decode_event too (tests/otfx/test_codec.c round-trips
- * every type). */
+/* The record table: everything the encoder and decoder know about event types. The event cursor reads
+ * the fields of ENTER, LEAVE, the four message types and the four request types without it, in the
+ * table's order (token_actions): a change to those layouts changes the cursor too (tests/otfx/
+ * test_codec.c round-trips every type). */
 static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
     [OTFX_EV_ENTER] = {"enter", OTFX_CLASS_OTHER, 1, {FIELD(FIELD_REGION, u.region.region)}},
     [OTFX_EV_LEAVE] = {"leave", OTFX_CLASS_OTHER, 0, {{0, 0}}},
