@@ -418,7 +418,8 @@ otfx_status chunk_walk_summary(event_cursor *cursor, const otfx_defs *defs, otfx
         /* The time since the previous event belonged to the region on top before this event. */
         uint32_t depth_before = cursor->depth - (event.type == OTFX_EV_ENTER) + (event.type == OTFX_EV_LEAVE);
         if (depth_before > 0) {
-            call_frame *top = event.type == OTFX_EV_LEAVE ? &cursor->left : &cursor->frames[depth_before - 1];
+            call_frame *top =
+                event.type == OTFX_EV_LEAVE ? event_cursor_left(cursor) : &cursor->frames[depth_before - 1];
             top->exclusive += time_overlap(now, event.time, from, to);
         }
         now = event.time;
@@ -426,16 +427,18 @@ otfx_status chunk_walk_summary(event_cursor *cursor, const otfx_defs *defs, otfx
             metric_walk_event(metrics, &event);
         bool in_window = event.time >= from && event.time < to;
         switch (event.type) {
-        case OTFX_EV_LEAVE:
-            status = close_frame(into, &cursor->left, begin, event.time, from, to);
-            if (cursor->left.entered_here) {
+        case OTFX_EV_LEAVE: {
+            const call_frame *left = event_cursor_left(cursor);
+            status = close_frame(into, left, begin, event.time, from, to);
+            if (left->entered_here) {
                 otfx_event_class event_class =
-                    codec_event_class(OTFX_EV_ENTER, defs_region_role_or_user(defs, cursor->left.region));
+                    codec_event_class(OTFX_EV_ENTER, defs_region_role_or_user(defs, left->region));
                 found.classes |= (uint8_t)(1u << event_class);
                 if (cursor->depth + 1 > found.max_pair_depth)
                     found.max_pair_depth = cursor->depth + 1;
             }
             break;
+        }
         case OTFX_EV_SEND:
         case OTFX_EV_ISEND:
         case OTFX_EV_RECV:

@@ -43,10 +43,10 @@ typedef struct event_layout {
 /* The token keeps the type in its low nibble: a 17th type needs a new token layout (and format version). */
 _Static_assert(OTFX_EV_TYPE_COUNT <= 16, "event types must fit the token's low nibble");
 
-/* The record table: everything the encoder and decoder know about event types. decode_event reads the
- * fields of ENTER, LEAVE, the four message types and the four request types without it, in the
- * table's order: a change to those layouts changes decode_event too (tests/otfx/test_codec.c round-trips
- * every type). */
+/* The record table: everything the encoder and decoder know about event types. The event cursor reads
+ * the fields of ENTER, LEAVE, the four message types and the four request types without it, in the
+ * table's order (token_actions): a change to those layouts changes the cursor too (tests/otfx/
+ * test_codec.c round-trips every type). */
 static const event_layout layouts[OTFX_EV_TYPE_COUNT] = {
     [OTFX_EV_ENTER] = {"enter", OTFX_CLASS_OTHER, 1, {FIELD(FIELD_REGION, u.region.region)}},
     [OTFX_EV_LEAVE] = {"leave", OTFX_CLASS_OTHER, 0, {{0, 0}}},
@@ -308,11 +308,6 @@ static uint64_t metric_prediction(codec_state *state, otfx_ref metric)
     return slot->metric == metric ? slot->last : 0;
 }
 
-static bool is_packed(uint8_t kind)
-{
-    return kind == FIELD_REGION || kind == FIELD_MESSAGE;
-}
-
 static unsigned varint_length(uint64_t value)
 {
     return value < 0x80 ? 1 : (70u - (unsigned)__builtin_clzll(value)) / 7;
@@ -571,73 +566,48 @@ static bool decode_fields(codec_state *state, const event_layout *layout, unsign
     return true;
 }
 
-/* Decodes one event from `token` and the operands at *operands (not beyond operands_end), advancing
- * *operands; `top` as for codec_encode. A LEAVE's region is left OTFX_REF_NONE (the cursor's stack
- * knows it). False on malformed input, without reading out of bounds. The frequent types go without
- * the table's loop, the others with it (decode_fields). */
-DECODE_INLINE bool decode_event(codec_state *state, uint8_t token, otfx_ref top, const uint8_t **operands,
-                                const uint8_t *operands_end, otfx_event *event)
-{
-    unsigned type = token & 0x0f, nibble = token >> 4;
-    if (type >= OTFX_EV_TYPE_COUNT)
-        return false;
-    /* A nibble a type does not use must be zero: keeps every event's encoding unique. Each case below
-     * checks it (ENTER and the message types use it). */
-    const uint8_t *in = *operands;
-    uint64_t value;
-    if (!get_varint(&in, operands_end, &value))
-        return false;
-    otfx_time delta = value;
-    if (state->predict_time) {
-        /* the prediction table is read and kept only in a chunk of predicted times */
-        unsigned slot = prediction_slot(top, token);
-        delta = state->predicted_delta[slot] + (uint64_t)zigzag_decode(value);
-        state->predicted_delta[slot] = delta;
-    }
-    if (delta > OTFX_TIME_MAX - state->time)
-        return false;
-    memset(event, 0, sizeof *event);
-    event->type = (otfx_event_type)type;
-    event->time = state->time + delta;
-    switch (type) {
-    case OTFX_EV_ENTER:
-        if (!decode_region(state, top, nibble, &in, operands_end, &event->u.region.region))
-            return false;
-        break;
-    case OTFX_EV_LEAVE:
-        if (nibble != 0)
-            return false;
-        event->u.region.region = OTFX_REF_NONE;
-        break;
-    case OTFX_EV_SEND:
-    case OTFX_EV_RECV:
-        if (!decode_message(state, nibble, &in, operands_end, event))
-            return false;
-        break;
-    case OTFX_EV_ISEND:
-    case OTFX_EV_IRECV:
-        if (!decode_message(state, nibble, &in, operands_end, event) ||
-            !decode_request(state, &in, operands_end, &event->u.msg.request))
-            return false;
-        break;
-    case OTFX_EV_ISEND_COMPLETE:
-    case OTFX_EV_IRECV_REQUEST:
-    case OTFX_EV_REQUEST_CANCELLED:
-    case OTFX_EV_NBC_REQUEST:
-        if (nibble != 0 || !decode_request(state, &in, operands_end, &event->u.request.request))
-            return false;
-        break;
-    default:
-        if (nibble != 0 && (layouts[type].field_count == 0 || !is_packed(layouts[type].fields[0].kind)))
-            return false;
-        if (!decode_fields(state, &layouts[type], nibble, top, &in, operands_end, event))
-            return false;
-        break;
-    }
-    state->time = event->time;
-    *operands = in;
-    return true;
-}
+/* What the decoder does for a token (type in the low nibble, packed operand in the high one): one
+ * lookup stands for the checks of the type and of the nibble and for the dispatch on the type. A nibble
+ * a type does not use must be zero (keeps every event's encoding unique): the tokens with another one
+ * are ACTION_INVALID. ENTER, LEAVE, the four message types and the four request types are decoded without
+ * the record table, in its order: a change to those layouts changes the actions too (tests/otfx/
+ * test_codec.c round-trips every type); the other types go through the table (decode_fields), PHASE
+ * with its packed region. */
+typedef enum token_action {
+    ACTION_INVALID,
+    ACTION_ENTER,
+    ACTION_LEAVE,
+    ACTION_MESSAGE,
+    ACTION_MESSAGE_REQUEST,
+    ACTION_REQUEST,
+    ACTION_FIELDS,
+} token_action;
+
+#define TOKEN_ACTION(type, nibble)                                                                           \
+    ((type) >= OTFX_EV_TYPE_COUNT                         ? ACTION_INVALID                                   \
+     : (type) == OTFX_EV_ENTER                            ? ACTION_ENTER                                     \
+     : (type) == OTFX_EV_SEND || (type) == OTFX_EV_RECV   ? ACTION_MESSAGE                                   \
+     : (type) == OTFX_EV_ISEND || (type) == OTFX_EV_IRECV ? ACTION_MESSAGE_REQUEST                           \
+     : (nibble) != 0 && (type) != OTFX_EV_PHASE           ? ACTION_INVALID                                   \
+     : (type) == OTFX_EV_LEAVE                            ? ACTION_LEAVE                                     \
+     : (type) == OTFX_EV_ISEND_COMPLETE || (type) == OTFX_EV_IRECV_REQUEST ||                                \
+             (type) == OTFX_EV_REQUEST_CANCELLED || (type) == OTFX_EV_NBC_REQUEST                            \
+         ? ACTION_REQUEST                                                                                    \
+         : ACTION_FIELDS)
+#define TOKEN_ACTIONS_OF_NIBBLE(n)                                                                           \
+    TOKEN_ACTION(0, n), TOKEN_ACTION(1, n), TOKEN_ACTION(2, n), TOKEN_ACTION(3, n), TOKEN_ACTION(4, n),      \
+        TOKEN_ACTION(5, n), TOKEN_ACTION(6, n), TOKEN_ACTION(7, n), TOKEN_ACTION(8, n), TOKEN_ACTION(9, n),  \
+        TOKEN_ACTION(10, n), TOKEN_ACTION(11, n), TOKEN_ACTION(12, n), TOKEN_ACTION(13, n),                  \
+        TOKEN_ACTION(14, n), TOKEN_ACTION(15, n)
+
+static const uint8_t token_actions[256] = {
+    TOKEN_ACTIONS_OF_NIBBLE(0),  TOKEN_ACTIONS_OF_NIBBLE(1),  TOKEN_ACTIONS_OF_NIBBLE(2),
+    TOKEN_ACTIONS_OF_NIBBLE(3),  TOKEN_ACTIONS_OF_NIBBLE(4),  TOKEN_ACTIONS_OF_NIBBLE(5),
+    TOKEN_ACTIONS_OF_NIBBLE(6),  TOKEN_ACTIONS_OF_NIBBLE(7),  TOKEN_ACTIONS_OF_NIBBLE(8),
+    TOKEN_ACTIONS_OF_NIBBLE(9),  TOKEN_ACTIONS_OF_NIBBLE(10), TOKEN_ACTIONS_OF_NIBBLE(11),
+    TOKEN_ACTIONS_OF_NIBBLE(12), TOKEN_ACTIONS_OF_NIBBLE(13), TOKEN_ACTIONS_OF_NIBBLE(14),
+    TOKEN_ACTIONS_OF_NIBBLE(15),
+};
 
 /* ---- the event cursor ---- */
 
@@ -653,57 +623,103 @@ void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time,
     cursor->count = count;
     cursor->frames = frames;
     cursor->depth = depth;
-    memset(&cursor->left, 0, sizeof cursor->left);
+}
+
+/* The cursor's loop, inlined into both entry points: with a capacity of one (event_cursor_next, the
+ * walkers' one event at a time) the compiler drops the loop's setup. */
+DECODE_INLINE size_t cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end)
+{
+    codec_state *state = &cursor->codec;
+    const uint8_t *in = cursor->operands;
+    const uint8_t *const operands_end = cursor->operands_end;
+    call_frame *frames = cursor->frames;
+    uint32_t depth = cursor->depth;
+    const bool predict_time = state->predict_time;
+    otfx_time time = state->time;
+    /* One pointer walks the tokens up to the payload's end or the caller's capacity, whichever comes
+     * first: the loop keeps fewer values live (its helpers are inlined into it). */
+    const uint8_t *const tokens_end = cursor->tokens + cursor->count;
+    const uint8_t *token_at = cursor->tokens + cursor->index;
+    const uint8_t *const stop = capacity < (size_t)(tokens_end - token_at) ? token_at + capacity : tokens_end;
+    otfx_event *event = events;
+    *end = 1;
+    /* the region on top of the stack, changed only by ENTER and LEAVE */
+    otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
+    for (; token_at != stop; token_at++, event++) {
+        const unsigned token = *token_at;
+        const uint8_t action = token_actions[token];
+        uint64_t delta;
+        if (action == ACTION_INVALID || !get_varint(&in, operands_end, &delta))
+            goto malformed;
+        if (predict_time) {
+            /* the prediction table is read and kept only in a chunk of predicted times */
+            unsigned slot = prediction_slot(top, token);
+            delta = state->predicted_delta[slot] + (uint64_t)zigzag_decode(delta);
+            state->predicted_delta[slot] = delta;
+        }
+        if (__builtin_add_overflow(time, delta, &time)) /* OTFX_TIME_MAX is UINT64_MAX */
+            goto malformed;
+        memset(event, 0, sizeof *event);
+        event->type = (otfx_event_type)(token & 0x0f);
+        event->time = time;
+        switch ((token_action)action) {
+        case ACTION_ENTER:
+            if (!decode_region(state, top, token >> 4, &in, operands_end, &event->u.region.region) ||
+                depth == OTFX_MAX_CALL_DEPTH)
+                goto malformed;
+            top = event->u.region.region;
+            frames[depth++] = (call_frame){top, 1, time, 0};
+            break;
+        case ACTION_LEAVE:
+            if (depth == 0)
+                goto malformed;
+            event->u.region.region = frames[--depth].region;
+            top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
+            break;
+        case ACTION_MESSAGE:
+            if (!decode_message(state, token >> 4, &in, operands_end, event))
+                goto malformed;
+            break;
+        case ACTION_MESSAGE_REQUEST:
+            if (!decode_message(state, token >> 4, &in, operands_end, event) ||
+                !decode_request(state, &in, operands_end, &event->u.msg.request))
+                goto malformed;
+            break;
+        case ACTION_REQUEST:
+            if (!decode_request(state, &in, operands_end, &event->u.request.request))
+                goto malformed;
+            break;
+        case ACTION_FIELDS:
+            if (!decode_fields(state, &layouts[token & 0x0f], token >> 4, top, &in, operands_end, event))
+                goto malformed;
+            break;
+        default:
+            __builtin_unreachable(); /* ACTION_INVALID left above */
+        }
+        continue;
+    malformed:
+        *end = -1;
+        break;
+    }
+    const size_t n = (size_t)(event - events);
+    if (*end == 1 && token_at == tokens_end && n < capacity)
+        *end = in == operands_end ? 0 : -1;
+    /* a rejected event leaves the time and position of the last one handed out */
+    if (n)
+        state->time = events[n - 1].time;
+    cursor->operands = in;
+    cursor->index = (uint32_t)(token_at - cursor->tokens);
+    cursor->depth = depth;
+    return n;
 }
 
 size_t event_cursor_decode(event_cursor *cursor, otfx_event *events, size_t capacity, int *end)
 {
-    codec_state *state = &cursor->codec;
-    const uint8_t *tokens = cursor->tokens, *operands = cursor->operands,
-                  *operands_end = cursor->operands_end;
-    call_frame *frames = cursor->frames;
-    uint32_t index = cursor->index, depth = cursor->depth;
-    const uint32_t count = cursor->count;
-    size_t n = 0;
-    *end = 1;
-    /* the region on top of the stack, changed only by ENTER and LEAVE */
-    otfx_ref top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
-    for (; n < capacity; n++) {
-        if (index == count) {
-            *end = operands == operands_end ? 0 : -1;
-            break;
-        }
-        otfx_event *event = &events[n];
-        if (!decode_event(state, tokens[index], top, &operands, operands_end, event)) {
-            *end = -1;
-            break;
-        }
-        index++;
-        if (event->type == OTFX_EV_ENTER) {
-            if (depth == OTFX_MAX_CALL_DEPTH) {
-                *end = -1;
-                break;
-            }
-            frames[depth++] = (call_frame){event->u.region.region, 1, event->time, 0};
-            top = event->u.region.region;
-        } else if (event->type == OTFX_EV_LEAVE) {
-            if (depth == 0) {
-                *end = -1;
-                break;
-            }
-            cursor->left = frames[--depth];
-            event->u.region.region = cursor->left.region;
-            top = depth ? frames[depth - 1].region : OTFX_REF_NONE;
-        }
-    }
-    cursor->operands = operands;
-    cursor->index = index;
-    cursor->depth = depth;
-    return n;
+    return cursor_decode(cursor, events, capacity, end);
 }
 
 int event_cursor_next(event_cursor *cursor, otfx_event *event)
 {
     int end;
-    return event_cursor_decode(cursor, event, 1, &end) ? 1 : end;
+    return cursor_decode(cursor, event, 1, &end) ? 1 : end;
 }

@@ -110,12 +110,18 @@ typedef struct event_cursor {
     uint32_t index, count;
     call_frame *frames; /* OTFX_MAX_CALL_DEPTH entries, starting with the context */
     uint32_t depth;
-    call_frame left; /* the frame the last LEAVE closed */
 } event_cursor;
 
 void event_cursor_init(event_cursor *cursor, otfx_time begin, bool predict_time, const uint8_t *tokens,
                        uint32_t count, const uint8_t *operands, size_t operand_bytes, call_frame *frames,
                        uint32_t depth);
+/* The frame the last event, a LEAVE, closed: it stays just above the stack until the next event is
+ * decoded (a LEAVE does not copy it). */
+static inline call_frame *event_cursor_left(event_cursor *cursor)
+{
+    return &cursor->frames[cursor->depth];
+}
+
 /* 1: *event holds the next event; 0: the payload ended cleanly; -1: malformed payload. */
 int event_cursor_next(event_cursor *cursor, otfx_event *event);
 /* Up to `capacity` next events into `events` (what event_cursor_next would give one by one, in one

@@ -221,7 +221,7 @@ bool huffman_decode(const uint8_t *src, size_t stored, uint8_t *dst, size_t size
     }
     const uint8_t *in = src + HUFFMAN_TABLE_BYTES, *end = src + stored;
     const uint64_t bits_total = (uint64_t)(end - in) * 8;
-    uint64_t buffer = 0, bits_used = 0;
+    uint64_t buffer = 0, bits_used;
     unsigned filled = 0; /* valid bits in buffer, zeros past the input's end count as padding */
     size_t i = 0;
     /* While 8 input bytes remain: one unaligned load tops the buffer up to >= 56 bits, enough for five
@@ -241,7 +241,6 @@ bool huffman_decode(const uint8_t *src, size_t stored, uint8_t *dst, size_t size
                 i += entry.count;
                 buffer >>= entry.length;
                 filled -= entry.length;
-                bits_used += entry.length;
             }
         }
     }
@@ -256,9 +255,11 @@ bool huffman_decode(const uint8_t *src, size_t stored, uint8_t *dst, size_t size
             dst[i++] = entry.symbol;
             buffer >>= entry.length;
             filled -= entry.length;
-            bits_used += entry.length;
         }
     }
+    /* The loops above count the bits they took in `in` and `filled` alone: each byte they moved past
+     * came into the buffer whole. */
+    bits_used = (uint64_t)(in - (src + HUFFMAN_TABLE_BYTES)) * 8 - filled;
     for (; i < size; i++) {
         while (filled <= 56 && in < end) {
             buffer |= (uint64_t)*in++ << filled;

@@ -533,7 +533,7 @@ static otfx_status add_decoded(timeline *line, event_cursor *cursor, otfx_time b
     while ((next = event_cursor_next(cursor, &event)) > 0 && now < line->to) {
         otfx_ref top = OTFX_REF_NONE;
         if (event.type == OTFX_EV_LEAVE)
-            top = cursor->left.region;
+            top = event_cursor_left(cursor)->region;
         else if (event.type == OTFX_EV_ENTER && cursor->depth >= 2)
             top = cursor->frames[cursor->depth - 2].region;
         else if (event.type != OTFX_EV_ENTER && cursor->depth >= 1)
@@ -869,7 +869,7 @@ static otfx_status initial_context(piece_walk walk, query_scratch *scratch, call
             open--; /* that ENTER belongs to the window */
         memcpy(frames, cursor.frames, open * sizeof *frames);
         if (next > 0 && event.type == OTFX_EV_LEAVE)
-            frames[open++] = cursor.left; /* that LEAVE closes a region open at the start */
+            frames[open++] = *event_cursor_left(&cursor); /* that LEAVE closes a region open at the start */
         *depth = open;
         return OTFX_OK;
     }
@@ -1219,6 +1219,18 @@ static otfx_status reader_enter_next(otfx_trace_reader *r, bool *more)
     return r->failure;
 }
 
+/* Whether the consumer has open what the cursor has (its region and enter time, frame by frame). */
+static bool stack_matches_cursor(const event_sink *sink, const event_cursor *cursor)
+{
+    if (sink->depth != cursor->depth)
+        return false;
+    for (uint32_t i = 0; i < sink->depth; i++)
+        if (sink->stack[i].region != cursor->frames[i].region ||
+            sink->stack[i].enter != cursor->frames[i].enter)
+            return false;
+    return true;
+}
+
 /* Decodes the current chunk's events straight into the caller's array, a batch at a time; what the
  * window or a re-seek leaves out is squeezed out of the batch. */
 static otfx_status reader_run_cursor(otfx_trace_reader *r)
@@ -1231,6 +1243,11 @@ static otfx_status reader_run_cursor(otfx_trace_reader *r)
     const otfx_time from = r->from, to = r->to;
     otfx_status status = OTFX_OK;
     bool more = true;
+    /* The cursor keeps the calling stack anyway: while the consumer has open what the cursor has, a
+     * batch handed out whole leaves the consumer with the cursor's stack, taken after the batch
+     * instead of tracked event by event (both apply the same ENTERs and LEAVEs: the cursor hands out
+     * none it rejects). */
+    bool follow_cursor = sink->context && stack_matches_cursor(sink, cursor);
     while (more && n < capacity) {
         int end;
         const size_t got = event_cursor_decode(cursor, out + n, capacity - n, &end);
@@ -1250,13 +1267,19 @@ static otfx_status reader_run_cursor(otfx_trace_reader *r)
                 r->passed_time = last;
                 r->passed_at_time = at_last;
             }
-            if (sink->context)
+            if (follow_cursor) {
+                for (uint32_t i = 0; i < cursor->depth; i++)
+                    sink->stack[i] = (call_frame){cursor->frames[i].region, 0, cursor->frames[i].enter, 0};
+                sink->depth = cursor->depth;
+            } else if (sink->context) {
                 for (size_t i = n; i < n + got; i++)
                     sink_track(sink, &out[i]);
+            }
             if (last > sink->last_time)
                 sink->last_time = last;
             kept = n + got;
         } else {
+            follow_cursor = false; /* events it leaves out part the consumer's stack from the cursor's */
             for (size_t i = n; i < n + got; i++) {
                 const otfx_event *event = &out[i];
                 const otfx_time time = event->time;

@@ -185,8 +185,9 @@ static otfx_status thin_piece(otfx_trace *trace, piece_position at, otfx_reducti
         if (event.type == OTFX_EV_ENTER) {
             trace->enter_index[cursor.depth - 1] = index;
         } else if (event.type == OTFX_EV_LEAVE) {
-            if (cursor.left.entered_here) {
-                otfx_region_role role = defs_region_role_or_user(trace->defs, cursor.left.region);
+            const call_frame *left = event_cursor_left(&cursor);
+            if (left->entered_here) {
+                otfx_region_role role = defs_region_role_or_user(trace->defs, left->region);
                 drop = strategy == OTFX_REDUCE_TYPE ? codec_event_class(OTFX_EV_ENTER, role) == event_class
                                                     : cursor.depth >= min_level;
                 if (drop) {
