@@ -49,6 +49,20 @@ static int pixelsOf(const QImage &image, const QColor &colour)
     return count;
 }
 
+// The view shows the recorded `events` answer as single events, in the window it was asked for.
+static bool showRecordedEvents(TimelineModel &model, TimelineView &view)
+{
+    view.resize(900, 400);
+    view.show();
+    if (!QTest::qWaitForWindowExposed(&view) || !model.applyTimeline(reply("timeline")))
+        return false;
+    const Records events = reply("events");
+    const Record &h = *findRecord(events, "events");
+    model.setViewport(h.u64("from"), h.u64("to"));
+    model.setEventsNsPerPixel(1000000);
+    return model.wantsEvents() && model.applyEvents(events);
+}
+
 static const char *const HeldHeader =
     "timeline mode=window from=%1 to=%2 bins=%3 width_ns=1 selected=%4 rows=%4 grouped=0 places_answered=1 "
     "places_total=1\n";
@@ -134,16 +148,7 @@ class TestWidgets : public QObject
     {
         TimelineModel model;
         TimelineView view(&model);
-        view.resize(900, 400);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY(model.applyTimeline(reply("timeline")));
-        const Records events = reply("events");
-        const Record &h = *findRecord(events, "events");
-        model.setViewport(h.u64("from"), h.u64("to"));
-        model.setEventsNsPerPixel(1000000);
-        QVERIFY(model.wantsEvents());
-        QVERIFY(model.applyEvents(events));
+        QVERIFY(showRecordedEvents(model, view));
         const QImage image = view.grab().toImage();
         QVERIFY(pixelsOf(image, TimelineView::roleColor(QStringLiteral("collective"))) > 1000);
         // some pixel row of rank 0 hovers over a named region instance
@@ -177,15 +182,7 @@ class TestWidgets : public QObject
     {
         TimelineModel model;
         TimelineView view(&model);
-        view.resize(900, 400);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY(model.applyTimeline(reply("timeline")));
-        const Records events = reply("events");
-        const Record &h = *findRecord(events, "events");
-        model.setViewport(h.u64("from"), h.u64("to"));
-        model.setEventsNsPerPixel(1000000);
-        QVERIFY(model.applyEvents(events));
+        QVERIFY(showRecordedEvents(model, view));
         QVERIFY(!view.modeText().contains(QLatin1String("messages shown"))); // no filter: nothing said
         // a message hovered on its line, unfiltered
         const TimelineModel::Message *hidden = nullptr;
